@@ -1,0 +1,179 @@
+"""Every call to the git command line lives here.
+
+Hooks run inside `git commit`, so these calls deliberately keep git's environment
+(GIT_INDEX_FILE in particular: `git commit -a` and `git commit PATH` use a temporary
+index, and the staged content we must check is in that one). Paths go NUL-separated.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from gitmem.errors import GitmemError
+
+NULL_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+
+class GitError(GitmemError):
+    pass
+
+
+def git(repo: Path, *args: str, input: bytes | None = None, check: bool = True) -> bytes:
+    proc = subprocess.run(["git", *args], cwd=repo, input=input, capture_output=True)
+    if check and proc.returncode != 0:
+        message = proc.stderr.decode("utf-8", "replace").strip()
+        raise GitError(f"git {' '.join(args[:3])} failed: {message}")
+    return proc.stdout
+
+
+def git_text(repo: Path, *args: str, check: bool = True) -> str:
+    return git(repo, *args, check=check).decode("utf-8", "replace").strip()
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    status: str            # A, M, D, R (rename), C, T
+    path: str              # path after the change
+    old_path: str | None   # path before, for renames and deletions
+
+
+def _parse_name_status(raw: bytes) -> list[Change]:
+    parts = raw.decode("utf-8", "surrogateescape").split("\0")
+    changes: list[Change] = []
+    i = 0
+    while i < len(parts) and parts[i]:
+        status = parts[i][0]
+        if status in "RC":
+            changes.append(Change(status, parts[i + 2], parts[i + 1]))
+            i += 3
+        else:
+            path = parts[i + 1]
+            changes.append(Change(status, path, path if status == "D" else None))
+            i += 2
+    return changes
+
+
+def staged_changes(repo: Path) -> list[Change]:
+    """What the commit being made changes, renames detected."""
+    head = "HEAD" if has_head(repo) else NULL_TREE
+    return _parse_name_status(git(repo, "diff", "--cached", "--name-status", "-M", "-z", "--no-ext-diff", head))
+
+
+def changes_between(repo: Path, base: str, head: str) -> list[Change]:
+    return _parse_name_status(git(repo, "diff", "--name-status", "-M", "-z", "--no-ext-diff", base, head))
+
+
+def has_head(repo: Path) -> bool:
+    return git(repo, "rev-parse", "--verify", "-q", "HEAD", check=False).strip() != b""
+
+
+def rev_parse(repo: Path, rev: str) -> str | None:
+    out = git(repo, "rev-parse", "--verify", "-q", f"{rev}^{{commit}}", check=False).strip()
+    return out.decode() or None
+
+
+def index_blob_ids(repo: Path, paths: Iterable[str]) -> dict[str, str]:
+    """Blob id of each path as staged (stage 0); absent paths are missing from the result."""
+    paths = list(paths)
+    if not paths:
+        return {}
+    out = git(repo, "ls-files", "-s", "-z", "--", *paths)
+    result: dict[str, str] = {}
+    for record in out.decode("utf-8", "surrogateescape").split("\0"):
+        if not record:
+            continue
+        meta, _, path = record.partition("\t")
+        mode, blob, stage = meta.split()
+        if stage == "0" and mode != "160000":
+            result[path] = blob
+    return result
+
+
+def tree_blob_ids(repo: Path, rev: str, paths: Iterable[str] | None = None) -> dict[str, str]:
+    """Blob id of each path in commit `rev` (all files when `paths` is None)."""
+    args = ["ls-tree", "-r", "-z", rev]
+    if paths is not None:
+        paths = list(paths)
+        if not paths:
+            return {}
+        args += ["--", *paths]
+    out = git(repo, *args)
+    result: dict[str, str] = {}
+    for record in out.decode("utf-8", "surrogateescape").split("\0"):
+        if not record:
+            continue
+        meta, _, path = record.partition("\t")
+        _mode, kind, blob = meta.split()
+        if kind == "blob":
+            result[path] = blob
+    return result
+
+
+def read_blobs(repo: Path, blob_ids: Iterable[str]) -> dict[str, bytes]:
+    """Contents of many blobs through one `git cat-file --batch` process."""
+    ids = list(dict.fromkeys(blob_ids))
+    if not ids:
+        return {}
+    out = git(repo, "cat-file", "--batch", input=("\n".join(ids) + "\n").encode())
+    result: dict[str, bytes] = {}
+    pos = 0
+    for blob_id in ids:
+        eol = out.index(b"\n", pos)
+        header = out[pos:eol].split()
+        pos = eol + 1
+        if len(header) < 3 or header[1] == b"missing":
+            continue
+        size = int(header[2])
+        result[blob_id] = out[pos:pos + size]
+        pos += size + 1
+    return result
+
+
+def stage(repo: Path, paths: Iterable[str]) -> None:
+    paths = list(paths)
+    if paths:
+        git(repo, "add", "--", *paths)
+
+
+def operation_in_progress(git_dir: Path) -> str | None:
+    """A merge, rebase, cherry-pick or revert that a commit of ours would interfere with."""
+    markers = {
+        "MERGE_HEAD": "merge",
+        "rebase-merge": "rebase",
+        "rebase-apply": "rebase",
+        "CHERRY_PICK_HEAD": "cherry-pick",
+        "REVERT_HEAD": "revert",
+    }
+    for name, what in markers.items():
+        if (git_dir / name).exists():
+            return what
+    return None
+
+
+def config_get(repo: Path, key: str) -> str | None:
+    out = git(repo, "config", "--get", key, check=False).decode().strip()
+    return out or None
+
+
+def config_set(repo: Path, key: str, value: str) -> None:
+    git(repo, "config", key, value)
+
+
+def config_unset(repo: Path, key: str) -> None:
+    git(repo, "config", "--unset-all", key, check=False)
+
+
+def hooks_dir(repo: Path) -> Path:
+    """Where git runs hooks from: honours core.hooksPath (husky, shared hook folders)."""
+    out = git_text(repo, "rev-parse", "--git-path", "hooks")
+    path = Path(out)
+    return path if path.is_absolute() else repo / path
+
+
+def clean_env() -> dict[str, str]:
+    """Environment without git's per-invocation variables, for git calls about *another* repository."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in ("GIT_AUTHOR_NAME",)}

@@ -1,0 +1,108 @@
+"""What gitmem's git hooks do: re-check anchors touched by a commit, merge or rebase.
+
+pre-commit re-resolves anchors in the STAGED content and stages entry changes into the
+same commit, so a pull request shows a code removal and the memory retirement together.
+post-merge and post-rewrite cannot change the commit that triggered them, so they
+commit their entry changes as one follow-up commit. Every path fails open.
+
+Run as `python -I -m gitmem.on_commit HOOK [ARGS...]` by the stubs in hooks/git-hook.sh.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from gitmem import faillog
+from gitmem.paths import RepoPaths, find_repo
+
+
+def _entries(repo: RepoPaths):
+    from gitmem import index
+    from gitmem.entry import Entry
+
+    return [Entry.from_dict(d, d["id"]) for d in index.entries(index.current(repo))]
+
+
+def _apply(repo: RepoPaths, outcomes) -> list[str]:
+    from gitmem.store import Store
+
+    store = Store(repo)
+    paths = []
+    for outcome in outcomes:
+        store.write(outcome.entry)
+        paths.append(store.relpath_of(outcome.entry.id))
+        print(f"gitmem: {outcome.action} {outcome.entry.id} ({outcome.detail})", file=sys.stderr)
+    return paths
+
+
+def pre_commit(repo: RepoPaths) -> None:
+    from gitmem import git, index
+    from gitmem.recheck import Snapshot, recheck
+
+    if not git.has_head(repo.worktree):
+        return  # a first commit cannot remove anything an entry is anchored to
+    changes = git.staged_changes(repo.worktree)
+    outcomes = recheck(repo, _entries(repo), changes, Snapshot(repo, "HEAD"), Snapshot(repo, None))
+    if outcomes:
+        git.stage(repo.worktree, _apply(repo, outcomes))
+        index.current(repo)
+
+
+def after_history_change(repo: RepoPaths, base: str | None, what: str) -> None:
+    """post-merge / post-rewrite: check anchors between `base` and the new HEAD."""
+    from dataclasses import replace
+
+    from gitmem import git, index
+    from gitmem.commit import commit_files
+    from gitmem.recheck import Snapshot, recheck
+
+    head = git.rev_parse(repo.worktree, "HEAD")
+    base = base and git.rev_parse(repo.worktree, base)
+    if not base or not head or base == head:
+        index.current(repo)
+        return
+    changes = git.changes_between(repo.worktree, base, head)
+    outcomes = recheck(repo, _entries(repo), changes, Snapshot(repo, base), Snapshot(repo, head))
+    # The commit that removed a retired entry's subject is knowable here: the last one
+    # between base and head that touched the anchored file.
+    for i, outcome in enumerate(outcomes):
+        if outcome.action == "retired" and outcome.entry.anchor and outcome.entry.revocation:
+            sha = git.git_text(repo.worktree, "log", "-1", "--format=%H", f"{base}..{head}",
+                               "--", outcome.entry.anchor.path, check=False) or head
+            entry = replace(outcome.entry, revocation=replace(outcome.entry.revocation, commit=sha))
+            outcomes[i] = replace(outcome, entry=entry)
+    if outcomes:
+        paths = _apply(repo, outcomes)
+        trailers = [("Gitmem-Entry", o.entry.id) for o in outcomes]
+        retired = sum(o.action == "retired" for o in outcomes)
+        moved = len(outcomes) - retired
+        subject = f"gitmem: re-check anchors after {what}: {retired} retired, {moved} re-anchored"
+        result = commit_files(repo, paths, subject, trailers)
+        print(f"gitmem: {result.note}", file=sys.stderr)
+    index.current(repo)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    hook = argv[0] if argv else ""
+    repo = None
+    try:
+        repo = find_repo()
+        if hook == "pre-commit":
+            pre_commit(repo)
+        elif hook == "post-merge":
+            if argv[1:2] != ["1"]:  # a squash merge commits nothing; pre-commit will see it
+                after_history_change(repo, "ORIG_HEAD", "merge")
+        elif hook == "post-rewrite":
+            sys.stdin.read()
+            if argv[1:2] == ["rebase"]:  # an amend already went through pre-commit
+                after_history_change(repo, "ORIG_HEAD", "rebase")
+    except Exception:
+        faillog.record(repo.state if repo else None, f"git hook {hook}")
+        print(f"gitmem: {hook} check failed (logged under .git/gitmem/errors.log); commit unaffected",
+              file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,2 @@
+; TSX is TypeScript plus JSX; JSX adds no declarations of its own.
+; inherits: typescript

@@ -1,0 +1,706 @@
+"""Tests for gitmem.transcript: real transcripts plus synthetic JSONL for every record type.
+
+Real files: /work/shared/transcripts/ (skipped when absent) and the copies under
+tests/fixtures/transcripts/ (attribution in the README.md there).  The record
+types and rules are those of shared/transcripts/FORMAT.md.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gitmem.transcript import Turn, last_turn_index, read_turns
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "transcripts"
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "transcripts"
+
+DKIMUSON = "d-kimuson__claude-code-viewer__fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl"
+ACOMPACT = "marot__spotter__agent-acompact-70d8e7.jsonl"
+TOOL_HEAVY = "marot__spotter__tool_heavy.jsonl"
+COMPACT = "tomjnsn__agentlogs__compact.jsonl"
+SUBAGENT = "tomjnsn__agentlogs__subagent.jsonl"
+
+
+# --------------------------------------------------------------------------------------------
+# Real transcripts
+# --------------------------------------------------------------------------------------------
+
+# Exact turns our rules give for each real file (FORMAT.md §4.2/§4.3 plus the module policies).
+EXPECTED_REAL: dict[str, list[Turn]] = {
+    # 2.0.13.  Typed prompts = 1: line 6 "how are you doing".  Not prompts: the two isMeta
+    # caveats (2, 13), the /clear and /compact wrappers (3, 14), their two stdout records
+    # (4, 15) and the isCompactSummary record after the compact_boundary (12).
+    COMPACT: [
+        Turn(
+            index=0,
+            user="how are you doing",
+            assistant=(
+                "I'm doing well, thanks for asking! Ready to help you with Tailwind Studio or any "
+                "other coding tasks you have in mind. What would you like to work on today?"
+            ),
+            user_uuid="3648cc91-eee4-4a25-bad3-31104269d5b8",
+            timestamp="2025-10-10T21:56:06.117Z",
+            truncated=False,
+        )
+    ],
+    # 2.1.38.  Typed prompts = 2: lines 4 and 26.  The queued "/mcp" (enqueue 9 + remove 10) is
+    # a slash command, so it is not a turn (FORMAT §4.3 lists it as a slash command, not among
+    # the queue-only typed prompts); the model's reply to it (line 12) stays with turn 0 because
+    # it was fed into that running turn.  Not prompts: two interrupt markers (18, 39), the
+    # isMeta caveat (20), the /mcp wrapper (21) and its stdout (22), and the system
+    # local_command pair (23, 24).  Turn 1's only text block is "\n\n" (line 27): trimmed away.
+    TOOL_HEAVY: [
+        Turn(
+            index=0,
+            user="start phoenix in background",
+            assistant="Phoenix server is starting in the background.\n\nLet me check the MCP servers status.",
+            user_uuid="5440873c-2d59-4c8c-88ec-c0a8c38a027d",
+            timestamp="2026-02-10T22:57:54.684Z",
+            truncated=False,
+        ),
+        Turn(
+            index=1,
+            user=(
+                "scrolling back in xterm.js still does not work (maybe because outer web catches "
+                "it)? websearch xterm.js tmux interactions"
+            ),
+            assistant="",
+            user_uuid="f643538d-cf06-4b9a-9bb0-9ae5c26ea07a",
+            timestamp="2026-02-10T22:59:22.893Z",
+            truncated=False,
+        ),
+    ],
+    # 2.0.13 with an inline subagent.  Typed prompts = 1 (line 3).  The sidechain Task prompt
+    # and reply (lines 7-8, FORMAT §1) are dropped; the main-chain text around them is joined.
+    SUBAGENT: [
+        Turn(
+            index=0,
+            user="ask a subagent how he's doing",
+            assistant=(
+                "I'll launch a general-purpose agent and check in on them!\n\n"
+                "The subagent says they're doing well and ready to help! They mentioned they're "
+                "functioning properly and prepared to assist with the Tailwind Studio project "
+                "whenever needed. They even asked how I'm doing and if there's anything to work "
+                "on. \n\nPretty friendly agent! 😊"
+            ),
+            user_uuid="d4051f12-b400-4141-b750-c5a6a0144cf2",
+            timestamp="2025-10-10T21:54:58.634Z",
+            truncated=False,
+        )
+    ],
+    # 1.0.98 ("file 5" of FORMAT.md: 405 of its 438 lines are sidechain records).  Typed
+    # prompts = 1 (line 434).  The first exchange is the custom slash command
+    # "/orchestrator create TODO app by Next.js" (wrapper line 2, isMeta expansion line 3):
+    # dropped by policy, and the main-chain replies to it (lines 4-433) belong to no turn.
+    DKIMUSON: [
+        Turn(
+            index=0,
+            user="Thanks! Please update CLAUDE.md for current changes",
+            assistant=(
+                "I'll create a CLAUDE.md file to document the current TODO app project structure "
+                "and key information for future reference.\n\n"
+                "CLAUDE.md has been created with comprehensive documentation of the TODO app "
+                "project, including structure, tech stack, features, development commands, and "
+                "architecture details."
+            ),
+            user_uuid="2e38973c-cb21-4d4d-be4f-b93dd59145bd",
+            timestamp="2025-09-03T01:01:44.806Z",
+            truncated=False,
+        )
+    ],
+    # 2.1.39 compaction helper ("file 10"): every record is a sidechain record (13 isMeta hook
+    # reminders, the summarisation prompt, one reply).  Typed prompts = 0.
+    ACOMPACT: [],
+}
+
+
+def _real_files() -> list[Any]:
+    params = []
+    for folder, label in ((SHARED, "shared"), (FIXTURES, "fixtures")):
+        for name in EXPECTED_REAL:
+            path = folder / name
+            if folder == FIXTURES and not path.is_file():
+                continue  # only some files are copied into tests/fixtures
+            marks = [] if path.is_file() else [pytest.mark.skip(reason=f"{path} absent")]
+            params.append(pytest.param(path, id=f"{label}:{name}", marks=marks))
+    return params
+
+
+@pytest.mark.parametrize("path", _real_files())
+def test_real_transcript_turns(path: Path) -> None:
+    turns = read_turns(path)
+    assert turns == EXPECTED_REAL[path.name]
+    assert last_turn_index(path) == len(turns) - 1
+    assert read_turns(str(path)) == turns  # str and PathLike both accepted
+
+
+def test_fixture_copies_are_present_and_attributed() -> None:
+    copies = sorted(p.name for p in FIXTURES.glob("*.jsonl"))
+    assert copies, "tests/fixtures/transcripts/ must hold at least one real transcript"
+    readme = (FIXTURES / "README.md").read_text(encoding="utf-8")
+    for name in copies:
+        row = next((line for line in readme.splitlines() if line.startswith(f"| {name} |")), "")
+        assert "MIT" in row, f"attribution row for {name} missing in fixtures README.md"
+        if (SHARED / name).is_file():
+            assert (FIXTURES / name).read_bytes() == (SHARED / name).read_bytes()
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="shared/transcripts absent")
+def test_format_figures_for_files_present() -> None:
+    """FORMAT.md §1/§4.4 figures that can be checked on the five files kept here."""
+
+    def records(name: str) -> list[dict[str, Any]]:
+        with open(SHARED / name, encoding="utf-8") as f:
+            return [json.loads(line) for line in f if line.strip()]
+
+    # §1: "In file 5, 405 of 438 lines are sidechain records."
+    dk = records(DKIMUSON)
+    assert len(dk) == 438
+    assert sum(1 for r in dk if r.get("isSidechain") is True) == 405
+    # §4.4: "the other 13 isMeta records are in the acompact sidechain file".
+    ac = records(ACOMPACT)
+    assert sum(1 for r in ac if r.get("type") == "user" and r.get("isMeta") is True) == 13
+    assert all(r.get("isSidechain") is True for r in ac)
+    # §1: subagent.jsonl lines 7-8 are the inline sidechain.
+    sub = records(SUBAGENT)
+    assert [i for i, r in enumerate(sub, 1) if r.get("isSidechain") is True] == [7, 8]
+
+    # §4.4 counts typed prompts over 13 main files; 4 of them are here (the acompact file is a
+    # sidechain).  Our rules give 1 + 2 + 1 + 1 = 5 typed prompts for these four, 0 for acompact.
+    counts = {name: last_turn_index(SHARED / name) + 1 for name in EXPECTED_REAL}
+    assert counts == {COMPACT: 1, TOOL_HEAVY: 2, SUBAGENT: 1, DKIMUSON: 1, ACOMPACT: 0}
+    # Of §4.4's 8 slash-command wrapper records, 4 are here: /clear and /compact (compact),
+    # /mcp (tool_heavy), /orchestrator (d-kimuson); of its 5 interrupt markers, 2 (tool_heavy);
+    # of its 4 compact summaries, 1 (compact).  None of them becomes a turn (checked above).
+    wrappers = interrupts = summaries = 0
+    for name in (COMPACT, TOOL_HEAVY, SUBAGENT, DKIMUSON):
+        for r in records(name):
+            if r.get("type") != "user" or r.get("isSidechain"):
+                continue
+            content = r["message"]["content"]
+            text = content if isinstance(content, str) else " ".join(
+                b.get("text", "") for b in content if b.get("type") == "text"
+            )
+            wrappers += text.lstrip().startswith(("<command-name>", "<command-message>"))
+            interrupts += text.startswith("[Request interrupted by user")
+            summaries += r.get("isCompactSummary") is True
+    assert (wrappers, interrupts, summaries) == (4, 2, 1)
+
+
+@pytest.mark.skipif(not (SHARED / DKIMUSON).is_file(), reason="shared/transcripts absent")
+def test_slash_command_reply_is_not_attached_to_any_turn() -> None:
+    text = "\n".join(t.assistant for t in read_turns(SHARED / DKIMUSON))
+    assert "TODO App Creation Complete" not in text  # main-chain reply to /orchestrator
+    assert "## Component Summary" not in text  # sidechain reply
+
+
+def test_real_transcript_read_is_fast() -> None:
+    path = SHARED / DKIMUSON if (SHARED / DKIMUSON).is_file() else FIXTURES / TOOL_HEAVY
+    best = min(_timed(lambda: read_turns(path)) for _ in range(5))
+    assert best < 0.05
+
+
+# --------------------------------------------------------------------------------------------
+# Synthetic transcripts
+# --------------------------------------------------------------------------------------------
+
+
+class Log:
+    """Builds a synthetic transcript in the shapes FORMAT.md describes."""
+
+    def __init__(self) -> None:
+        self.lines: list[str | bytes] = []
+        self.records: list[Any] = []
+        self.n = 0
+        self.last: str | None = None
+
+    def _stamp(self) -> str:
+        return f"2026-02-10T22:{self.n // 60:02d}:{self.n % 60:02d}.000Z"
+
+    def raw(self, line: str | bytes) -> None:
+        self.lines.append(line)
+        self.records.append(None)
+
+    def rec(self, record: dict[str, Any]) -> dict[str, Any]:
+        self.lines.append("")
+        self.records.append(record)
+        return record
+
+    def envelope(self, kind: str, **extra: Any) -> dict[str, Any]:
+        self.n += 1
+        uid = f"00000000-0000-4000-8000-{self.n:012d}"
+        record = {
+            "parentUuid": self.last,
+            "isSidechain": False,
+            "userType": "external",
+            "cwd": "/home/dev/proj",
+            "sessionId": "11111111-2222-4333-8444-555555555555",
+            "version": "2.1.38",
+            "gitBranch": "main",
+            "type": kind,
+            "uuid": uid,
+            "timestamp": self._stamp(),
+        }
+        record.update(extra)
+        self.last = uid
+        return self.rec(record)
+
+    def user(self, content: Any, **extra: Any) -> dict[str, Any]:
+        return self.envelope("user", message={"role": "user", "content": content}, **extra)
+
+    def typed(self, content: Any, **extra: Any) -> dict[str, Any]:
+        return self.user(
+            content,
+            thinkingMetadata={"maxThinkingTokens": 31999},
+            todos=[],
+            permissionMode="default",
+            **extra,
+        )
+
+    def assistant(self, block: dict[str, Any], **extra: Any) -> dict[str, Any]:
+        model = extra.pop("model", "claude-opus-4-6")
+        message = {
+            "model": model,
+            "id": f"msg_{self.n:04d}",
+            "type": "message",
+            "role": "assistant",
+            "content": [block],
+            "stop_reason": None,
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        }
+        return self.envelope("assistant", message=message, requestId=f"req_{self.n}", **extra)
+
+    def text(self, text: str, **extra: Any) -> dict[str, Any]:
+        return self.assistant({"type": "text", "text": text}, **extra)
+
+    def queue(self, operation: str, content: str | None = None) -> dict[str, Any]:
+        self.n += 1
+        record: dict[str, Any] = {
+            "type": "queue-operation",
+            "operation": operation,
+            "timestamp": self._stamp(),
+            "sessionId": "11111111-2222-4333-8444-555555555555",
+        }
+        if content is not None:
+            record["content"] = content
+        return self.rec(record)
+
+    def write(self, path: Path, *, spaced: bool = False) -> Path:
+        out: list[bytes] = []
+        for line, record in zip(self.lines, self.records):
+            if record is None:
+                out.append(line if isinstance(line, bytes) else line.encode("utf-8"))
+            elif spaced:
+                out.append(json.dumps(record).encode("ascii"))
+            else:
+                out.append(json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"\n".join(out) + b"\n")
+        return path
+
+
+LONG_LOG = "".join(f"2026-02-10 12:00:{i % 60:02d} ERROR worker-{i} failed: timeout\n" for i in range(200))
+LONG_ANSWER = "".join(f"Step {i}: checked module {i} and it is fine.\n" for i in range(200))
+assert len(LONG_LOG) > 6000 and len(LONG_ANSWER) > 6000
+
+
+def full_session() -> tuple[Log, dict[str, str]]:
+    """Every record type of FORMAT.md, with the uuids/timestamps of the typed prompts."""
+    log = Log()
+    ids: dict[str, str] = {}
+    # Title and bookkeeping lines.
+    log.rec({"type": "summary", "summary": "Fix the parser", "leafUuid": "deadbeef"})
+    log.rec(
+        {
+            "type": "file-history-snapshot",
+            "messageId": "m1",
+            "snapshot": {"messageId": "m1", "trackedFileBackups": {}, "timestamp": "x"},
+            "isSnapshotUpdate": False,
+        }
+    )
+    log.envelope(
+        "progress",
+        data={"type": "hook_progress", "hookEvent": "SessionStart", "hookName": "SessionStart:startup"},
+        toolUseID="t0",
+        parentToolUseID="t0",
+    )
+    # /clear: caveat (isMeta), wrapper, empty stdout.
+    log.user(
+        "<local-command-caveat>Caveat: The messages below were generated by the user while running "
+        "local commands. DO NOT respond to these messages.</local-command-caveat>",
+        isMeta=True,
+    )
+    log.user(
+        "<command-name>/clear</command-name>\n            <command-message>clear</command-message>\n"
+        "            <command-args></command-args>"
+    )
+    log.user("<local-command-stdout></local-command-stdout>")
+    log.text("Reply to /clear that no one typed for.")  # after a command wrapper: discarded
+
+    # Turn 0: typed prompt with gitmem hook context in front of it.
+    r = log.typed("<gitmem-context>\nDecision: use tabs (src/a.py)\n</gitmem-context>\nfix the parser")
+    ids["t0"] = r["uuid"]
+    log.assistant({"type": "thinking", "thinking": "SECRET THOUGHT", "signature": "sig"})
+    log.text("\n\n")  # whitespace-only block
+    log.text("  Let me look at the parser.  ")
+    log.assistant({"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "p.py"}})
+    log.user(
+        [{"tool_use_id": "toolu_1", "type": "tool_result", "content": "TOOL OUTPUT", "is_error": False}],
+        toolUseResult={"type": "text", "file": {"content": "TOOL OUTPUT"}},
+        sourceToolAssistantUUID=log.last,
+    )
+    log.user(  # tool result without toolUseResult: still a tool result
+        [{"tool_use_id": "toolu_2", "type": "tool_result", "content": [{"type": "text", "text": "MORE OUTPUT"}]}]
+    )
+    log.user(
+        "<system-reminder>\nPostToolUse:Edit hook additional context: [COMPILE ERROR]\n</system-reminder>",
+        isMeta=True,
+    )
+    log.user("<system-reminder>\nUserPromptSubmit hook additional context: HOOK TEXT\n</system-reminder>")
+    log.envelope(
+        "progress",
+        data={
+            "type": "agent_progress",
+            "agentId": "a1",
+            "prompt": "AGENT PROMPT",
+            "message": {
+                "type": "assistant",
+                "message": {"role": "assistant", "content": [{"type": "text", "text": "AGENT PROGRESS TEXT"}]},
+            },
+        },
+        toolUseID="toolu_3",
+        parentToolUseID="toolu_3",
+    )
+    log.envelope(
+        "progress",
+        data={"type": "bash_progress", "output": "BASH PROGRESS", "fullOutput": "BASH PROGRESS"},
+    )
+    log.user("SIDECHAIN TASK PROMPT", isSidechain=True)
+    log.text("SIDECHAIN REPLY", isSidechain=True)
+    log.raw('{"type":"user","message":{"role":"user","content":"BROKEN LINE"')  # truncated JSON
+    log.raw("")
+    log.raw("not json at all")
+    log.raw("[1, 2, 3]")
+    log.raw(b'{"type":"assistant","message":{"content":[{"type":"text","text":"BAD \xff BYTES"}]}}')  # bad UTF-8
+    log.rec(
+        {
+            "type": "attachment",
+            "attachment": {"type": "hook_additional_context", "content": ["ATTACHMENT CONTEXT"]},
+        }
+    )
+    log.rec({"type": "weird-new-type", "message": {"role": "user", "content": "UNKNOWN TYPE"}})
+    log.envelope("system", subtype="turn_duration", durationMs=1234, isMeta=False)
+    log.envelope(
+        "system",
+        subtype="stop_hook_summary",
+        hookCount=1,
+        hookInfos=[{"command": "x"}],
+        level="suggestion",
+    )
+    log.text("Fixed: the parser now handles X.<gitmem-context>LEAK</gitmem-context>")
+
+    # Turn 1: typed while busy, fed into the running turn (enqueue + remove only).
+    log.queue("enqueue", "also add tests")
+    ids["t1_time"] = log._stamp()
+    log.text("Still part of turn 0.")
+    log.queue("remove")
+    log.text("Added tests too.")
+    # A queued task notification and a queued slash command fed into the turn: not turns.
+    log.queue("enqueue", "<task-notification>\n<task-id>b1</task-id>\n</task-notification>")
+    log.queue("remove")
+    log.queue("enqueue", "/mcp")
+    log.queue("remove")
+    log.text("Background task done; continuing.")
+    log.user([{"type": "text", "text": "[Request interrupted by user]"}])
+    log.user([{"type": "text", "text": "[Request interrupted by user for tool use]"}])
+
+    # Turn 2: queued then dequeued, written again as a normal record: counted once.
+    log.queue("enqueue", "run the linter")
+    log.queue("dequeue")
+    r = log.typed("run the linter")
+    ids["t2"] = r["uuid"]
+    log.text("Linter is clean.")
+    # Auto-compaction mid-turn: boundary + summary; the model keeps answering turn 2.
+    boundary = log.envelope(
+        "system",
+        subtype="compact_boundary",
+        content="Conversation compacted",
+        isMeta=False,
+        level="info",
+        compactMetadata={"trigger": "auto", "preTokens": 160000},
+        logicalParentUuid=log.last,
+        parentUuid=None,
+    )
+    log.user(
+        "This session is being continued from a previous conversation that ran out of context. "
+        "The summary below covers the earlier portion of the conversation. SUMMARY TEXT",
+        isCompactSummary=True,
+        isVisibleInTranscriptOnly=True,
+        parentUuid=boundary["uuid"],
+    )
+    log.text("Continuing after compaction: still clean.")
+
+    # A background-task notification starts an exchange nobody typed: ends turn 2.
+    log.typed(
+        "<task-notification>\n<task-id>b0be39e</task-id>\n<status>completed</status>\n"
+        "<summary>Background command completed (exit code 0)</summary>\n</task-notification>\n"
+        "Read the output file to retrieve the result: /tmp/x.output"
+    )
+    log.text("The background build finished.")  # discarded
+
+    # Turn 3: blocked by a UserPromptSubmit hook; turn 4: typed again.
+    r = log.typed("why did the build fail?")
+    ids["t3"] = r["uuid"]
+    log.user("Operation stopped by hook: Another session is active.\n\nPress the up arrow key to get your prompt back.")
+    r = log.typed("why did the build fail?")
+    ids["t4"] = r["uuid"]
+    log.text("Because of a missing dependency.")
+
+    # Custom slash command (1.0.98 layout) + isMeta expansion: dropped, reply discarded.
+    log.user(
+        "<command-message>review is running…</command-message>\n<command-name>/review</command-name>\n"
+        "<command-args>src/</command-args>"
+    )
+    log.user([{"type": "text", "text": "Review the code carefully. ARGUMENTS: src/"}], isMeta=True)
+    log.text("Review: looks fine.")
+    # Built-in /compact (manual): summary, caveat, wrapper, stdout.
+    log.envelope("system", subtype="compact_boundary", content="Conversation compacted", parentUuid=None)
+    log.user(
+        "This session is being continued from a previous conversation that ran out of context.",
+        isCompactSummary=True,
+        isVisibleInTranscriptOnly=True,
+    )
+    log.user(
+        "Caveat: The messages below were generated by the user while running local commands. "
+        "DO NOT respond to these messages",
+        isMeta=True,
+    )
+    log.user(
+        "<command-name>/compact</command-name>\n            <command-message>compact</command-message>\n"
+        "            <command-args>and continue</command-args>"
+    )
+    log.user("<local-command-stdout>\u001b[2mCompacted (ctrl+o to see full summary)\u001b[22m</local-command-stdout>")
+    # Plan hand-off: dropped, its reply discarded.
+    log.typed("Implement the following plan:\n\n# Plan: rewrite\n\n1. do it", planContent="# Plan: rewrite\n\n1. do it")
+    log.text("Implementing the plan.")
+    # Skill expansion mid-turn would be isMeta with sourceToolUseID: dropped.
+    log.user([{"type": "text", "text": "Base directory for this skill: /x"}], isMeta=True, sourceToolUseID="toolu_9")
+
+    # Turn 5: a long pasted log with an image and IDE note; a long answer.
+    r = log.typed(
+        [
+            {"type": "text", "text": "<ide_opened_file>The user opened src/a.py</ide_opened_file>"},
+            {"type": "text", "text": "why is this failing?\n" + LONG_LOG},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0"}},
+        ]
+    )
+    ids["t5"] = r["uuid"]
+    log.text(LONG_ANSWER)
+    log.envelope(
+        "system",
+        subtype="local_command",
+        content="<command-name>/skills</command-name>",
+        level="info",
+        isMeta=False,
+    )
+    log.rec({"type": "pr-link", "prNumber": 7, "prUrl": "https://example.invalid/pr/7", "prRepository": "a/b"})
+    log.user("<bash-input>ls</bash-input>")
+    log.user("<bash-stdout>a.py</bash-stdout><bash-stderr></bash-stderr>")
+    log.user("<user-prompt-submit-hook>HOOK OUTPUT</user-prompt-submit-hook>")
+    log.text("No response requested.", model="<synthetic>")
+    log.text("API Error: 500", isApiErrorMessage=True)
+    log.rec({"type": "summary", "summary": "Interleaved title", "leafUuid": "cafebabe"})
+    # Typed while busy and still pending when the file ends: not a turn (yet).
+    log.queue("enqueue", "PENDING AT EOF")
+    return log, ids
+
+
+def expected_turns(ids: dict[str, str]) -> list[Turn]:
+    user5 = ("why is this failing?\n" + LONG_LOG).strip()  # text blocks are trimmed
+    return [
+        Turn(0, "fix the parser", "Let me look at the parser.\n\nFixed: the parser now handles X.\n\nStill part of turn 0.", ids["t0"], None, False),
+        Turn(1, "also add tests", "Added tests too.\n\nBackground task done; continuing.", None, ids["t1_time"], False),
+        Turn(2, "run the linter", "Linter is clean.\n\nContinuing after compaction: still clean.", ids["t2"], None, False),
+        Turn(3, "why did the build fail?", "", ids["t3"], None, False),
+        Turn(4, "why did the build fail?", "Because of a missing dependency.", ids["t4"], None, False),
+        Turn(
+            5,
+            user5[:4000] + "\n[…]\n" + user5[-1500:],
+            LONG_ANSWER.strip()[:2500] + "\n[…]\n" + LONG_ANSWER.strip()[-3000:],
+            ids["t5"],
+            None,
+            True,
+        ),
+    ]
+
+
+def _blank_typed_timestamps(turns: list[Turn]) -> list[Turn]:
+    return [dataclasses.replace(t, timestamp=t.timestamp if t.user_uuid is None else None) for t in turns]
+
+
+@pytest.mark.parametrize("spaced", [False, True], ids=["compact-json", "spaced-json"])
+def test_full_synthetic_session(tmp_path: Path, spaced: bool) -> None:
+    log, ids = full_session()
+    path = log.write(tmp_path / "session.jsonl", spaced=spaced)
+    turns = read_turns(path)
+    assert _blank_typed_timestamps(turns) == expected_turns(ids)
+    # Typed prompts carry their own record's timestamp.
+    by_uuid = {r["uuid"]: r["timestamp"] for r in log.records if isinstance(r, dict) and "uuid" in r}
+    for turn in turns:
+        if turn.user_uuid is not None:
+            assert turn.timestamp == by_uuid[turn.user_uuid]
+    assert last_turn_index(path) == 5
+    # Nothing that was dropped leaks into any turn.
+    blob = "\n".join(t.user + "\n" + t.assistant for t in turns)
+    for leak in (
+        "SECRET THOUGHT", "TOOL OUTPUT", "MORE OUTPUT", "COMPILE ERROR", "HOOK TEXT", "AGENT",
+        "BASH PROGRESS", "SIDECHAIN", "BROKEN LINE", "BAD", "ATTACHMENT", "UNKNOWN TYPE", "LEAK",
+        "Decision: use tabs", "SUMMARY TEXT", "Reply to /clear", "background build finished",
+        "Review", "Implementing the plan", "Implement the following plan", "interrupted",
+        "Operation stopped", "ide_opened_file", "a.py", "HOOK OUTPUT", "No response requested",
+        "API Error", "PENDING", "task-notification", "/mcp", "iVBORw0", "Caveat", "command-",
+    ):
+        assert leak not in blob, leak
+
+
+def test_start_returns_the_same_turns_from_that_index(tmp_path: Path) -> None:
+    log, _ = full_session()
+    path = log.write(tmp_path / "s.jsonl")
+    full = read_turns(path)
+    for start in range(0, 8):
+        assert read_turns(path, start=start) == full[start:]
+    assert read_turns(path, start=-3) == full
+
+
+def test_indices_are_stable_as_the_file_grows(tmp_path: Path) -> None:
+    log, _ = full_session()
+    path = tmp_path / "s.jsonl"
+    seen: list[Turn] = []
+    for cut in range(1, len(log.lines) + 1):
+        partial = Log()
+        partial.lines, partial.records = log.lines[:cut], log.records[:cut]
+        turns = read_turns(partial.write(path))
+        assert [t.index for t in turns] == list(range(len(turns)))
+        for old, new in zip(seen, turns):  # earlier prompts keep their index and text
+            assert (old.index, old.user, old.user_uuid) == (new.index, new.user, new.user_uuid)
+        seen = turns
+    assert len(seen) == 6
+
+
+def test_pending_enqueue_becomes_a_turn_once_removed(tmp_path: Path) -> None:
+    log = Log()
+    log.typed("first")
+    log.text("working")
+    log.queue("enqueue", "second, typed while busy")
+    path = log.write(tmp_path / "s.jsonl")
+    assert [t.user for t in read_turns(path)] == ["first"]
+    log.queue("remove")
+    log.text("ok, both done")
+    assert [(t.user, t.assistant) for t in read_turns(log.write(path))] == [
+        ("first", "working"),
+        ("second, typed while busy", "ok, both done"),
+    ]
+
+
+def test_gitmem_context_is_stripped_anywhere_in_user_text(tmp_path: Path) -> None:
+    log = Log()
+    log.typed('before <gitmem-context source="hook">\nA\n</gitmem-context> after')
+    log.typed([{"type": "text", "text": "<gitmem-context>only context</gitmem-context>"}])  # empty: not a turn
+    log.typed("<system-reminder>injected</system-reminder>\ntyped text")
+    turns = read_turns(log.write(tmp_path / "s.jsonl"))
+    assert [t.user for t in turns] == ["before  after", "typed text"]
+
+
+def test_bounds_are_exact(tmp_path: Path) -> None:
+    log = Log()
+    exact = "x" * 6000
+    log.typed(exact)
+    log.text("y" * 6000)
+    long_user = "".join(chr(ord("a") + i % 26) for i in range(6001))
+    log.typed(long_user)
+    long_reply = "".join(chr(ord("A") + i % 26) for i in range(9000))
+    log.text(long_reply)
+    log.typed("short")
+    log.text("z" * 6001)
+    turns = read_turns(log.write(tmp_path / "s.jsonl"))
+    assert turns[0].user == exact and turns[0].assistant == "y" * 6000 and not turns[0].truncated
+    assert turns[1].user == long_user[:4000] + "\n[…]\n" + long_user[-1500:]
+    assert turns[1].assistant == long_reply[:2500] + "\n[…]\n" + long_reply[-3000:]
+    assert turns[1].truncated
+    assert turns[2].user == "short" and turns[2].truncated  # assistant side alone sets the flag
+    assert turns[2].assistant == "z" * 2500 + "\n[…]\n" + "z" * 3000
+
+
+def test_sidechain_files_are_skipped_by_path(tmp_path: Path) -> None:
+    log = Log()
+    log.typed("looks typed, but this is a subagent file")
+    log.text("reply")
+    assert len(read_turns(log.write(tmp_path / "main.jsonl"))) == 1
+    assert read_turns(log.write(tmp_path / "sess" / "subagents" / "x.jsonl")) == []
+    assert read_turns(log.write(tmp_path / "agent-a1b2c3.jsonl")) == []
+    assert last_turn_index(tmp_path / "agent-a1b2c3.jsonl") == -1
+
+
+def test_missing_empty_and_unreadable_files(tmp_path: Path) -> None:
+    assert read_turns(tmp_path / "nope.jsonl") == []
+    assert last_turn_index(tmp_path / "nope.jsonl") == -1
+    assert read_turns(tmp_path) == []  # a directory
+    (tmp_path / "empty.jsonl").write_bytes(b"")
+    assert read_turns(tmp_path / "empty.jsonl") == []
+    (tmp_path / "junk.jsonl").write_bytes(b"\x00\xff\xfe garbage\n{\n}\n\n" + b'{"type":"summary"}\n')
+    assert read_turns(tmp_path / "junk.jsonl") == []
+
+
+def test_turn_is_frozen_and_slotted() -> None:
+    turn = Turn(0, "u", "a", None, None, False)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        turn.user = "x"  # type: ignore[misc]
+    assert not hasattr(turn, "__dict__")
+
+
+def test_module_imports_only_the_standard_library() -> None:
+    code = (
+        "import sys; before = set(sys.modules); import gitmem.transcript; "
+        "new = set(sys.modules) - before; "
+        "bad = sorted(m for m in new if m.split('.')[0] not in sys.stdlib_module_names "
+        "and m not in ('gitmem', 'gitmem.transcript')); print(bad)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_one_megabyte_main_chain_reads_fast(tmp_path: Path) -> None:
+    log = Log()
+    i = size = 0
+    while size < 1_000_000:
+        log.typed(f"prompt {i}: please change function f{i} " + "details " * 20)
+        log.assistant({"type": "thinking", "thinking": "hmm " * 100, "signature": "s"})
+        log.text(f"Changing f{i}. " + "explanation " * 40)
+        log.assistant({"type": "tool_use", "id": f"toolu_{i}", "name": "Edit", "input": {"old": "a" * 200}})
+        log.user(
+            [{"tool_use_id": f"toolu_{i}", "type": "tool_result", "content": "ok " * 200}],
+            toolUseResult={"stdout": "ok " * 200},
+        )
+        log.envelope("progress", data={"type": "hook_progress", "hookEvent": "PostToolUse", "command": "c" * 100})
+        size += 4000
+        i += 1
+    path = log.write(tmp_path / "big.jsonl")
+    assert path.stat().st_size >= 1_000_000
+    best = min(_timed(lambda: read_turns(path)) for _ in range(5))
+    assert len(read_turns(path)) == i
+    assert best < 0.05, f"{best * 1000:.1f} ms"
+
+
+def _timed(fn: Any) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
