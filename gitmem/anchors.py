@@ -25,6 +25,11 @@ from gitmem import grammar
 # Bigger files are generated or vendored code nobody anchors memories to, and
 # parsing them would make every hook slow.
 MAX_SOURCE_BYTES = 2 * 1024 * 1024
+# A clean 2 MB file parses in about a second; junk that forces error recovery
+# everywhere can take tens of seconds, so give up on it.
+PARSE_TIMEOUT_S = 5.0
+# Git's own test for binary content: a NUL byte within the first 8000 bytes.
+_BINARY_SNIFF_BYTES = 8000
 
 # Bump when the meaning of cached results changes (fingerprint recipe, naming).
 _CACHE_VERSION = 1
@@ -50,7 +55,9 @@ class Declaration:
 class _Match:
     """One query hit: a declaration, or (kind None) a scope that only qualifies names."""
 
-    rank: tuple[bool, int]  # lower wins when two patterns claim one name node
+    # When patterns disagree about one name node, the lowest rank wins:
+    # definitions beat scopes, then the earlier pattern in the .scm file.
+    rank: tuple[bool, int]
     start: int  # byte range of the whole declaration node
     end: int
     name: str  # unqualified, or "Receiver.name" when the match carries a @qualifier
@@ -62,16 +69,18 @@ class _Match:
 def declarations(source: bytes, language: str) -> list[Declaration]:
     """All declarations in ``source``, in document order, parents before children.
 
-    Never raises because of the source's content (binary junk, invalid UTF-8,
-    syntax errors); it returns whatever the parser recovered. Files over
-    MAX_SOURCE_BYTES yield []. An unsupported ``language`` is a ValueError.
+    Never raises because of the source's content (invalid UTF-8, syntax
+    errors): it returns whatever the parser recovered. Binary content, files
+    over MAX_SOURCE_BYTES and parses over PARSE_TIMEOUT_S yield [].
+    An unsupported ``language`` is a ValueError.
     """
     query = grammar.tags_query(language)
-    if len(source) > MAX_SOURCE_BYTES:
+    if len(source) > MAX_SOURCE_BYTES or b"\0" in source[:_BINARY_SNIFF_BYTES]:
         return []
     try:
-        matches = query.matches(grammar.parse(source, language).root_node)
-    except Exception:  # a backend failure on odd input must not break a commit hook
+        tree = grammar.parse(source, language, timeout_s=PARSE_TIMEOUT_S)
+        matches = query.matches(tree.root_node)
+    except Exception:  # a timeout, or a backend failure on odd input: never break a hook
         return []
     return _qualify(source, _collect(matches))
 
@@ -119,7 +128,8 @@ def _qualify(source: bytes, found: list[_Match]) -> list[Declaration]:
 
 def _encloses(outer: _Match, inner: _Match) -> bool:
     # Equal ranges are siblings (`static final int A = 1, B = 2;`), not parent and child.
-    return outer.start <= inner.start and inner.end <= outer.end and (outer.start, outer.end) != (inner.start, inner.end)
+    same = (outer.start, outer.end) == (inner.start, inner.end)
+    return outer.start <= inner.start and inner.end <= outer.end and not same
 
 
 def _declaration(source: bytes, match: _Match, qualified: str) -> Declaration:

@@ -74,12 +74,12 @@ def commit_files(repo: RepoPaths, paths: Sequence[str], subject: str,
 
 
 def _stage(r, blobs) -> None:
-    import pygit2
-
+    # Add from the working tree (not from the blob id) so the index records stat data and
+    # git does not see the file as modified afterwards.
     index = r.index
     index.read()
-    for path, oid in blobs.items():
-        index.add(pygit2.IndexEntry(path, oid, pygit2.enums.FileMode.BLOB))
+    for path in blobs:
+        index.add(path)
     index.write()
 
 

@@ -55,20 +55,26 @@ def _language(language: str) -> Any:
         return get_language(language)
 
 
-def parse(source: bytes, language: str) -> Any:
-    """Parse ``source`` into a tree_sitter.Tree (a fresh parser per call, so thread-safe)."""
+def parse(source: bytes, language: str, timeout_s: float | None = None) -> Any:
+    """Parse ``source`` into a tree_sitter.Tree; ValueError when ``timeout_s`` runs out.
+
+    A fresh parser per call: cheap, thread-safe, and a parser that timed out
+    would otherwise resume its old parse on the next call.
+    """
     from tree_sitter import Parser
 
     parser = Parser()
     parser.set_language(_language(language))
+    if timeout_s is not None:
+        parser.set_timeout_micros(int(timeout_s * 1_000_000))
     return parser.parse(source)
 
 
 def _read_query_file(language: str) -> str:
     name = f"{language}-tags.scm"
-    try:
-        from importlib.resources import files
+    from importlib.resources import files
 
+    try:
         return files("gitmem.grammars").joinpath(name).read_text(encoding="utf-8")
     except ModuleNotFoundError:  # a source tree that was never pip-installed
         return (Path(__file__).resolve().parent.parent / "grammars" / name).read_text(encoding="utf-8")
@@ -86,8 +92,16 @@ def query_source(language: str) -> str:
 
 @functools.cache
 def query_digest(language: str) -> str:
-    """Hash of the query text: cached results go stale when the query changes."""
-    return hashlib.sha1(query_source(language).encode("utf-8")).hexdigest()[:16]
+    """Hash of the query text and grammar build: results cached under it go
+    stale when either changes."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        build = version("tree-sitter-languages")
+    except PackageNotFoundError:
+        build = "unknown"
+    text = f"{build}\0{query_source(language)}"
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
 
 
 @functools.cache

@@ -30,9 +30,6 @@ class Memory:
 
         done: list[str] = []
         self.repo.entries.mkdir(parents=True, exist_ok=True)
-        keep = self.repo.entries / ".gitkeep"
-        if not keep.exists():
-            keep.touch()
         if not self.repo.config.exists():
             self.repo.config.write_text(DEFAULT_CONFIG, encoding="utf-8")
             done.append("created .gitmem/config.yaml")

@@ -151,7 +151,10 @@ def resolve_in_worktree(repo: RepoPaths, anchor_text: str) -> Anchor:
     from gitmem.anchors import closest, split_anchor
     from gitmem.errors import AnchorError
 
-    path, symbol = split_anchor(anchor_text)
+    try:
+        path, symbol = split_anchor(anchor_text)
+    except ValueError as exc:
+        raise AnchorError(f"anchor {anchor_text!r}: {exc}") from None
     file = repo.worktree / path
     if not file.is_file():
         raise AnchorError(f"anchor {anchor_text!r}: {path} is not a file in this repository")

@@ -52,4 +52,5 @@
     (type_identifier) @name.scope
     (generic_type type: (type_identifier) @name.scope)
     (scoped_type_identifier name: (type_identifier) @name.scope)
+    (reference_type type: (type_identifier) @name.scope)
   ]) @scope

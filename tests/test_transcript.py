@@ -11,7 +11,6 @@ import dataclasses
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -201,12 +200,6 @@ def test_slash_command_reply_is_not_attached_to_any_turn() -> None:
     text = "\n".join(t.assistant for t in read_turns(SHARED / DKIMUSON))
     assert "TODO App Creation Complete" not in text  # main-chain reply to /orchestrator
     assert "## Component Summary" not in text  # sidechain reply
-
-
-def test_real_transcript_read_is_fast() -> None:
-    path = SHARED / DKIMUSON if (SHARED / DKIMUSON).is_file() else FIXTURES / TOOL_HEAVY
-    best = min(_timed(lambda: read_turns(path)) for _ in range(5))
-    assert best < 0.05
 
 
 # --------------------------------------------------------------------------------------------
@@ -678,7 +671,7 @@ def test_module_imports_only_the_standard_library() -> None:
     assert out.stdout.strip() == "[]"
 
 
-def test_one_megabyte_main_chain_reads_fast(tmp_path: Path) -> None:
+def test_one_megabyte_main_chain_keeps_every_turn(tmp_path: Path) -> None:
     log = Log()
     i = size = 0
     while size < 1_000_000:
@@ -695,12 +688,6 @@ def test_one_megabyte_main_chain_reads_fast(tmp_path: Path) -> None:
         i += 1
     path = log.write(tmp_path / "big.jsonl")
     assert path.stat().st_size >= 1_000_000
-    best = min(_timed(lambda: read_turns(path)) for _ in range(5))
-    assert len(read_turns(path)) == i
-    assert best < 0.05, f"{best * 1000:.1f} ms"
-
-
-def _timed(fn: Any) -> float:
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
+    turns = read_turns(path)
+    assert len(turns) == i
+    assert turns[-1].user.startswith(f"prompt {i - 1}:")

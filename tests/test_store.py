@@ -1,0 +1,191 @@
+"""The store: entries as YAML files, validation, commits of their own, concurrency."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from gitmem.entry import Entry
+from gitmem.errors import EntryError
+from gitmem.store import parse_entry_text
+
+APP = '''\
+class Flask:
+    def run(self, host="127.0.0.1"):
+        return host
+
+    def route(self, rule):
+        return rule
+
+
+def create_app():
+    return Flask()
+'''
+
+
+@pytest.fixture
+def app_repo(repo):
+    repo.write("src/app.py", APP)
+    repo.write("README.md", "demo\n")
+    repo.commit_all("initial")
+    repo.gitmem("init")
+    return repo
+
+
+def test_add_commits_the_entry_alone_and_prints_its_id(app_repo):
+    app_repo.write("src/app.py", APP + "\n# unstaged edit\n")
+    app_repo.write("notes.txt", "staged by the user\n")
+    app_repo.git("add", "notes.txt")
+    out = app_repo.gitmem("add", "hazard", "run() blocks forever in tests", "--anchor", "src/app.py::Flask.run",
+                          "--on", "edit:src/**").stdout.strip()
+    entry_id = out.splitlines()[0]
+    assert (app_repo.path / f".gitmem/entries/{entry_id}.yaml").is_file()
+
+    files = app_repo.git("show", "--name-only", "--format=", "HEAD").split()
+    assert files == [f".gitmem/entries/{entry_id}.yaml"]
+    message = app_repo.git("log", "-1", "--format=%an%n%B")
+    assert message.startswith("gitmem\ngitmem: record hazard: run() blocks forever in tests")
+    assert f"Gitmem-Entry: {entry_id}" in message and "Gitmem-Source: user" in message
+    # The user's own work is exactly as it was: notes.txt still staged, app.py still unstaged.
+    assert app_repo.git("diff", "--cached", "--name-only").split() == ["notes.txt"]
+    assert app_repo.git("diff", "--name-only").split() == ["src/app.py"]
+
+    entry = app_repo.entries()[entry_id]
+    assert entry["anchor"] == "src/app.py::Flask.run"
+    assert entry["kind"] == "hazard" and entry["status"] == "active" and entry["source"] == "user"
+    assert entry["triggers"] == ["edit:src/**"]
+
+
+def test_unresolvable_anchor_is_refused_with_the_closest_declarations(app_repo):
+    proc = app_repo.gitmem("add", "law", "x", "--anchor", "src/app.py::Flask.runn", check=False)
+    assert proc.returncode == 1
+    assert "Flask.run" in proc.stderr and "closest" in proc.stderr
+    assert app_repo.git("log", "--format=%s").splitlines() == ["initial"]
+    proc = app_repo.gitmem("add", "law", "x", "--anchor", "src/nope.py", check=False)
+    assert proc.returncode == 1 and "src/nope.py" in proc.stderr
+
+
+def test_broken_entries_are_reported_by_file_and_field_and_never_hide_the_others(app_repo):
+    good = app_repo.gitmem("add", "law", "timestamps are stored in UTC").stdout.split()[0]
+    app_repo.write(".gitmem/entries/20260101-badyaml0.yaml", "id: [unclosed\n")
+    app_repo.write(".gitmem/entries/20260101-badkind0.yaml",
+                   "id: 20260101-badkind0\nkind: rumour\nbody: hi\n")
+    app_repo.write(".gitmem/entries/20260101-nobody00.yaml", "id: 20260101-nobody00\nkind: law\n")
+    app_repo.write(".gitmem/entries/20260101-latin100.yaml", b"id: x\nbody: caf\xe9\n")
+    proc = app_repo.gitmem("list", "--json")
+    ids = [json.loads(line)["id"] for line in proc.stdout.splitlines()]
+    assert ids == [good]
+    assert ".gitmem/entries/20260101-badkind0.yaml: kind: 'rumour' is not one of" in proc.stderr
+    assert ".gitmem/entries/20260101-nobody00.yaml: body: is required" in proc.stderr
+    assert ".gitmem/entries/20260101-badyaml0.yaml: invalid YAML" in proc.stderr
+    assert ".gitmem/entries/20260101-latin100.yaml: not valid UTF-8" in proc.stderr
+    check = app_repo.gitmem("check", check=False)
+    assert check.returncode == 1 and "20260101-badkind0.yaml" in check.stdout
+
+
+@pytest.mark.parametrize("text, field", [
+    ("id: a\nkind: law\nbody: b\nsource: robot\n", "source"),
+    ("id: a\nkind: law\nbody: b\nstatus: revoked\n", "revocation"),
+    ("id: a\nkind: law\nbody: b\ntriggers: [explode]\n", "triggers[0]"),
+    ("id: a\nkind: law\nbody: b\nexpires: soon\n", "expires"),
+    ("id: a\nkind: law\nbody: b\nanchor: {symbol: x}\n", "anchor.path"),
+    ("id: a\nkind: law\nbody: b\ncreated: {turn: three}\n", "created.turn"),
+    ("id: b\nkind: law\nbody: b\n", "id"),
+    ("- just a list\n", None),
+])
+def test_schema_violations_name_the_field(text, field):
+    with pytest.raises(EntryError) as err:
+        parse_entry_text(text, ".gitmem/entries/a.yaml")
+    assert err.value.field == field
+    assert err.value.path == ".gitmem/entries/a.yaml"
+
+
+def test_round_trip_keeps_hand_written_comments(app_repo):
+    entry_id = app_repo.gitmem("add", "law", "use httpx, never requests").stdout.split()[0]
+    path = f".gitmem/entries/{entry_id}.yaml"
+    text = app_repo.read(path).replace("body:", "# agreed in the March architecture review\nbody:")
+    app_repo.write(path, text)
+    app_repo.commit_all("annotate entry")
+    app_repo.gitmem("revoke", entry_id, "--reason", "we switched to aiohttp")
+    after = app_repo.read(path)
+    assert "# agreed in the March architecture review" in after
+    entry = app_repo.entries()[entry_id]
+    assert entry["status"] == "revoked"
+    assert entry["revocation"]["reason"] == "we switched to aiohttp"
+    assert entry["revocation"]["commit"]
+    assert app_repo.git("log", "-1", "--format=%s").startswith("gitmem: revoke law:")
+
+
+def test_supersede_keeps_both_entries(app_repo):
+    old = app_repo.gitmem("add", "law", "class components for stateful UI").stdout.split()[0]
+    new = app_repo.gitmem("add", "correction", "function components with hooks only",
+                          "--supersedes", old).stdout.split()[0]
+    entries = app_repo.entries()
+    assert entries[old]["status"] == "superseded" and entries[old]["superseded_by"] == new
+    assert entries[new]["supersedes"] == [old] and entries[new]["status"] == "active"
+    assert f"Gitmem-Supersedes: {old}" in app_repo.git("log", "-1", "--format=%B")
+
+
+def test_add_during_a_merge_or_on_a_detached_head_stages_instead(app_repo):
+    app_repo.git("checkout", "-q", "-b", "topic")
+    app_repo.write("README.md", "topic\n")
+    app_repo.commit_all("topic readme")
+    app_repo.git("checkout", "-q", "main")
+    app_repo.write("README.md", "main\n")
+    app_repo.commit_all("main readme")
+    app_repo.git("merge", "topic", check=False)  # conflicts
+    head = app_repo.git("rev-parse", "HEAD")
+    proc = app_repo.gitmem("add", "law", "keep the README short")
+    assert "a merge is in progress" in proc.stderr
+    assert app_repo.git("rev-parse", "HEAD") == head
+    entry_id = proc.stdout.split()[0]
+    assert f".gitmem/entries/{entry_id}.yaml" in app_repo.git("diff", "--cached", "--name-only")
+    app_repo.git("merge", "--abort")
+
+    app_repo.git("checkout", "-q", "--detach")
+    proc = app_repo.gitmem("add", "law", "detached rule")
+    assert "HEAD is detached" in proc.stderr
+
+
+def test_first_entry_in_a_repository_without_commits(repo):
+    repo.gitmem("init")
+    entry_id = repo.gitmem("add", "law", "all money is integer cents").stdout.split()[0]
+    assert repo.git("log", "--format=%s").strip() == "gitmem: record law: all money is integer cents"
+    assert entry_id in repo.entries()
+
+
+def test_concurrent_adds_lose_nothing(app_repo):
+    procs = [subprocess.Popen([sys.executable, "-m", "gitmem.cli", "add", "law", f"rule number {i}"],
+                              cwd=app_repo.path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for i in range(8)]
+    ids = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        ids.append(out.split()[0])
+    entries = app_repo.entries()
+    assert sorted(e["body"] for e in entries.values()) == sorted(f"rule number {i}" for i in range(8))
+    assert set(ids) == set(entries)
+    subjects = app_repo.git("log", "--format=%s").splitlines()
+    assert sum(s.startswith("gitmem: record law: rule number") for s in subjects) == 8
+    assert app_repo.git("status", "--porcelain", "--", ".gitmem/entries") == ""
+
+
+def test_entry_dict_round_trip():
+    data = {"id": "x", "kind": "ritual", "body": "bump db/VERSION", "triggers": ["commit", "edit:db/**"],
+            "anchor": "db/migrate.py::migrate", "expires": "2030-01-01"}
+    entry = Entry.from_dict(data, "x.yaml")
+    assert str(entry.anchor) == "db/migrate.py::migrate"
+    assert Entry.from_dict(entry.to_dict(), "x.yaml") == entry
+    assert not entry.expired()
+
+
+def test_show_and_log(app_repo):
+    entry_id = app_repo.gitmem("add", "ritual", "run make openapi after API changes", "--on", "commit").stdout.split()[0]
+    shown = app_repo.gitmem("show", entry_id[-8:]).stdout
+    assert "ritual [active] from user" in shown and "run make openapi" in shown and "delivered on: commit" in shown
+    assert "gitmem: record ritual" in app_repo.gitmem("log").stdout
+    assert app_repo.gitmem("show", "nope", check=False).returncode == 1
