@@ -178,5 +178,116 @@ def turns(transcript) -> None:
         click.echo(json.dumps(asdict(turn), ensure_ascii=False))
 
 
+# -- writer ---------------------------------------------------------------------------------
+
+@main.command()
+@click.argument("packet", type=click.File("r", encoding="utf-8"))
+@reports_errors
+def judge(packet) -> None:
+    """What the writer would record from one turn (PACKET: JSON file or -); writes nothing.
+
+    PACKET has session_id, turn, user, assistant and files_modified. Prints one JSON object
+    per entry (kind, source, anchor, body) after validation and the safety gate; nothing
+    when the turn carries no standing constraint."""
+    from gitmem.daemon import make_judge
+    from gitmem.judge import Packet
+    from gitmem.paths import find_repo
+    from gitmem.writer import gate, stored_entries
+
+    try:
+        data = json.load(packet)
+    except ValueError as exc:
+        raise GitmemError(f"the packet is not JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise GitmemError("the packet must be a JSON object")
+    repo = find_repo()
+    accepted, rejected = gate(make_judge(repo).judge(Packet.from_dict(data), stored_entries(repo)))
+    for c in accepted:
+        click.echo(json.dumps({"kind": c.kind, "source": c.source, "anchor": c.anchor, "body": c.body,
+                               "supersedes": list(c.supersedes)}, ensure_ascii=False))
+    for c, findings in rejected:
+        click.echo(f"gitmem: would quarantine ({'; '.join(f.reason for f in findings)}): {c.body!r}", err=True)
+
+
+@main.command()
+@reports_errors
+def drain() -> None:
+    """Judge every queued turn in this process, record what passes, then exit."""
+    from gitmem.daemon import drain as drain_queue
+    from gitmem.paths import find_repo
+
+    result = drain_queue(find_repo(), on_outcome=lambda o: click.echo(o.summary()))
+    click.echo(f"judged {len(result.outcomes)} turns: recorded {result.recorded} entries, "
+               f"quarantined {result.quarantined}")
+
+
+@main.group()
+def daemon() -> None:
+    """The writer daemon that judges queued turns in the background."""
+
+
+@daemon.command("start")
+@click.option("--idle-timeout", type=float, default=None, metavar="SECONDS",
+              help="Exit after this long without work (default 600, or writer.idle_timeout).")
+@reports_errors
+def daemon_start(idle_timeout) -> None:
+    """Start the daemon for this repository (no-op when it runs)."""
+    from gitmem import daemon as d
+    from gitmem.paths import find_repo
+
+    for line in d.describe(d.start(find_repo(), idle_timeout)):
+        click.echo(line)
+
+
+@daemon.command("stop")
+@reports_errors
+def daemon_stop() -> None:
+    """Stop the daemon after its current judgement (a killed judgement is redone later)."""
+    from gitmem import daemon as d
+    from gitmem.paths import find_repo
+
+    click.echo("stopped" if d.stop(find_repo()) else "not running")
+
+
+@daemon.command("status")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object.")
+@reports_errors
+def daemon_status(as_json) -> None:
+    """Whether the daemon runs, what it does, its memory, and the queue."""
+    from gitmem import daemon as d
+    from gitmem.paths import find_repo
+
+    info = d.status(find_repo())
+    if as_json:
+        click.echo(json.dumps(info))
+        return
+    for line in d.describe(info):
+        click.echo(line)
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line, as logged.")
+@reports_errors
+def quarantine(as_json) -> None:
+    """Candidates the safety gate kept out of memory, with the reasons."""
+    from gitmem.paths import find_repo
+    from gitmem.safety import quarantined, visible
+
+    records = list(quarantined(find_repo()))
+    if not records:
+        if not as_json:
+            click.echo("nothing quarantined")
+        return
+    for r in records:
+        if as_json:
+            click.echo(json.dumps(r, ensure_ascii=False))
+            continue
+        where = f"session {str(r.get('session') or '?')[:8]} turn {r.get('turn')}"
+        click.echo(f"{r.get('time')}  {r.get('kind')} from {r.get('source')}  ({where})")
+        click.echo(f"  body:   {visible(str(r.get('body') or ''))}")
+        for reason in r.get("reasons") or []:
+            click.echo(f"  reason: {reason}")
+
+
 if __name__ == "__main__":
     main()

@@ -39,8 +39,12 @@ def repo_lock(repo: RepoPaths, name: str = "commit.lock") -> Iterator[None]:
 
 
 def commit_files(repo: RepoPaths, paths: Sequence[str], subject: str,
-                 trailers: Sequence[tuple[str, str]] = ()) -> CommitResult:
-    """Commit the working-tree content of `paths` (repo-relative) as one commit."""
+                 trailers: Sequence[tuple[str, str]] = (), *, finishing: bool = False) -> CommitResult:
+    """Commit the working-tree content of `paths` (repo-relative) as one commit.
+
+    `finishing`: called from post-merge/post-rewrite, where git still has MERGE_HEAD or
+    rebase-merge/ in place although the operation's commits are already made.
+    """
     import pygit2
 
     message = subject.strip() + "\n"
@@ -50,7 +54,7 @@ def commit_files(repo: RepoPaths, paths: Sequence[str], subject: str,
     with repo_lock(repo):
         r = pygit2.Repository(str(repo.worktree))
         blobs = {p: r.create_blob_fromworkdir(p) for p in paths}
-        busy = operation_in_progress(repo.git_dir)
+        busy = None if finishing else operation_in_progress(repo.git_dir)
         if busy or r.head_is_detached:
             _stage(r, blobs)
             why = f"a {busy} is in progress" if busy else "HEAD is detached"

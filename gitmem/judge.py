@@ -112,21 +112,22 @@ class Judge:
     def judge(self, packet: Packet, stored: Sequence[Entry]) -> list[Candidate]:
         """Validated candidates for one completed turn; [] when it carries nothing standing."""
         from gitmem import validate
-        from gitmem.spans import agent_promotion, candidate_spans
+        from gitmem.spans import is_promotion
 
         scored = self.score_spans(packet)
         threshold = self.head.threshold
         raw: list[tuple[str, str, str, float]] = []  # (kind, source, body, score)
+        promoted = False
         for span, p, kind in scored:
-            if p < threshold:
+            if is_promotion(span.text):
+                promoted = True  # "make that the rule": the rule is in the agent's words
                 continue
-            promoted = agent_promotion(span.text, packet.assistant)
-            if promoted is not None:
-                # The user turned the agent's proposal into a rule: record the agent's words.
-                agent_spans = candidate_spans(packet.assistant)
-                chosen = validate.pick_promoted(promoted, agent_spans)
-                if chosen is not None:
-                    raw.append((kind, "agent", chosen.text, p))
-                continue
-            raw.append((kind, "user", span.text, p))
+            if p >= threshold:
+                raw.append((kind, "user", span.text, p))
+        if promoted and packet.assistant.strip():
+            chosen = validate.pick_promoted(packet.assistant)
+            if chosen is not None:
+                features = self.head.features(self.encoder, packet.assistant, [chosen])
+                probs, kinds = self.head.predict(features)
+                raw.append((kinds[0], "agent", chosen.text, max(float(probs[0]), threshold)))
         return validate.finalize(self.repo, packet, raw, list(stored))

@@ -143,7 +143,7 @@ class Memory:
             return entry.revocation.commit
         if entry.status != "revoked":
             return None
-        out = git.git_text(self.repo.worktree, "log", "-1", "--format=%H", "-S", "status: revoked",
+        out = git.git_text(self.repo.worktree, "log", "-1", "--no-textconv", "--format=%H", "-S", "status: revoked",
                            "--", self.store.relpath_of(entry.id), check=False)
         return out or None
 

@@ -77,7 +77,7 @@ def after_history_change(repo: RepoPaths, base: str | None, what: str) -> None:
         retired = sum(o.action == "retired" for o in outcomes)
         moved = len(outcomes) - retired
         subject = f"gitmem: re-check anchors after {what}: {retired} retired, {moved} re-anchored"
-        result = commit_files(repo, paths, subject, trailers)
+        result = commit_files(repo, paths, subject, trailers, finishing=True)
         print(f"gitmem: {result.note}", file=sys.stderr)
     index.current(repo)
 

@@ -205,15 +205,13 @@ _PROPOSAL = re.compile(
 )
 
 
-def agent_promotion(user_span: str, assistant: str) -> str | None:
-    """When ``user_span`` turns the agent's proposal into a standing rule, that proposal's text.
+def is_promotion(user_span: str) -> bool:
+    """True when the user turns the agent's proposal into a standing rule ("make that the rule").
 
-    Mere acceptance ("sure, go ahead") is not a promotion; the words must make it standing.
-    Returns the assistant text to pick the proposal from, or None.
+    Mere acceptance of a plan ("sure, go ahead") is not a promotion: the words must make
+    it standing.
     """
-    if not assistant.strip() or not _PROMOTE.search(user_span):
-        return None
-    return assistant
+    return bool(_PROMOTE.search(user_span))
 
 
 def proposals(assistant: str) -> list[Span]:

@@ -1,0 +1,422 @@
+"""The delivery rules: which entries reach the agent at which moment, and the text it reads.
+
+Pure functions over plain data (the compiled rules, one cue, one session's record): no I/O.
+Standard library only and no dataclasses or typing at run time, because the Claude Code hook
+imports this module in front of every tool call (see claude_hook.py for the measured costs).
+
+Default rule per kind, used when an entry has no ``--on`` triggers:
+
+- law, correction, open loop: session start (repository-wide standing facts), and, when
+  anchored, also before a tool reads or edits the anchored file;
+- hazard, ritual: session start when unanchored; before a read or edit of the anchored file
+  when anchored.
+
+``--on`` triggers replace the default rule. One trigger is an event and an optional glob, both
+of which must hold (AND); an entry fires when any of its triggers does (OR). Without a glob,
+an anchored entry's trigger is narrowed to its anchor (the file for read/edit, a command that
+names the file for run, a commit that includes the file for commit, a prompt that mentions
+the file or symbol for prompt). A symbol anchor narrows an edit of its file further: the
+entry fires only when the edited region overlaps the declaration. Reads and whole-file writes
+fire for the file. Globs use gitignore conventions (``*``, ``?``, ``[...]`` within one path
+segment, ``**`` across segments, a pattern without ``/`` matches the file name anywhere, a
+folder matches everything below it); a glob containing a space is a command pattern matched
+against the whole command (``run:*npm publish*``).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+# Mirrors gitmem.entry.EVENTS; entry.py imports dataclasses (≈ 10 ms), too slow for the hook.
+EVENTS = ("session-start", "prompt", "read", "edit", "run", "commit")
+KIND_ORDER = ("law", "correction", "hazard", "ritual", "open_loop")
+KIND_LABEL = {"law": "Law", "correction": "Correction", "hazard": "Hazard", "ritual": "Ritual",
+              "open_loop": "Open loop"}
+STANDING_KINDS = ("law", "correction", "open_loop")  # repository-wide even when anchored
+
+DEFAULT_MAX_ENTRIES = 8
+DEFAULT_MAX_CHARS = 2000
+DEFAULT_RETRACTION_DAYS = 14
+# Claude Code accepts up to 10,000 characters per additionalContext value.
+MAX_CONTEXT_CHARS = 9500
+
+OPEN_TAG = "<gitmem-context>"
+CLOSE_TAG = "</gitmem-context>"
+
+START_USER_HEADER = ("The developer stated these in earlier sessions; they are standing rules for "
+                     "this repository (gitmem, the repository's memory):")
+AGENT_HEADER = ("Recorded by an AI agent in earlier sessions, not stated by the developer; "
+                "verify before relying on them:")
+RETRACTION_HEADER = "Withdrawn: these were believed earlier and no longer hold. Do not rely on them:"
+
+_TOKEN_SPLIT = re.compile(r"[\s;&|()<>'\"`,=]+")
+
+
+# -- compiling ----------------------------------------------------------------------------
+
+def compile_rules(entries: list[dict], config: dict) -> dict:
+    """The hook's view of the store: active entries with their rules, retired ones for retractions.
+
+    ``entries`` are dicts as in Entry.to_dict(); ``config`` is the merged repository config.
+    """
+    delivery = config.get("delivery") if isinstance(config.get("delivery"), dict) else {}
+    start = delivery.get("session_start") if isinstance(delivery.get("session_start"), dict) else {}
+    by_id = {e["id"]: e for e in entries}
+    active: dict[str, dict] = {}
+    retired: dict[str, dict] = {}
+    for e in entries:
+        raw = e.get("anchor")
+        anchor = [raw["path"], raw.get("symbol")] if isinstance(raw, dict) and raw.get("path") else None
+        common = {"kind": e["kind"], "source": e.get("source") or "user", "body": e["body"],
+                  "anchor": anchor, "created": (e.get("created") or {}).get("at") or ""}
+        if e.get("status") == "active":
+            triggers = [parse_trigger(t) for t in e.get("triggers") or []]
+            rules = [t for t in triggers if t is not None] or default_rules(e["kind"], anchor)
+            active[e["id"]] = {**common, "rules": rules, "expires": e.get("expires")}
+        elif e.get("status") == "revoked":
+            revocation = e.get("revocation") or {}
+            retired[e["id"]] = {**common, "at": revocation.get("at") or "",
+                                "why": revocation.get("reason") or "", "by": None}
+        elif e.get("status") == "superseded":
+            successor = by_id.get(e.get("superseded_by") or "")
+            retired[e["id"]] = {**common, "at": (successor or {}).get("created", {}).get("at") or "",
+                                "why": "", "by": e.get("superseded_by")}
+    return {
+        "max_entries": _positive_int(start.get("max_entries"), DEFAULT_MAX_ENTRIES),
+        "max_chars": _positive_int(start.get("max_chars"), DEFAULT_MAX_CHARS),
+        "retraction_days": _positive_int(delivery.get("retraction_days"), DEFAULT_RETRACTION_DAYS),
+        "active": active,
+        "retired": retired,
+    }
+
+
+def default_rules(kind: str, anchor: list | None) -> list[list]:
+    rules: list[list] = []
+    if anchor is None or kind in STANDING_KINDS:
+        rules.append(["session-start", None, None])
+    if anchor is not None:
+        rules += [["read", None, None], ["edit", None, None]]
+    return rules
+
+
+def parse_trigger(text: str) -> list | None:
+    """`edit:src/**` -> ["edit", regex, "src/**"]; an unknown event (hand-edited YAML) is dropped."""
+    event, _, glob = str(text).partition(":")
+    if event not in EVENTS:
+        return None
+    glob = glob.strip()
+    if not glob or event == "session-start":
+        return [event, None, None]
+    return [event, command_regex(glob) if " " in glob else glob_regex(glob), glob]
+
+
+def glob_regex(glob: str) -> str:
+    """A gitignore-style path glob as a regular expression over repository-relative paths."""
+    pattern = glob.strip().strip("/")
+    rooted = "/" in pattern or glob.strip().startswith("/")
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "*" and pattern.startswith("**", i):
+            i += 2
+            if pattern.startswith("/", i):
+                out.append("(?:.*/)?")
+                i += 1
+            else:
+                out.append(".*")
+            continue
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            end = pattern.find("]", i + 2)
+            if end < 0:
+                out.append(re.escape(c))
+            else:
+                body = pattern[i + 1:end].replace("\\", "\\\\")
+                out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
+                i = end
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return ("" if rooted else "(?:.*/)?") + "".join(out) + "(?:/.*)?"
+
+
+def command_regex(glob: str) -> str:
+    """A command pattern: `*` and `?` match anything, the rest literally."""
+    parts = []
+    for c in glob.strip():
+        parts.append(".*" if c == "*" else "." if c == "?" else re.escape(c))
+    return "(?s)" + "".join(parts)
+
+
+def _positive_int(value: object, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else default
+
+
+# -- cues ---------------------------------------------------------------------------------
+
+class Cue:
+    """One moment: an event, and what it is about.
+
+    path: repository-relative file for read/edit. narrow: the edit names a region (Edit,
+    MultiEdit), so symbol anchors are checked against it. text: the command for run/commit,
+    the prompt for prompt.
+    """
+
+    __slots__ = ("event", "path", "narrow", "text", "source", "_tokens")
+
+    def __init__(self, event: str, path: str | None = None, *, narrow: bool = False,
+                 text: str = "", source: str | None = None) -> None:
+        self.event = event
+        self.path = path
+        self.narrow = narrow
+        self.text = text
+        self.source = source
+        self._tokens: set[str] | None = None
+
+    def tokens(self, worktree: str | None = None) -> set[str]:
+        """Words of the command or prompt that could be paths, repository-relative where possible."""
+        if self._tokens is None:
+            found: set[str] = set()
+            prefix = worktree.rstrip("/") + "/" if worktree else None
+            for token in _TOKEN_SPLIT.split(self.text):
+                token = token.strip("@:.!?")
+                if not token:
+                    continue
+                if prefix and token.startswith(prefix):
+                    token = token[len(prefix):]
+                while token.startswith("./"):
+                    token = token[2:]
+                found.add(token)
+                if "::" in token:  # pytest node ids: tests/test_db.py::test_x
+                    found.add(token.split("::", 1)[0])
+            self._tokens = found
+        return self._tokens
+
+
+class Plan:
+    """What one moment delivers: entry ids, retractions, what the budget left out, the text."""
+
+    __slots__ = ("active", "retractions", "left_out", "text")
+
+    def __init__(self) -> None:
+        self.active: list[str] = []
+        self.retractions: list[str] = []
+        self.left_out: list[str] = []
+        self.text = ""
+
+
+# -- choosing -----------------------------------------------------------------------------
+
+def plan(rules: dict, cue: Cue, record: dict, *, now: float, worktree: str | None = None,
+         symbol_hit=None, commit_paths=None, relevance=None) -> Plan:
+    """Decide and render what `cue` delivers, given what this session already has (`record`).
+
+    record: {"delivered": {id: ...}, "retracted": {id: ...}} (not modified here).
+    symbol_hit(path, symbol) -> bool: does the edit touch that declaration (True when unsure).
+    commit_paths() -> set of paths the commit would include (asked only when a rule needs it).
+    relevance() -> {id: ISO time it last fired on a cue} (asked only when over budget).
+    """
+    today = _utc(now)[:10]
+    result = Plan()
+    delivered = record.get("delivered") or {}
+    retracted = record.get("retracted") or {}
+    active = rules.get("active") or {}
+    if cue.event == "session-start":
+        chosen, result.left_out = session_start_selection(rules, today, relevance)
+    else:
+        chosen = [entry_id for entry_id, e in active.items()
+                  if not expired(e, today) and fires(e, cue, worktree, symbol_hit, commit_paths)]
+    fresh = [i for i in chosen if i not in delivered]
+    pending = [i for i in recent_retractions(rules, now) if i not in retracted]
+    text, shown, withdrawn = render(rules, cue, fresh, pending, left_out=len(result.left_out))
+    result.active, result.retractions, result.text = shown, withdrawn, text
+    return result
+
+
+def session_start_selection(rules: dict, today: str, relevance=None) -> tuple[list[str], list[str]]:
+    """Repository-wide entries within the budget, and those demoted (least recently relevant first)."""
+    active = rules.get("active") or {}
+    candidates = [i for i, e in active.items()
+                  if not expired(e, today) and any(r[0] == "session-start" for r in e["rules"])]
+    max_entries = rules.get("max_entries", DEFAULT_MAX_ENTRIES)
+    max_chars = rules.get("max_chars", DEFAULT_MAX_CHARS)
+    sizes = {i: len(entry_line(i, active[i])) for i in candidates}
+    if len(candidates) <= max_entries and sum(sizes.values()) <= max_chars:
+        return _in_reading_order(candidates, active), []
+    seen = relevance() if relevance else {}
+    # Most recently relevant first: when it last fired on a cue, or when it was recorded.
+    ranked = sorted(candidates, key=lambda i: (max(active[i]["created"], seen.get(i, "")), i), reverse=True)
+    kept: list[str] = []
+    used = 0
+    for entry_id in ranked:
+        if len(kept) < max_entries and used + sizes[entry_id] <= max_chars:
+            kept.append(entry_id)
+            used += sizes[entry_id]
+    left_out = [i for i in reversed(ranked) if i not in kept]
+    return _in_reading_order(kept, active), left_out
+
+
+def _in_reading_order(ids: list[str], active: dict) -> list[str]:
+    return sorted(ids, key=lambda i: (_kind_rank(active[i]["kind"]), active[i]["created"], i))
+
+
+def _kind_rank(kind: str) -> int:
+    return KIND_ORDER.index(kind) if kind in KIND_ORDER else len(KIND_ORDER)
+
+
+def expired(entry: dict, today: str) -> bool:
+    """Same rule as Entry.expired: delivered through its `expires` day, not after."""
+    expires = entry.get("expires")
+    return bool(expires) and str(expires)[:10] < today
+
+
+def recent_retractions(rules: dict, now: float) -> list[str]:
+    """Entries retired within the retraction period, oldest first."""
+    days = rules.get("retraction_days", DEFAULT_RETRACTION_DAYS)
+    cutoff = _utc(now - days * 86400)
+    retired = rules.get("retired") or {}
+    recent = [i for i, e in retired.items() if e["at"] and _normal_time(e["at"]) >= cutoff]
+    return sorted(recent, key=lambda i: (retired[i]["at"], i))
+
+
+def fires(entry: dict, cue: Cue, worktree: str | None = None, symbol_hit=None, commit_paths=None) -> bool:
+    return any(rule[0] == cue.event and _holds(entry, rule, cue, worktree, symbol_hit, commit_paths)
+               for rule in entry["rules"])
+
+
+def _holds(entry: dict, rule: list, cue: Cue, worktree, symbol_hit, commit_paths) -> bool:
+    event, regex, glob = rule
+    anchor = entry.get("anchor")
+    if event == "session-start":
+        return True
+    if event in ("read", "edit"):
+        if not cue.path:
+            return False
+        if regex is not None:
+            if not re.fullmatch(regex, cue.path):
+                return False
+        elif anchor and cue.path != anchor[0]:
+            return False
+        if event == "edit" and cue.narrow and anchor and anchor[1] and cue.path == anchor[0]:
+            return True if symbol_hit is None else bool(symbol_hit(anchor[0], anchor[1]))
+        return True
+    if event == "run":
+        if regex is not None:
+            if glob and " " in glob:
+                return re.fullmatch(regex, cue.text.strip()) is not None
+            return any(re.fullmatch(regex, t) for t in cue.tokens(worktree))
+        return anchor[0] in cue.tokens(worktree) if anchor else True
+    if event == "commit":
+        if regex is None and not anchor:
+            return True
+        paths = commit_paths() if commit_paths else set()
+        if regex is not None:
+            return any(re.fullmatch(regex, p) for p in paths)
+        return anchor[0] in paths
+    if event == "prompt":
+        if regex is not None:
+            return any(re.fullmatch(regex, t) for t in cue.tokens(worktree))
+        if anchor:
+            words = cue.tokens(worktree)
+            leaf = (anchor[1] or "").rsplit(".", 1)[-1]
+            return anchor[0] in words or bool(leaf and re.search(rf"\b{re.escape(leaf)}\b", cue.text))
+        return True
+    return False
+
+
+# -- rendering ----------------------------------------------------------------------------
+
+def entry_line(entry_id: str, entry: dict) -> str:
+    anchor = entry.get("anchor")
+    where = f" ({anchor[0]}::{anchor[1]})" if anchor and anchor[1] else f" ({anchor[0]})" if anchor else ""
+    label = KIND_LABEL.get(entry["kind"], entry["kind"])
+    return f"- {label}{where}: {_indent(entry['body'])} [{entry_id}]"
+
+
+def retraction_line(entry_id: str, entry: dict) -> str:
+    anchor = entry.get("anchor")
+    where = f" ({anchor[0]}::{anchor[1]})" if anchor and anchor[1] else f" ({anchor[0]})" if anchor else ""
+    label = KIND_LABEL.get(entry["kind"], entry["kind"])
+    if entry.get("by"):
+        why = f"it was replaced by entry {entry['by']}."
+    else:
+        why = "why: " + (" ".join(entry.get("why", "").split()) or "retired by the developer.")
+    who = "the developer" if entry.get("source") == "user" else "an AI agent"
+    return (f"- {label}{where}, recorded by {who}: it was believed that \"{_indent(entry['body'])}\". "
+            f"This no longer holds; {why} [{entry_id}]")
+
+
+def situation(cue: Cue) -> str | None:
+    """What the moment is, as the start of a section header (None at session start)."""
+    if cue.event in ("read", "edit"):
+        return f"Before you touch {cue.path}"
+    return {"run": "Before this command runs", "commit": "Before this commit",
+            "prompt": "About this request"}.get(cue.event)
+
+
+def section_headers(cue: Cue) -> tuple[str, str]:
+    """Headers for the developer's entries and for the agent's, which are never passed off as the developer's."""
+    where = situation(cue)
+    if where is None:
+        return START_USER_HEADER, AGENT_HEADER
+    return (f"{where}: the developer stated these in earlier sessions (gitmem):",
+            f"{where}: an AI agent recorded these in earlier sessions, not the developer; "
+            "verify before relying on them (gitmem):")
+
+
+def render(rules: dict, cue: Cue, active_ids: list[str], retraction_ids: list[str], *,
+           left_out: int = 0, limit: int = MAX_CONTEXT_CHARS) -> tuple[str, list[str], list[str]]:
+    """The text for the agent and the ids it really contains (the size limit may cut some)."""
+    active = rules.get("active") or {}
+    retired = rules.get("retired") or {}
+    users = [i for i in active_ids if active[i]["source"] == "user"]
+    agents = [i for i in active_ids if active[i]["source"] != "user"]
+    shown_ids: list[str] = []
+    withdrawn_ids: list[str] = []
+    user_header, agent_header = section_headers(cue)
+    sections = [(user_header, shown_ids, [(i, entry_line(i, active[i])) for i in users]),
+                (agent_header, shown_ids, [(i, entry_line(i, active[i])) for i in agents]),
+                (RETRACTION_HEADER, withdrawn_ids, [(i, retraction_line(i, retired[i])) for i in retraction_ids])]
+    footer = ""
+    if left_out:
+        footer = (f"({left_out} more repository-wide "
+                  f"{'entry was' if left_out == 1 else 'entries were'} left out to keep this short; "
+                  "`gitmem status` lists them.)")
+    lines: list[str] = []
+    size = len(OPEN_TAG) + len(CLOSE_TAG) + len(footer) + 3
+    for header, taken, items in sections:
+        started = False
+        for entry_id, line in items:
+            extra = len(line) + 1 + (0 if started else len(header) + 1)
+            if size + extra > limit:
+                continue  # too big for this message; it stays undelivered and may fire later
+            if not started:
+                lines.append(header)
+                started = True
+            lines.append(line)
+            size += extra
+            taken.append(entry_id)
+    if not lines:
+        return "", [], []
+    if footer and shown_ids:
+        lines.append(footer)
+    return "\n".join([OPEN_TAG, *lines, CLOSE_TAG]), shown_ids, withdrawn_ids
+
+
+def _indent(text: str) -> str:
+    return text.strip().replace("\n", "\n  ")
+
+
+def _utc(seconds: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+def _normal_time(stamp: str) -> str:
+    """`2026-01-01T10:00:00+00:00` and `...Z` compare alike; a bare date counts from midnight."""
+    stamp = str(stamp)
+    return stamp[:19] + "Z" if len(stamp) >= 19 else stamp[:10] + "T00:00:00Z"

@@ -1,0 +1,109 @@
+"""Every delivery, recorded under .git/gitmem/: for `gitmem stats` and the session-start budget.
+
+deliveries.jsonl: one line per delivery (time, session, event, path, entry ids delivered and
+retracted), appended with a single write. relevance.json: for each entry, when it last fired
+on a cue (anything but session start); the session-start budget keeps the most recently
+relevant entries. Both are machine-local and never committed.
+
+Writing is stdlib only (the hook appends here); reading the whole log is for commands.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+LOG_FILE = "deliveries.jsonl"
+RELEVANCE_FILE = "relevance.json"
+MAX_LOG_BYTES = 5_000_000
+
+
+def now_iso(seconds: float | None = None) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() if seconds is None else seconds))
+
+
+def append(state_dir: str, *, session: object, event: str, delivered: list[str], retracted: list[str],
+           path: str | None = None, source: str | None = None, at: float | None = None) -> None:
+    stamp = now_iso(at)
+    line = {"at": stamp, "session": str(session or ""), "event": event, "path": path,
+            "delivered": delivered, "retracted": retracted}
+    if source:
+        line["source"] = source
+    log = os.path.join(state_dir, LOG_FILE)
+    try:
+        if os.path.getsize(log) > MAX_LOG_BYTES:
+            os.replace(log, log + ".1")
+    except OSError:
+        pass
+    fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, (json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n").encode())
+    finally:
+        os.close(fd)
+    if event != "session-start" and delivered:
+        _touch_relevance(state_dir, delivered, stamp)
+
+
+def _touch_relevance(state_dir: str, ids: list[str], stamp: str) -> None:
+    from gitmem.delivery_data import write_json
+
+    seen = read_relevance(state_dir)
+    for entry_id in ids:
+        seen[entry_id] = stamp
+    write_json(os.path.join(state_dir, RELEVANCE_FILE), seen)
+
+
+def read_relevance(state_dir: str) -> dict[str, str]:
+    try:
+        with open(os.path.join(state_dir, RELEVANCE_FILE), "rb") as handle:
+            data = json.loads(handle.read())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def read_log(state_dir: str) -> list[dict]:
+    """All recorded deliveries, oldest first (the rotated file included); bad lines are skipped."""
+    rows: list[dict] = []
+    log = os.path.join(state_dir, LOG_FILE)
+    for path in (log + ".1", log):
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                for line in handle:
+                    try:
+                        row = json.loads(line)
+                    except ValueError:
+                        continue
+                    if isinstance(row, dict):
+                        rows.append(row)
+        except OSError:
+            continue
+    return rows
+
+
+def stats(state_dir: str, active_ids: list[str]) -> list[dict]:
+    """Per entry: deliveries, retractions, sessions, last delivery, events; active entries never delivered included."""
+    table: dict[str, dict] = {}
+
+    def row(entry_id: str) -> dict:
+        return table.setdefault(entry_id, {"id": entry_id, "delivered": 0, "retracted": 0,
+                                           "sessions": set(), "last": None, "events": {}})
+
+    for line in read_log(state_dir):
+        for key in ("delivered", "retracted"):
+            for entry_id in line.get(key) or []:
+                r = row(str(entry_id))
+                r[key] += 1
+                r["sessions"].add(line.get("session"))
+                r["last"] = max(r["last"] or "", str(line.get("at") or "")) or None
+                if key == "delivered":
+                    event = str(line.get("event"))
+                    r["events"][event] = r["events"].get(event, 0) + 1
+    for entry_id in active_ids:
+        row(entry_id)
+    result = []
+    for r in table.values():
+        r["sessions"] = len(r["sessions"])
+        result.append(r)
+    return sorted(result, key=lambda r: (-r["delivered"], r["id"]))

@@ -1,0 +1,242 @@
+"""Features of candidate spans and the small trained head that scores them.
+
+Per span: the mean of the encoder's hidden states over the span's tokens, the hidden
+state of its last token (in a causal model it has read the span and everything before
+it), the mean over the whole message, and lexical cues from models/cues.json (scope
+words such as "from now on" versus "for this one", questions, pasted context, ...).
+The head is two logistic regressions over the standardised features: one says whether
+the span is a standing constraint, the other which kind. Its weights, the threshold and
+the digest of the cue file it was trained with live in models/head.npz, written by
+models/train.py.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from gitmem.entry import KINDS
+from gitmem.errors import GitmemError
+from gitmem.spans import Span, all_spans, model_text
+
+MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
+HEAD_FILE = "head.npz"
+CUES_FILE = "cues.json"
+FEATURE_VERSION = 1
+
+
+class HeadError(GitmemError):
+    """The trained head is missing or was trained with other features."""
+
+
+def models_dir() -> Path:
+    if (MODELS_DIR / CUES_FILE).is_file():
+        return MODELS_DIR
+    try:  # an installation that ships models/ as package data
+        from importlib.resources import files
+
+        return Path(str(files("gitmem.models")))
+    except (ModuleNotFoundError, TypeError):
+        return MODELS_DIR
+
+
+# -- lexical cues ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Cues:
+    groups: tuple[tuple[str, tuple[re.Pattern[str], ...]], ...]
+    digest: str
+
+    @property
+    def names(self) -> list[str]:
+        return [name for name, _ in self.groups]
+
+    def hits(self, text: str) -> list[float]:
+        return [1.0 if any(p.search(text) for p in patterns) else 0.0 for _, patterns in self.groups]
+
+
+@functools.cache
+def load_cues(path: Path | None = None) -> Cues:
+    path = path or models_dir() / CUES_FILE
+    raw = path.read_bytes()
+    data = json.loads(raw)
+    groups = tuple(
+        (name, tuple(re.compile(p, re.IGNORECASE) for p in patterns))
+        for name, patterns in data.items()
+        if not name.startswith("_")
+    )
+    return Cues(groups, hashlib.sha1(raw).hexdigest()[:16])
+
+
+_QUOTED = re.compile(r"[\"“]([^\"“”]{8,})[\"”]")
+_INTRO = re.compile(r":\s*$")
+
+
+def lexical(message: str, spans: Sequence[Span], cues: Cues) -> np.ndarray:
+    """Lexical feature rows, one per span: cue hits in the span and around it, shape, position."""
+    everything = all_spans(message)
+    quoted = [(m.start(1), m.end(1)) for m in _QUOTED.finditer(message)]
+    pasted_any = any(s.pasted for s in everything)
+    n = len(spans)
+    rows = []
+    span_hits = [cues.hits(s.text) for s in spans]
+    for i, span in enumerate(spans):
+        own = span_hits[i]
+        others = [0.0] * len(own)
+        for j, h in enumerate(span_hits):
+            if j != i:
+                others = [max(a, b) for a, b in zip(others, h)]
+        prev = spans[i - 1].text if i else ""
+        prev_line_intro = bool(_INTRO.search(prev)) or bool(
+            re.search(r":\s*$", message[: span.start].rstrip(" \t").split("\n")[-1] if "\n" in message[: span.start] else "")
+        )
+        in_quotes = any(s <= span.start and span.end <= e + 1 for s, e in quoted) or any(
+            s - 1 <= span.start and span.end <= e + 2 for s, e in quoted)
+        words = len(re.findall(r"\w+", span.text))
+        rows.append(
+            own
+            + others
+            + [
+                1.0 if in_quotes else 0.0,
+                1.0 if prev_line_intro else 0.0,
+                1.0 if pasted_any else 0.0,
+                math.log1p(words) / 4.0,
+                1.0 if i == 0 else 0.0,
+                1.0 if i == n - 1 else 0.0,
+                (i / (n - 1)) if n > 1 else 0.0,
+                math.log1p(n) / 3.0,
+                1.0 if span.text.rstrip().endswith("?") else 0.0,
+                1.0 if span.text[:1].islower() else 0.0,
+                len(span.text) / max(1, len(message)),
+            ]
+        )
+    return np.asarray(rows, dtype=np.float32).reshape(n, -1)
+
+
+# -- hidden-state pooling ----------------------------------------------------------------------
+
+
+def pooled(states: np.ndarray, ranges: Sequence[tuple[int, int]], where: Sequence[tuple[int, int]]) -> np.ndarray:
+    """Per span [mean over its tokens, its last token, mean over the message]."""
+    dim = states.shape[1]
+    body = states[1:] if len(states) > 1 else states
+    message_mean = body.mean(axis=0) if len(body) else np.zeros(dim, np.float32)
+    starts = np.asarray([r[0] for r in ranges])
+    ends = np.asarray([r[1] for r in ranges])
+    rows = []
+    for s, e in where:
+        idx = np.nonzero((starts < e) & (ends > s))[0]
+        idx = idx[idx > 0] if len(idx) > 1 else idx
+        if len(idx) == 0:
+            mean = last = np.zeros(dim, np.float32)
+        else:
+            mean = states[idx].mean(axis=0)
+            last = states[idx[-1]]
+        rows.append(np.concatenate([mean, last, message_mean]))
+    return np.asarray(rows, dtype=np.float32).reshape(len(where), 3 * dim)
+
+
+def encode(encoder: Any, message: str, spans: Sequence[Span]) -> tuple[np.ndarray, list[tuple[int, int]], list[tuple[int, int]]]:
+    """One forward pass over the message's prose; returns states, token ranges, span ranges."""
+    text, where = model_text(message, list(spans))
+    states, ranges = encoder.encode(text)
+    return np.asarray(states, dtype=np.float32), ranges, where
+
+
+def raw_features(states: np.ndarray, ranges: Sequence[tuple[int, int]], where: Sequence[tuple[int, int]],
+                 message: str, spans: Sequence[Span], cues: Cues) -> np.ndarray:
+    return np.concatenate([pooled(states, ranges, where), lexical(message, spans, cues)], axis=1)
+
+
+# -- the head ----------------------------------------------------------------------------------
+
+
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
+
+
+def _softmax(z: np.ndarray) -> np.ndarray:
+    z = z - z.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+@dataclass(slots=True)
+class Head:
+    mu: np.ndarray
+    sd: np.ndarray
+    w: np.ndarray  # standing-vs-not weights [d]
+    b: float
+    wk: np.ndarray  # kind weights [d, len(kinds)]
+    bk: np.ndarray
+    kinds: tuple[str, ...]
+    threshold: float
+    cue_digest: str
+    hidden: np.ndarray | None = None  # optional MLP layer for the standing score: [d, h]
+    hidden_b: np.ndarray | None = None
+
+    @classmethod
+    def load(cls, path: Path | None = None) -> "Head":
+        path = path or models_dir() / HEAD_FILE
+        try:
+            data = np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as exc:
+            raise HeadError(f"the writer's head is missing or unreadable ({path}): run models/train.py") from exc
+        meta = json.loads(str(data["meta"]))
+        if meta.get("feature_version") != FEATURE_VERSION:
+            raise HeadError(f"{path} was trained for other features: run models/train.py")
+        head = cls(
+            mu=data["mu"], sd=data["sd"], w=data["w"], b=float(data["b"]), wk=data["wk"], bk=data["bk"],
+            kinds=tuple(meta["kinds"]), threshold=float(meta["threshold"]), cue_digest=meta["cue_digest"],
+            hidden=data["hidden"] if "hidden" in data.files else None,
+            hidden_b=data["hidden_b"] if "hidden_b" in data.files else None,
+        )
+        if head.cue_digest != load_cues().digest:
+            raise HeadError("models/cues.json changed since the head was trained: run models/train.py")
+        if any(k not in KINDS for k in head.kinds):
+            raise HeadError(f"{path} names kinds outside the vocabulary")
+        return head
+
+    def save(self, path: Path, meta_extra: dict[str, Any] | None = None) -> None:
+        meta = {"feature_version": FEATURE_VERSION, "kinds": list(self.kinds), "threshold": self.threshold,
+                "cue_digest": self.cue_digest, **(meta_extra or {})}
+        arrays: dict[str, Any] = {
+            "mu": self.mu.astype(np.float32), "sd": self.sd.astype(np.float32), "w": self.w.astype(np.float32),
+            "b": np.float32(self.b), "wk": self.wk.astype(np.float32), "bk": self.bk.astype(np.float32),
+            "meta": np.asarray(json.dumps(meta, sort_keys=True)),
+        }
+        if self.hidden is not None and self.hidden_b is not None:
+            arrays["hidden"] = self.hidden.astype(np.float32)
+            arrays["hidden_b"] = self.hidden_b.astype(np.float32)
+        with open(path, "wb") as handle:
+            np.savez_compressed(handle, **arrays)
+
+    def features(self, encoder: Any, message: str, spans: Sequence[Span]) -> np.ndarray:
+        states, ranges, where = encode(encoder, message, spans)
+        return raw_features(states, ranges, where, message, spans, load_cues())
+
+    def standing(self, x: np.ndarray) -> np.ndarray:
+        z = (x - self.mu) / self.sd
+        if self.hidden is not None and self.hidden_b is not None:
+            z = np.maximum(0.0, z @ self.hidden + self.hidden_b)
+        return _sigmoid(z @ self.w + self.b)
+
+    def kind_probs(self, x: np.ndarray) -> np.ndarray:
+        z = (x - self.mu) / self.sd
+        return _softmax(z @ self.wk + self.bk)
+
+    def predict(self, x: np.ndarray) -> tuple[np.ndarray, list[str]]:
+        if len(x) == 0:
+            return np.zeros(0), []
+        probs = self.standing(x)
+        kinds = [self.kinds[i] for i in self.kind_probs(x).argmax(axis=1)]
+        return probs, kinds

@@ -1,0 +1,97 @@
+"""What each Claude Code session already has in context, under .git/gitmem/sessions/.
+
+One small JSON file per session id: the entries delivered as active facts and the entries
+announced as withdrawn since the context was last emptied. Within one session nothing is
+delivered twice; SessionStart with source startup, clear or compact empties the record
+(the context no longer holds what was delivered), resume keeps it (the resumed transcript
+still does). Claude Code may run hooks for parallel tool calls at the same time, so a record
+is read, decided on and written under an exclusive lock.
+
+Stdlib only (fcntl is built in): imported by the hook on every call.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import time
+
+SESSIONS_DIR = "sessions"
+MAX_AGE_DAYS = 30
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def record_path(state_dir: str, session_id: object) -> str:
+    name = _UNSAFE.sub("_", str(session_id or "unknown"))[:120].lstrip(".") or "unknown"
+    return os.path.join(state_dir, SESSIONS_DIR, name + ".json")
+
+
+def empty() -> dict:
+    return {"delivered": {}, "retracted": {}, "resets": 0}
+
+
+class Locked:
+    """`with Locked(state, sid) as record:` read the record under a lock; `save()` writes it back."""
+
+    __slots__ = ("path", "fd", "record")
+
+    def __init__(self, state_dir: str, session_id: object) -> None:
+        self.path = record_path(state_dir, session_id)
+        self.fd = -1
+        self.record = empty()
+
+    def __enter__(self) -> "Locked":
+        os.makedirs(os.path.dirname(self.path), exist_ok=True)
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        raw = b""
+        while chunk := os.read(self.fd, 65536):
+            raw += chunk
+        try:
+            data = json.loads(raw) if raw else None
+        except ValueError:
+            data = None  # a torn write: deliver again rather than trust it
+        if isinstance(data, dict) and isinstance(data.get("delivered"), dict) \
+                and isinstance(data.get("retracted"), dict):
+            self.record = data
+        return self
+
+    def reset(self) -> None:
+        resets = self.record.get("resets", 0)
+        self.record = empty()
+        self.record["resets"] = resets + 1 if isinstance(resets, int) else 1
+
+    def save(self) -> None:
+        data = json.dumps(self.record, separators=(",", ":")).encode()
+        os.lseek(self.fd, 0, os.SEEK_SET)
+        os.ftruncate(self.fd, 0)
+        os.write(self.fd, data)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)  # releases the lock
+            self.fd = -1
+
+
+def read(state_dir: str, session_id: object) -> dict:
+    """A session's record without locking (for `gitmem render --session`)."""
+    try:
+        with open(record_path(state_dir, session_id), "rb") as handle:
+            data = json.loads(handle.read())
+    except (OSError, ValueError):
+        return empty()
+    return data if isinstance(data, dict) and isinstance(data.get("delivered"), dict) else empty()
+
+
+def prune(state_dir: str, max_age_days: int = MAX_AGE_DAYS) -> None:
+    """Forget sessions untouched for a month (called at session start; never raises)."""
+    cutoff = time.time() - max_age_days * 86400
+    try:
+        with os.scandir(os.path.join(state_dir, SESSIONS_DIR)) as it:
+            for item in it:
+                if item.name.endswith(".json") and item.stat().st_mtime < cutoff:
+                    os.unlink(item.path)
+    except OSError:
+        pass

@@ -1,0 +1,145 @@
+"""Process one queued turn: transcript → packet → judge → safety gate → commits.
+
+The only code path that writes entries from conversations. Runs inside the daemon or
+`gitmem drain`, never inside a hook.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Sequence
+
+from gitmem import capture_hook, index, safety
+from gitmem.entry import Entry
+from gitmem.errors import AnchorError, GitmemError
+from gitmem.paths import RepoPaths
+from gitmem.queue import Job, parse_time
+
+if TYPE_CHECKING:
+    from gitmem.judge import Candidate, Judge, Packet
+
+
+@dataclass(slots=True)
+class Outcome:
+    job: Job
+    found: bool = True                                   # the turn was in the transcript
+    recorded: list[Entry] = field(default_factory=list)
+    commits: list[str] = field(default_factory=list)
+    already: list[str] = field(default_factory=list)      # bodies recorded by an earlier attempt
+    quarantined: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        head = f"session {self.job.session[:8]} turn {self.job.turn}: "
+        if not self.found:
+            return head + "turn not found in the transcript"
+        parts = []
+        if self.recorded:
+            parts.append("recorded " + ", ".join(f"{e.kind} {e.id}" for e in self.recorded))
+        if self.already:
+            parts.append(f"{len(self.already)} already recorded")
+        if self.quarantined:
+            parts.append(f"{len(self.quarantined)} quarantined")
+        return head + ("; ".join(parts) if parts else "nothing to record")
+
+
+def stored_entries(repo: RepoPaths) -> list[Entry]:
+    """Active entries from the compiled index (no YAML parsing per job)."""
+    out: list[Entry] = []
+    for data in index.entries(index.current(repo)):
+        try:
+            entry = Entry.from_dict(data, f".gitmem/entries/{data.get('id')}.yaml")
+        except GitmemError:
+            continue
+        if entry.active:
+            out.append(entry)
+    return out
+
+
+def build_packet(repo: RepoPaths, job: Job) -> "Packet | None":
+    """The judge's input for a queued turn; None when the turn is not in the transcript."""
+    from gitmem.judge import Packet
+    from gitmem.transcript import read_turns
+
+    turns = read_turns(job.transcript, start=job.turn)
+    if not turns or turns[0].index != job.turn:
+        return None
+    turn = turns[0]
+    start = parse_time(turn.timestamp)
+    end = parse_time(turns[1].timestamp) if len(turns) > 1 else None
+    files = capture_hook.files_modified(repo, job.session, start, end) if start is not None else ()
+    return Packet(session_id=job.session, turn=job.turn, user=turn.user, assistant=turn.assistant,
+                  files_modified=files)
+
+
+def gate(candidates: Sequence["Candidate"]) -> tuple[list["Candidate"], list[tuple["Candidate", list]]]:
+    """Split candidates into (accepted, [(quarantined, findings)])."""
+    accepted, rejected = [], []
+    for candidate in candidates:
+        findings = safety.check_candidate(candidate)
+        if findings:
+            rejected.append((candidate, findings))
+        else:
+            accepted.append(candidate)
+    return accepted, rejected
+
+
+def _already_recorded(repo: RepoPaths, session: str, turn: int, body: str) -> str | None:
+    """Id of an entry created from (session, turn) with this body, if one exists."""
+    body = body.strip()
+    for data in index.entries(index.current(repo)):
+        created = data.get("created") or {}
+        if created.get("session") == session and created.get("turn") == turn and \
+                (data.get("body") or "").strip() == body:
+            return data.get("id")
+    return None
+
+
+def commit_candidates(repo: RepoPaths, job: Job, candidates: Sequence["Candidate"], outcome: Outcome) -> None:
+    from gitmem.memory import Memory
+
+    memory = Memory(repo)
+    active = {e.id for e in stored_entries(repo)}
+    for c in candidates:
+        if _already_recorded(repo, job.session, job.turn, c.body):
+            outcome.already.append(c.body)
+            continue
+        supersedes = tuple(i for i in c.supersedes if i in active)
+        try:
+            rec = memory.add(c.kind, c.body, anchor=c.anchor, source=c.source, session=job.session,
+                             turn=job.turn, supersedes=supersedes)
+        except AnchorError:
+            outcome.notes.append(f"anchor {c.anchor} did not resolve; recorded for the repository")
+            rec = memory.add(c.kind, c.body, anchor=None, source=c.source, session=job.session,
+                             turn=job.turn, supersedes=supersedes)
+        outcome.recorded.append(rec.entry)
+        if rec.commit.commit:
+            outcome.commits.append(rec.commit.commit)
+        else:
+            outcome.notes.append(rec.commit.note)
+        active -= set(supersedes)
+
+
+def process(repo: RepoPaths, job: Job, judge: "Judge", judge_lock: Any = None) -> Outcome:
+    """Judge one turn and record what passes; safe to repeat (commits are idempotent)."""
+    outcome = Outcome(job)
+    packet = build_packet(repo, job)
+    if packet is None:
+        outcome.found = False
+        return outcome
+    stored = stored_entries(repo)
+    if judge_lock is not None:
+        with judge_lock:
+            candidates = judge.judge(packet, stored)
+    else:
+        candidates = judge.judge(packet, stored)
+    accepted, rejected = gate(candidates)
+    if rejected:
+        logged = {(q.get("session"), q.get("turn"), q.get("body")) for q in safety.quarantined(repo)}
+        for candidate, findings in rejected:
+            if (job.session, job.turn, candidate.body) in logged:  # a redone job: logged already
+                continue
+            outcome.quarantined.append(
+                safety.quarantine(repo, candidate, findings, session=job.session, turn=job.turn))
+    commit_candidates(repo, job, accepted, outcome)
+    return outcome

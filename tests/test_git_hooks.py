@@ -1,0 +1,323 @@
+"""Anchors stay true: real commits, merges and rebases through the installed git hooks."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+LEDGER = '''\
+export function syncLedger(db) {
+  return db.flush({ sync: true });
+}
+
+export class Ledger {
+  post(entry) {
+    this.entries.push(entry);
+    return entry.id;
+  }
+}
+
+export const formatAmount = (cents) => (cents / 100).toFixed(2);
+'''
+
+SERVICE = '''\
+class Base:
+    pass
+
+
+class Service(Base):
+    def sync(self, db):
+        db.flush()
+        return "synced"
+
+    def status(self):
+        return "ok"
+
+
+def retry(fn, attempts=3):
+    for _ in range(attempts):
+        fn()
+'''
+
+
+@pytest.fixture
+def code_repo(repo):
+    repo.write("src/ledger/sync.js", LEDGER)
+    repo.write("app/service.py", SERVICE)
+    repo.write("app/__init__.py", "")
+    repo.write("docs/index.md", "docs\n")
+    repo.commit_all("initial")
+    repo.gitmem("init")
+    repo.commit_all("set up gitmem")
+    return repo
+
+
+def add(repo, kind, body, anchor=None):
+    args = ["add", kind, body] + (["--anchor", anchor] if anchor else [])
+    return repo.gitmem(*args).stdout.split()[0]
+
+
+def committed_files(repo, rev="HEAD"):
+    return sorted(repo.git("show", "--name-only", "--format=", rev).split())
+
+
+def test_unrelated_commit_leaves_memory_alone(code_repo):
+    entry = add(code_repo, "hazard", "syncLedger took prod down in a handler", "src/ledger/sync.js::syncLedger")
+    code_repo.write("docs/index.md", "more docs\n")
+    code_repo.commit_all("docs")
+    assert committed_files(code_repo) == ["docs/index.md"]
+    assert code_repo.entries()[entry]["status"] == "active"
+
+
+def test_deleting_the_declaration_retires_the_entry_in_the_same_commit(code_repo):
+    entry = add(code_repo, "hazard", "syncLedger took prod down in a handler", "src/ledger/sync.js::syncLedger")
+    other = add(code_repo, "law", "Ledger.post must stay idempotent", "src/ledger/sync.js::Ledger.post")
+    code_repo.write("src/ledger/sync.js", LEDGER.split("export class")[0].replace(
+        "export function syncLedger(db) {\n  return db.flush({ sync: true });\n}\n", "") +
+        "export class" + LEDGER.split("export class")[1])
+    code_repo.git("add", "-A")
+    proc = code_repo.git("commit", "-q", "-m", "remove syncLedger")
+    assert committed_files(code_repo) == sorted([f".gitmem/entries/{entry}.yaml", "src/ledger/sync.js"])
+    entries = code_repo.entries()
+    retired = entries[entry]
+    assert retired["status"] == "revoked"
+    assert "`syncLedger` was removed from src/ledger/sync.js" in retired["revocation"]["reason"]
+    assert "no longer holds" in retired["revocation"]["reason"]
+    # the note's commit is knowable after the fact: the commit that carried the retirement
+    assert retired["revocation"]["commit"] == code_repo.git("rev-parse", "HEAD").strip()
+    assert entries[other]["status"] == "active"
+    assert code_repo.git("status", "--porcelain") == ""
+    assert proc == ""
+
+
+def test_function_moved_to_another_file_is_reanchored(code_repo):
+    entry = add(code_repo, "hazard", "retry hammers the API", "app/service.py::retry")
+    code_repo.write("app/service.py", SERVICE.split("def retry")[0].rstrip() + "\n")
+    code_repo.write("app/util.py", "import time\n\n\ndef retry(fn, attempts=3):\n    for _ in range(attempts):\n        fn()\n")
+    code_repo.commit_all("move retry to util")
+    assert f".gitmem/entries/{entry}.yaml" in committed_files(code_repo)
+    moved = code_repo.entries()[entry]
+    assert moved["status"] == "active" and moved["anchor"] == "app/util.py::retry"
+    shown = code_repo.gitmem("show", entry).stdout
+    assert "app/service.py::retry -> app/util.py::retry" in shown
+
+
+def test_rename_with_the_same_body_is_reanchored(code_repo):
+    entry = add(code_repo, "hazard", "never call syncLedger from a request handler", "src/ledger/sync.js::syncLedger")
+    code_repo.write("src/ledger/sync.js", LEDGER.replace("function syncLedger(", "function flushLedger("))
+    code_repo.commit_all("rename")
+    assert code_repo.entries()[entry]["anchor"] == "src/ledger/sync.js::flushLedger"
+
+
+def test_method_moved_to_a_base_class_in_another_file(code_repo):
+    entry = add(code_repo, "law", "sync must flush before returning", "app/service.py::Service.sync")
+    code_repo.write("app/base.py", "class Base:\n    def sync(self, db):\n        db.flush()\n        return \"synced\"\n")
+    code_repo.write("app/service.py", SERVICE.replace(
+        "class Base:\n    pass\n\n\n", "from app.base import Base\n\n\n").replace(
+        "    def sync(self, db):\n        db.flush()\n        return \"synced\"\n\n", ""))
+    code_repo.commit_all("pull sync up into Base")
+    assert code_repo.entries()[entry]["anchor"] == "app/base.py::Base.sync"
+
+
+def test_whole_package_directory_move(code_repo):
+    py = add(code_repo, "law", "status is polled by the LB", "app/service.py::Service.status")
+    js = add(code_repo, "law", "format with two decimals", "src/ledger/sync.js::formatAmount")
+    whole = add(code_repo, "law", "the ledger package is owned by payments", "src/ledger/sync.js")
+    code_repo.git("mv", "app", "core")
+    code_repo.git("mv", "src/ledger", "src/books")
+    code_repo.git("commit", "-q", "-m", "rename packages")
+    entries = code_repo.entries()
+    assert entries[py]["anchor"] == "core/service.py::Service.status"
+    assert entries[js]["anchor"] == "src/books/sync.js::formatAmount"
+    assert entries[whole]["anchor"] == "src/books/sync.js"
+    assert len([f for f in committed_files(code_repo) if f.startswith(".gitmem/")]) == 3
+
+
+def test_deleted_file_retires_file_and_symbol_anchors(code_repo):
+    sym = add(code_repo, "hazard", "retry hammers the API", "app/service.py::retry")
+    whole = add(code_repo, "law", "service.py is generated, do not edit", "app/service.py")
+    code_repo.git("rm", "-q", "app/service.py")
+    code_repo.git("commit", "-q", "-m", "drop service")
+    entries = code_repo.entries()
+    assert entries[sym]["status"] == entries[whole]["status"] == "revoked"
+    assert "app/service.py was deleted" in entries[whole]["revocation"]["reason"]
+
+
+def test_commit_all_and_partial_paths_use_the_right_index(code_repo):
+    entry = add(code_repo, "hazard", "retry hammers the API", "app/service.py::retry")
+    code_repo.write("app/service.py", SERVICE.split("def retry")[0])
+    code_repo.git("commit", "-q", "-a", "-m", "commit -a")
+    assert code_repo.entries()[entry]["status"] == "revoked"
+    assert f".gitmem/entries/{entry}.yaml" in committed_files(code_repo)
+
+
+def test_existing_user_hook_still_runs_and_can_still_block(repo):
+    hook = repo.path / ".git/hooks/pre-commit"
+    original = "#!/bin/sh\necho ran >> \"$(git rev-parse --git-dir)/user-hook-ran\"\n[ ! -f BLOCK ]\n"
+    hook.write_text(original)
+    hook.chmod(0o755)
+    repo.write("a.py", "def f():\n    return 1\n")
+    repo.commit_all("first")  # the user's hook alone
+    repo.gitmem("init")
+    repo.gitmem("init")  # idempotent
+    assert (repo.path / ".git/hooks/pre-commit.gitmem-orig").read_text() == original
+    assert not (repo.path / ".git/hooks/pre-commit.gitmem-orig.prev").exists()
+    repo.write("a.py", "def f():\n    return 2\n")
+    repo.commit_all("second")
+    assert (repo.path / ".git/user-hook-ran").read_text() == "ran\nran\n"
+    repo.write("BLOCK", "")
+    repo.git("add", "-A")
+    blocked = repo.git("commit", "-q", "-m", "blocked", check=False)
+    assert repo.git("log", "-1", "--format=%s").strip() == "second", blocked
+    repo.gitmem("uninstall")
+    assert hook.read_text() == original
+    assert stat.S_IMODE(hook.stat().st_mode) & 0o111
+    assert not (repo.path / ".git/hooks/post-merge").exists()
+    assert repo.git("config", "--get", "diff.gitmem.textconv", check=False) == ""
+
+
+def test_husky_style_hooks_path_inside_the_repository(repo):
+    # husky v9 layout: core.hooksPath=.husky/_ holds shims that find .husky/<hook> from $0
+    repo.write(".husky/_/h", 'n=$(basename "$0")\ns=$(dirname "$(dirname "$0")")/$n\n[ ! -f "$s" ] && exit 0\nsh -e "$s" "$@"\n')
+    repo.write(".husky/_/pre-commit", '#!/usr/bin/env sh\n# husky shim\n. "$(dirname "$0")/h"\n')
+    os.chmod(repo.path / ".husky/_/pre-commit", 0o755)
+    repo.write(".husky/pre-commit", "echo husky >> .git/husky-ran\n")
+    repo.git("config", "core.hooksPath", ".husky/_")
+    repo.write("a.py", "def f():\n    return 1\n")
+    repo.commit_all("first")
+    assert (repo.path / ".git/husky-ran").read_text() == "husky\n"
+    repo.gitmem("init")
+    assert (repo.path / ".husky/_/pre-commit.gitmem-orig").exists()
+    entry = add(repo, "law", "f must return an int", "a.py::f")
+    repo.write("a.py", "X = 1\n")
+    repo.commit_all("drop f")
+    assert (repo.path / ".git/husky-ran").read_text() == "husky\nhusky\n"
+    assert repo.entries()[entry]["status"] == "revoked"
+
+
+def test_shared_hooks_path_outside_the_repository_is_refused(repo, tmp_path):
+    shared = tmp_path / "shared-hooks"
+    shared.mkdir()
+    repo.git("config", "core.hooksPath", str(shared))
+    proc = repo.gitmem("init", check=False)
+    assert proc.returncode == 1 and "core.hooksPath points outside this repository" in proc.stderr
+    assert list(shared.iterdir()) == []
+
+
+def test_merge_retires_in_one_follow_up_commit_naming_the_removing_commit(code_repo):
+    entry = add(code_repo, "hazard", "retry hammers the API", "app/service.py::retry")
+    moved = add(code_repo, "law", "formatAmount rounds half up", "src/ledger/sync.js::formatAmount")
+    code_repo.git("checkout", "-q", "-b", "cleanup")
+    code_repo.write("app/service.py", SERVICE.split("def retry")[0])
+    code_repo.git("add", "-A")
+    code_repo.git("commit", "-q", "--no-verify", "-m", "drop retry (hooks skipped)")
+    removing = code_repo.git("rev-parse", "HEAD").strip()
+    code_repo.write("src/ledger/format.js", "export const formatAmount = (cents) => (cents / 100).toFixed(2);\n")
+    code_repo.write("src/ledger/sync.js", LEDGER.replace(
+        "export const formatAmount = (cents) => (cents / 100).toFixed(2);\n", ""))
+    code_repo.git("add", "-A")
+    code_repo.git("commit", "-q", "--no-verify", "-m", "move formatAmount")
+    code_repo.git("checkout", "-q", "main")
+    code_repo.write("docs/index.md", "diverge\n")
+    code_repo.commit_all("docs on main")
+    code_repo.git("merge", "-q", "--no-edit", "cleanup")
+    subjects = code_repo.git("log", "-3", "--format=%s").splitlines()
+    assert subjects[0] == "gitmem: re-check anchors after merge: 1 retired, 1 re-anchored"
+    assert subjects[1].startswith("Merge branch 'cleanup'")
+    entries = code_repo.entries()
+    assert entries[entry]["status"] == "revoked"
+    assert entries[entry]["revocation"]["commit"] == removing
+    assert entries[moved]["anchor"] == "src/ledger/format.js::formatAmount"
+    body = code_repo.git("log", "-1", "--format=%B")
+    assert f"Gitmem-Entry: {entry}" in body and f"Gitmem-Entry: {moved}" in body
+    assert code_repo.git("status", "--porcelain") == ""
+
+
+def test_fast_forward_pull_style_merge(code_repo):
+    entry = add(code_repo, "hazard", "retry hammers the API", "app/service.py::retry")
+    code_repo.git("checkout", "-q", "-b", "cleanup")
+    code_repo.write("app/service.py", SERVICE.split("def retry")[0])
+    code_repo.git("add", "-A")
+    code_repo.git("commit", "-q", "--no-verify", "-m", "drop retry")
+    code_repo.git("checkout", "-q", "main")
+    code_repo.git("merge", "-q", "--ff-only", "cleanup")
+    assert code_repo.entries()[entry]["status"] == "revoked"
+    assert code_repo.git("log", "-1", "--format=%s").startswith("gitmem: re-check anchors after merge")
+
+
+def test_rebase_onto_a_removal_retires_in_a_follow_up_commit(code_repo):
+    entry = add(code_repo, "hazard", "retry hammers the API", "app/service.py::retry")
+    code_repo.git("checkout", "-q", "-b", "feature")
+    code_repo.write("docs/feature.md", "feature\n")
+    code_repo.commit_all("feature docs")
+    code_repo.git("checkout", "-q", "main")
+    code_repo.write("app/service.py", SERVICE.split("def retry")[0])
+    code_repo.git("add", "-A")
+    code_repo.git("commit", "-q", "--no-verify", "-m", "drop retry upstream")
+    code_repo.git("checkout", "-q", "feature")
+    # Rebasing feature onto main brings in the removal; the entry on feature must retire.
+    code_repo.git("rebase", "-q", "main")
+    assert code_repo.entries()[entry]["status"] == "revoked"
+    assert code_repo.git("log", "-1", "--format=%s").startswith("gitmem: re-check anchors after rebase")
+    assert code_repo.git("status", "--porcelain") == ""
+
+
+def test_non_utf8_and_huge_files_in_a_commit(code_repo):
+    entry = add(code_repo, "law", "status is polled by the LB", "app/service.py::Service.status")
+    code_repo.write("app/service.py", SERVICE.encode() + b"\n# caf\xe9 latin-1 comment\n")
+    code_repo.write("app/huge.py", "def f():\n    return 1\n" * 150_000)  # ~3.3 MB
+    code_repo.write("app/blob.bin", os.urandom(200_000))
+    code_repo.commit_all("odd files")
+    assert code_repo.entries()[entry]["status"] == "active"
+    assert code_repo.git("status", "--porcelain") == ""
+
+
+def test_hook_failure_never_blocks_the_commit(code_repo):
+    entry = add(code_repo, "hazard", "retry hammers the API", "app/service.py::retry")
+    cache = code_repo.path / ".git/gitmem/index.json"
+    cache.write_text("{not json")
+    code_repo.write(f".gitmem/entries/{entry}.yaml", "id: [broken\n")
+    code_repo.write("app/service.py", SERVICE.split("def retry")[0])
+    code_repo.git("add", "-A")
+    code_repo.git("commit", "-q", "-m", "still commits")
+    assert code_repo.git("log", "-1", "--format=%s").strip() == "still commits"
+
+
+def test_check_rev_gates_pull_requests(code_repo):
+    add(code_repo, "hazard", "retry hammers the API", "app/service.py::retry")
+    base = code_repo.git("rev-parse", "HEAD").strip()
+    assert code_repo.gitmem("check", "--rev", f"{base}..HEAD").returncode == 0
+    code_repo.write("app/service.py", SERVICE.split("def retry")[0])
+    code_repo.git("add", "-A")
+    code_repo.git("commit", "-q", "--no-verify", "-m", "drop retry without hooks")
+    proc = code_repo.gitmem("check", "--rev", f"{base}..HEAD", check=False)
+    assert proc.returncode == 1 and "`retry` not found in app/service.py" in proc.stdout
+
+
+def test_check_staged_previews_the_hook(code_repo):
+    entry = add(code_repo, "hazard", "retry hammers the API", "app/service.py::retry")
+    code_repo.write("app/service.py", SERVICE.split("def retry")[0])
+    code_repo.git("add", "-A")
+    proc = code_repo.gitmem("check", "--staged", check=False)
+    assert proc.returncode == 1 and entry in proc.stdout and "would be retired" in proc.stdout
+    assert code_repo.entries()[entry]["status"] == "active"
+
+
+def test_diff_summarises_memory_changes_for_a_pull_request(code_repo):
+    base = code_repo.git("rev-parse", "HEAD").strip()
+    gone = add(code_repo, "hazard", "retry hammers the API", "app/service.py::retry")
+    add(code_repo, "law", "sync must flush before returning", "app/service.py::Service.sync")
+    add(code_repo, "law", "use integer cents", None)
+    code_repo.write("app/service.py", SERVICE.split("def retry")[0].replace("def sync(", "def synchronise("))
+    code_repo.commit_all("drop retry, rename sync")
+    md = code_repo.gitmem("diff", f"{base}..HEAD").stdout
+    assert md.startswith("## Memory changes")
+    assert "### Added (2)" in md and "use integer cents" in md
+    assert "### Retired (1)" in md and "`retry` was removed from app/service.py" in md
+    step = code_repo.gitmem("diff", "HEAD~1..HEAD").stdout
+    assert "### Re-anchored (1)" in step and "`app/service.py::Service.sync` → `app/service.py::Service.synchronise`" in step
+    assert "### Retired (1)" in step
+    log = code_repo.git("log", "-p", "-1", "--", f".gitmem/entries/{gone}.yaml")
+    assert "+hazard [revoked] from user" in log  # textconv makes git's own diff readable
