@@ -219,6 +219,10 @@ def drain() -> None:
     result = drain_queue(find_repo(), on_outcome=lambda o: click.echo(o.summary()))
     click.echo(f"judged {len(result.outcomes)} turns: recorded {result.recorded} entries, "
                f"quarantined {result.quarantined}")
+    for error in result.errors:
+        click.echo(f"gitmem: error judging {error}", err=True)
+    if result.errors:
+        sys.exit(1)
 
 
 @main.group()
@@ -287,6 +291,118 @@ def quarantine(as_json) -> None:
         click.echo(f"  body:   {visible(str(r.get('body') or ''))}")
         for reason in r.get("reasons") or []:
             click.echo(f"  reason: {reason}")
+
+
+# -- delivery -------------------------------------------------------------------------------
+
+def _delivery():
+    from gitmem.delivery import Delivery
+
+    return Delivery()
+
+
+def _line_range(text: str | None) -> tuple[int, int] | None:
+    if not text:
+        return None
+    first, _, last = text.partition("-")
+    try:
+        start, end = int(first), int(last or first)
+    except ValueError:
+        raise GitmemError(f"--lines {text!r}: expected START or START-END") from None
+    if not 0 < start <= end:
+        raise GitmemError(f"--lines {text!r}: expected 1 <= START <= END")
+    return start, end
+
+
+@main.command()
+@click.option("--event", type=click.Choice(EVENTS), help="The moment to preview.")
+@click.option("--path", metavar="PATH", help="The file read or edited (read, edit).")
+@click.option("--lines", metavar="START[-END]", help="Edited lines (edit); symbol anchors narrow to them.")
+@click.option("--command", "command_text", metavar="CMD", help="The command about to run (run, commit).")
+@click.option("--prompt", "prompt_text", metavar="TEXT", help="The developer's prompt (prompt).")
+@click.option("--source", type=click.Choice(["startup", "resume", "clear", "compact"]), default="startup",
+              show_default=True, help="How the session starts (session-start).")
+@click.option("--session", metavar="ID", help="Leave out what this Claude Code session already has.")
+@click.option("--agents-md", "agents_md", is_flag=True,
+              help="Write the repository-wide block into AGENTS.md's managed section instead.")
+@reports_errors
+def render(event, path, lines, command_text, prompt_text, source, session, agents_md) -> None:
+    """Print what gitmem would deliver at one moment (nothing is recorded)."""
+    if agents_md == bool(event):
+        raise GitmemError("give either --event EVENT or --agents-md")
+    delivery = _delivery()
+    if agents_md:
+        click.echo(delivery.write_agents_md())
+        return
+    if event in ("run", "commit"):
+        text = command_text or ("git commit" if event == "commit" else "")
+    else:
+        text = prompt_text or ""
+    plan = delivery.preview(event, path=path, session=session, text=text, lines=_line_range(lines), source=source)
+    if plan.text:
+        click.echo(plan.text)
+    else:
+        click.echo("gitmem: nothing would be delivered", err=True)
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per entry.")
+@reports_errors
+def stats(as_json) -> None:
+    """How often and when each entry was delivered, and which active entries never fired."""
+    rows = _delivery().stats()
+    never = [r for r in rows if r["status"] == "active" and not r["delivered"]]
+    for r in rows:
+        if as_json:
+            click.echo(json.dumps(r, ensure_ascii=False))
+        elif r["delivered"] or r["retracted"]:
+            events = ", ".join(f"{e} {n}" for e, n in sorted(r["events"].items()))
+            retracted = f", retracted {r['retracted']}" if r["retracted"] else ""
+            click.echo(f"{r['id']}  {r['kind']:<10} {r['delivered']:>4}x in {r['sessions']} sessions, "
+                       f"last {r['last']}  ({events}{retracted})  {r['body'][:60]}")
+    if not as_json:
+        if not any(r["delivered"] or r["retracted"] for r in rows):
+            click.echo("nothing delivered yet")
+        click.echo(f"never delivered: {len(never)} active " + ("entry" if len(never) == 1 else "entries"))
+        for r in never:
+            click.echo(f"  {r['id']}  {r['kind']:<10} {r['body'][:70]}")
+
+
+@main.command()
+@reports_errors
+def status() -> None:
+    """What sessions receive at start, what the budget leaves out, and whether the hooks are set up."""
+    from gitmem.deliver import entry_line
+
+    info = _delivery().status()
+    active = info["rules"]["active"]
+    hooks = info["hooks"]
+    if hooks["problem"]:
+        click.echo(f"Claude Code hooks: .claude/settings.json unreadable: {hooks['problem']}")
+    elif hooks["missing"]:
+        click.echo(f"Claude Code hooks: missing for {', '.join(hooks['missing'])}; run `gitmem init`")
+    else:
+        click.echo("Claude Code hooks: installed in .claude/settings.json")
+    click.echo(f"  the hook shim runs {hooks['python']}" if hooks["shim"] else
+               "  no hook shim on this machine (.git/gitmem/claude-hook): run `gitmem init`")
+    click.echo(f"session start: {len(info['session_start'])} of {len(info['session_start']) + len(info['left_out'])} "
+               f"repository-wide entries, {info['chars']} characters "
+               f"(budget {info['max_entries']} entries, {info['max_chars']} characters)")
+    for entry_id in info["session_start"]:
+        click.echo(f"  {entry_line(entry_id, active[entry_id])[2:][:100]}")
+    if info["left_out"]:
+        click.echo(f"left out by the budget ({len(info['left_out'])}, least recently relevant first):")
+        for entry_id in info["left_out"]:
+            click.echo(f"  {entry_line(entry_id, active[entry_id])[2:][:100]}")
+    click.echo(f"active entries: {info['active']}, expired: {len(info['expired'])}, "
+               f"announced as withdrawn (last {info['retraction_days']} days): {len(info['retractions'])}")
+    if info["stale_ranges"]:
+        click.echo("declaration ranges not yet computed for the current content of: "
+                   + ", ".join(info["stale_ranges"]) + " (edits there fire for the whole file)")
+    for error in info["invalid_entries"]:
+        click.echo(f"invalid entry, never delivered: {error['path']}: {error['message']}")
+    if info["hook_errors"]:
+        click.echo(f"hook errors logged: {info['hook_errors']} (see .git/gitmem/errors.log)")
 
 
 if __name__ == "__main__":

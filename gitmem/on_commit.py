@@ -46,6 +46,7 @@ def pre_commit(repo: RepoPaths) -> None:
     if outcomes:
         git.stage(repo.worktree, _apply(repo, outcomes))
         index.current(repo)
+        git.stage(repo.worktree, _refresh_delivery(repo))
 
 
 def after_history_change(repo: RepoPaths, base: str | None, what: str) -> None:
@@ -72,14 +73,40 @@ def after_history_change(repo: RepoPaths, base: str | None, what: str) -> None:
             entry = replace(outcome.entry, revocation=replace(outcome.entry.revocation, commit=sha))
             outcomes[i] = replace(outcome, entry=entry)
     if outcomes:
-        paths = _apply(repo, outcomes)
+        paths = _apply(repo, outcomes) + _refresh_delivery(repo)
         trailers = [("Gitmem-Entry", o.entry.id) for o in outcomes]
         retired = sum(o.action == "retired" for o in outcomes)
         moved = len(outcomes) - retired
         subject = f"gitmem: re-check anchors after {what}: {retired} retired, {moved} re-anchored"
         result = commit_files(repo, paths, subject, trailers, finishing=True)
         print(f"gitmem: {result.note}", file=sys.stderr)
+    else:
+        _refresh_delivery(repo)
     index.current(repo)
+
+
+def _refresh_delivery(repo: RepoPaths) -> list[str]:
+    """AGENTS.md's managed section and the declaration ranges follow memory changes (fail open).
+
+    Returns ["AGENTS.md"] when its section changed in a tracked file that had no other unstaged
+    change, so it can join the commit that carries the entry changes.
+    """
+    from gitmem import agents_md, decl_ranges, git
+
+    joined: list[str] = []
+    try:
+        if agents_md.is_managed(repo):
+            name = agents_md.FILE_NAME
+            tracked = bool(git.git_text(repo.worktree, "ls-files", "--", name, check=False))
+            clean = tracked and not git.git_text(repo.worktree, "diff", "--name-only", "--", name, check=False)
+            before = (repo.worktree / name).read_text(encoding="utf-8")
+            agents_md.write(repo)
+            if clean and (repo.worktree / name).read_text(encoding="utf-8") != before:
+                joined.append(name)
+        decl_ranges.refresh(repo)
+    except Exception:
+        faillog.record(repo.state, "delivery upkeep")
+    return joined
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -33,12 +33,15 @@ import fcntl
 import json
 import os
 import time
-from pathlib import Path
-TYPE_CHECKING = False  # typing costs ~5 ms to import; the hooks import this module
+
+# The hooks import this module: no typing (≈5 ms), no pathlib (≈8 ms), no gitmem.paths
+# (dataclasses ≈18 ms). Paths are plain strings; `repo` is anything with a `.state`
+# (gitmem.paths.RepoPaths, or capture_hook.HookRepo on the hook path).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Iterator
 
-from gitmem.paths import RepoPaths
+    from gitmem.paths import RepoPaths
 
 QUEUE_DIR = "queue"
 PRIORITY_FINAL = 0   # Stop / SessionEnd: the session paused or ended
@@ -52,8 +55,8 @@ _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012345678
 
 # -- layout ---------------------------------------------------------------------------------
 
-def root(repo: RepoPaths) -> Path:
-    return repo.state / QUEUE_DIR
+def root(repo: RepoPaths) -> str:
+    return os.path.join(os.fspath(repo.state), QUEUE_DIR)
 
 
 def session_key(session: str) -> str:
@@ -69,14 +72,19 @@ def job_key(session: str, turn: int) -> str:
     return f"{session_key(session)}.{turn}"
 
 
-def _dirs(repo: RepoPaths) -> dict[str, Path]:
+def _dirs(repo: RepoPaths) -> dict[str, str]:
     base = root(repo)
-    return {name: base / name for name in ("signals", "sessions", "ready", "done", "failed")}
+    return {name: os.path.join(base, name) for name in ("signals", "sessions", "ready", "done", "failed")}
 
 
-def _write_new(path: Path, data: Any) -> bool:
+def _tmp_for(path: str) -> str:
+    head, name = os.path.split(path)
+    return os.path.join(head, f".{name}.{os.getpid()}.{os.urandom(4).hex()}")
+
+
+def _write_new(path: str, data: Any) -> bool:
     """Create `path` with `data` atomically; False when it already exists (never overwrites)."""
-    tmp = path.parent / f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}"
+    tmp = _tmp_for(path)
     with open(tmp, "w", encoding="utf-8") as handle:
         json.dump(data, handle, ensure_ascii=False)
     try:
@@ -88,14 +96,14 @@ def _write_new(path: Path, data: Any) -> bool:
         os.unlink(tmp)
 
 
-def _write_replace(path: Path, data: Any) -> None:
-    tmp = path.parent / f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}"
+def _write_replace(path: str, data: Any) -> None:
+    tmp = _tmp_for(path)
     with open(tmp, "w", encoding="utf-8") as handle:
         json.dump(data, handle, ensure_ascii=False)
     os.replace(tmp, path)
 
 
-def _read_json(path: Path) -> Any:
+def _read_json(path: str) -> Any:
     try:
         with open(path, encoding="utf-8") as handle:
             return json.load(handle)
@@ -103,7 +111,7 @@ def _read_json(path: Path) -> Any:
         return None
 
 
-def _listdir(path: Path) -> list[str]:
+def _listdir(path: str) -> list[str]:
     try:
         return [n for n in os.listdir(path) if not n.startswith(".")]
     except FileNotFoundError:
@@ -113,17 +121,17 @@ def _listdir(path: Path) -> list[str]:
 # -- the hook's side: signals ---------------------------------------------------------------
 
 def signal(repo: RepoPaths, session: str, event: str, transcript: str,
-           prompt: str | None = None, now: float | None = None) -> Path:
+           prompt: str | None = None, now: float | None = None) -> str:
     """Record that `event` happened in `session` (cheap; called from the hook)."""
-    folder = root(repo) / "signals"
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = os.path.join(root(repo), "signals")
+    os.makedirs(folder, exist_ok=True)
     stamp = time.time() if now is None else now
     data: dict[str, Any] = {"session": session, "event": event, "time": stamp, "transcript": transcript}
     if prompt:
         data["prompt"] = _norm(prompt)[:PROMPT_PREFIX]
     name = f"{session_key(session)}.{time.time_ns()}.{os.getpid()}.{os.urandom(3).hex()}.json"
-    path = folder / name
-    tmp = folder / f".{name}"
+    path = os.path.join(folder, name)
+    tmp = os.path.join(folder, f".{name}")
     with open(tmp, "w", encoding="utf-8") as handle:
         json.dump(data, handle, ensure_ascii=False)
     os.replace(tmp, path)
@@ -176,8 +184,8 @@ class Job:
             return None
 
 
-def _lock(path: Path, blocking: bool = True):
-    path.parent.mkdir(parents=True, exist_ok=True)
+def _lock(path: str, blocking: bool = True) -> int:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
@@ -238,32 +246,32 @@ def plan(repo: RepoPaths) -> int:
     if not names:
         return 0
     for d in dirs.values():
-        d.mkdir(parents=True, exist_ok=True)
+        os.makedirs(d, exist_ok=True)
     created = 0
-    fd = _lock(root(repo) / "plan.lock")
+    fd = _lock(os.path.join(root(repo), "plan.lock"))
     try:
         by_session: dict[str, list[tuple[str, dict[str, Any]]]] = {}
         for name in sorted(_listdir(dirs["signals"])):
-            data = _read_json(dirs["signals"] / name)
+            data = _read_json(os.path.join(dirs["signals"], name))
             if not isinstance(data, dict) or not isinstance(data.get("session"), str):
-                _remove(dirs["signals"] / name)  # unreadable: nothing to act on
+                _remove(os.path.join(dirs["signals"], name))  # unreadable: nothing to act on
                 continue
             by_session.setdefault(data["session"], []).append((name, data))
         for session, items in by_session.items():
             created += _plan_session(repo, dirs, session, [d for _, d in items])
             for name, _ in items:
-                _remove(dirs["signals"] / name)
+                _remove(os.path.join(dirs["signals"], name))
     finally:
         _unlock(fd)
     return created
 
 
-def _plan_session(repo: RepoPaths, dirs: dict[str, Path], session: str,
+def _plan_session(repo: RepoPaths, dirs: dict[str, str], session: str,
                   signals: list[dict[str, Any]]) -> int:
     from gitmem.transcript import read_turns
 
     skey = session_key(session)
-    state_path = dirs["sessions"] / f"{skey}.json"
+    state_path = os.path.join(dirs["sessions"], f"{skey}.json")
     state = _read_json(state_path) or {}
     start = state.get("next", 0) if isinstance(state.get("next"), int) else 0
     transcript = next((s["transcript"] for s in reversed(signals) if isinstance(s.get("transcript"), str)),
@@ -280,11 +288,12 @@ def _plan_session(repo: RepoPaths, dirs: dict[str, Path], session: str,
     created = 0
     for turn in turns[:count]:
         key = job_key(session, turn.index)
-        if (dirs["done"] / key).exists() or (dirs["failed"] / f"{key}.json").exists():
+        if os.path.exists(os.path.join(dirs["done"], key)) or \
+                os.path.exists(os.path.join(dirs["failed"], f"{key}.json")):
             continue
         job = Job(session, turn.index, transcript, PRIORITY_FINAL if final else PRIORITY_PROMPT,
                   float(enqueued), event)
-        if _write_new(dirs["ready"] / f"{key}.json", job.to_dict()):
+        if _write_new(os.path.join(dirs["ready"], f"{key}.json"), job.to_dict()):
             created += 1
     watermark = turns[count - 1].index + 1
     _write_replace(state_path, {"session": session, "next": watermark, "transcript": transcript,
@@ -293,17 +302,17 @@ def _plan_session(repo: RepoPaths, dirs: dict[str, Path], session: str,
     return created
 
 
-def _prune_done(done: Path, skey: str, watermark: int) -> None:
+def _prune_done(done: str, skey: str, watermark: int) -> None:
     """Done markers below the watermark can never be planned again: drop them."""
     prefix = skey + "."
     for name in _listdir(done):
         if name.startswith(prefix):
             tail = name[len(prefix):]
             if tail.isdigit() and int(tail) < watermark:
-                _remove(done / name)
+                _remove(os.path.join(done, name))
 
 
-def _remove(path: Path) -> None:
+def _remove(path: str) -> None:
     try:
         os.unlink(path)
     except FileNotFoundError:
@@ -311,7 +320,7 @@ def _remove(path: Path) -> None:
 
 
 def watermark(repo: RepoPaths, session: str) -> int:
-    state = _read_json(_dirs(repo)["sessions"] / f"{session_key(session)}.json") or {}
+    state = _read_json(os.path.join(_dirs(repo)["sessions"], f"{session_key(session)}.json")) or {}
     value = state.get("next", 0)
     return value if isinstance(value, int) else 0
 
@@ -323,7 +332,7 @@ class Claim:
 
     __slots__ = ("repo", "job", "path", "_fd", "attempt")
 
-    def __init__(self, repo: RepoPaths, job: Job, path: Path, fd: int, attempt: int) -> None:
+    def __init__(self, repo: RepoPaths, job: Job, path: str, fd: int, attempt: int) -> None:
         self.repo = repo
         self.job = job
         self.path = path
@@ -333,19 +342,19 @@ class Claim:
     def finish(self) -> None:
         """Mark the job done for good, then give up the lock."""
         dirs = _dirs(self.repo)
-        marker = dirs["done"] / self.job.key
+        marker = os.path.join(dirs["done"], self.job.key)
         os.close(os.open(marker, os.O_WRONLY | os.O_CREAT, 0o644))
         _remove(self.path)
-        _remove(self.path.with_suffix(".attempts"))
+        _remove(_attempts_path(self.path))
         self.release()
 
     def fail(self, reason: str) -> None:
         """Park the job in failed/ with the reason (it is kept, never silently dropped)."""
         dirs = _dirs(self.repo)
         data = self.job.to_dict() | {"reason": reason, "time": time.time()}
-        _write_replace(dirs["failed"] / f"{self.job.key}.json", data)
+        _write_replace(os.path.join(dirs["failed"], f"{self.job.key}.json"), data)
         _remove(self.path)
-        _remove(self.path.with_suffix(".attempts"))
+        _remove(_attempts_path(self.path))
         self.release()
 
     def release(self) -> None:
@@ -367,7 +376,7 @@ def pending(repo: RepoPaths) -> list[Job]:
     jobs = []
     for name in _listdir(ready):
         if name.endswith(".json"):
-            job = Job.from_dict(_read_json(ready / name))
+            job = Job.from_dict(_read_json(os.path.join(ready, name)))
             if job is not None:
                 jobs.append(job)
     jobs.sort(key=lambda j: (j.priority, j.enqueued, j.session, j.turn))
@@ -385,7 +394,7 @@ def claim_next(repo: RepoPaths) -> Claim | None:
 
 def claim(repo: RepoPaths, key: str) -> Claim | None:
     dirs = _dirs(repo)
-    path = dirs["ready"] / f"{key}.json"
+    path = os.path.join(dirs["ready"], f"{key}.json")
     try:
         fd = os.open(path, os.O_RDWR)
     except FileNotFoundError:
@@ -407,12 +416,11 @@ def claim(repo: RepoPaths, key: str) -> Claim | None:
         _unlock(fd)
         _quarantine_broken(dirs, path)
         return None
-    if (dirs["done"] / key).exists():  # finished, but killed before the job file went
+    if os.path.exists(os.path.join(dirs["done"], key)):  # finished, but killed before the job file went
         _remove(path)
         _unlock(fd)
         return None
-    attempts_path = path.with_suffix(".attempts")
-    with open(attempts_path, "ab") as handle:
+    with open(_attempts_path(path), "ab") as handle:
         handle.write(b".")
         attempt = handle.tell()
     result = Claim(repo, job, path, fd, attempt)
@@ -422,9 +430,13 @@ def claim(repo: RepoPaths, key: str) -> Claim | None:
     return result
 
 
-def _quarantine_broken(dirs: dict[str, Path], path: Path) -> None:
+def _attempts_path(job_path: str) -> str:
+    return job_path[: -len(".json")] + ".attempts" if job_path.endswith(".json") else job_path + ".attempts"
+
+
+def _quarantine_broken(dirs: dict[str, str], path: str) -> None:
     try:
-        os.replace(path, dirs["failed"] / path.name)
+        os.replace(path, os.path.join(dirs["failed"], os.path.basename(path)))
     except OSError:
         pass
 
@@ -437,7 +449,7 @@ def counts(repo: RepoPaths) -> dict[str, int]:
     busy = 0
     for name in ready:
         try:
-            fd = os.open(dirs["ready"] / name, os.O_RDONLY)
+            fd = os.open(os.path.join(dirs["ready"], name), os.O_RDONLY)
         except FileNotFoundError:
             continue
         try:
@@ -454,6 +466,6 @@ def counts(repo: RepoPaths) -> dict[str, int]:
 def failed(repo: RepoPaths) -> Iterator[dict[str, Any]]:
     folder = _dirs(repo)["failed"]
     for name in sorted(_listdir(folder)):
-        data = _read_json(folder / name)
+        data = _read_json(os.path.join(folder, name))
         if isinstance(data, dict):
             yield data

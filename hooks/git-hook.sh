@@ -28,12 +28,15 @@ if [ ! -x "$GITMEM_PYTHON" ]; then
 fi
 
 if [ "$GITMEM_HOOK" = pre-commit ]; then
-  # Fast path in shell: Python starts only if the commit touches a file an entry is anchored to
-  # (or the entries changed since the list of anchored files was written).
-  anchored="$(git rev-parse --git-common-dir 2>/dev/null)/gitmem/anchored-paths"
+  # Fast path in shell, no extra processes but one git call: Python starts only if the commit
+  # touches a file an entry is anchored to (or the entries changed since that list was written).
+  state=.git/gitmem
+  [ -d .git ] || state="$(git rev-parse --git-common-dir 2>/dev/null)/gitmem"
+  anchored="$state/anchored-paths.sh"
   if [ -f "$anchored" ] && [ ! .gitmem/entries -nt "$anchored" ]; then
-    git diff --cached --name-only --no-renames -z 2>/dev/null | tr '\0' '\n' \
-      | grep -qxF -f "$anchored" || exit 0
+    . "$anchored"  # sets the positional parameters to the anchored paths, quoted for sh
+    [ $# -eq 0 ] && exit 0
+    git diff-index --cached --quiet HEAD -- "$@" 2>/dev/null && exit 0
   fi
 fi
 

@@ -1,0 +1,146 @@
+"""Commit overhead of gitmem's git hooks on a real codebase.
+
+Builds two identical repositories from Django's source (fetched with `pip download` at run
+time; nothing of it is committed here): one plain, one with `gitmem init` and a store of
+anchored entries. Replays the same series of realistic commits (10 files each) in both,
+interleaved so machine noise hits both alike, and prints the median commit time of each
+and their ratio. Targets: ratio <= 1.3 and < 100 ms added per 10-file commit.
+
+    python bench/commit_overhead.py [--commits 30] [--entries 60]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+PACKAGE = "django<5.3"
+
+
+def sh(*args: str, cwd: Path, env: dict[str, str]) -> str:
+    return subprocess.run(args, cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
+
+
+def fetch_source(work: Path, env: dict[str, str]) -> Path:
+    subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
+                    "-d", str(work / "dl"), PACKAGE], check=True, env=env)
+    archive = next((work / "dl").glob("*.tar.gz"))
+    with tarfile.open(archive) as tar:
+        tar.extractall(work / "src", filter="data")
+    return next((work / "src").iterdir())
+
+
+def make_repo(source: Path, dest: Path, env: dict[str, str]) -> None:
+    shutil.copytree(source, dest)
+    sh("git", "init", "-q", "-b", "main", cwd=dest, env=env)
+    sh("git", "add", "-A", cwd=dest, env=env)
+    sh("git", "commit", "-q", "-m", "import", cwd=dest, env=env)
+
+
+def seed_entries(repo: Path, files: list[str], count: int, env: dict[str, str], rng: random.Random) -> list[str]:
+    """Anchor `count` entries to real declarations; returns the anchored files."""
+    from gitmem.anchors import declarations
+
+    anchored: list[str] = []
+    gitmem = [sys.executable, "-m", "gitmem.cli"]
+    for path in rng.sample(files, len(files)):
+        if len(anchored) >= count:
+            break
+        decls = [d for d in declarations((repo / path).read_bytes(), "python") if d.kind in ("function", "method")]
+        if not decls:
+            continue
+        decl = rng.choice(decls)
+        subprocess.run([*gitmem, "add", "hazard", f"careful with {decl.name}", "--anchor", f"{path}::{decl.name}"],
+                       cwd=repo, env=env, check=True, capture_output=True)
+        anchored.append(path)
+    for i in range(10):
+        subprocess.run([*gitmem, "add", "law", f"repository rule {i}"], cwd=repo, env=env, check=True,
+                       capture_output=True)
+    return anchored
+
+
+def edit(repo: Path, path: str, n: int) -> None:
+    """A realistic small edit: a comment line appended inside the file."""
+    with open(repo / path, "a", encoding="utf-8") as handle:
+        handle.write(f"\n# bench edit {n}\n")
+
+
+def timed_commit(repo: Path, files: list[str], n: int, env: dict[str, str]) -> float:
+    for path in files:
+        edit(repo, path, n)
+    sh("git", "add", "--", *files, cwd=repo, env=env)
+    start = time.perf_counter()
+    sh("git", "commit", "-q", "-m", f"change {n}", cwd=repo, env=env)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--commits", type=int, default=30)
+    parser.add_argument("--entries", type=int, default=60)
+    parser.add_argument("--anchored-share", type=float, default=0.2,
+                        help="share of commits that touch a file an entry is anchored to")
+    args = parser.parse_args()
+    rng = random.Random(7)
+
+    with tempfile.TemporaryDirectory(prefix="gitmem-bench-") as tmp:
+        work = Path(tmp)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        env.update(HOME=str(work), GIT_CONFIG_NOSYSTEM="1", GIT_AUTHOR_NAME="bench", GIT_AUTHOR_EMAIL="b@x",
+                   GIT_COMMITTER_NAME="bench", GIT_COMMITTER_EMAIL="b@x")
+        source = fetch_source(work, env)
+        plain, with_hooks = work / "plain", work / "gitmem"
+        make_repo(source, plain, env)
+        make_repo(source, with_hooks, env)
+        files = sorted(sh("git", "ls-files", "*.py", cwd=plain, env=env).split())
+        print(f"codebase: {source.name}, {len(files)} Python files "
+              f"({len(sh('git', 'ls-files', cwd=plain, env=env).split())} files in all)")
+
+        subprocess.run([sys.executable, "-m", "gitmem.cli", "init"], cwd=with_hooks, env=env, check=True,
+                       capture_output=True)
+        sh("git", "add", "-A", cwd=with_hooks, env=env)
+        sh("git", "commit", "-q", "-m", "gitmem init", cwd=with_hooks, env=env)
+        anchored = seed_entries(with_hooks, files, args.entries, env, rng)
+        unanchored = [f for f in files if f not in set(anchored)]
+        print(f"store: {args.entries + 10} entries, {len(set(anchored))} anchored files")
+
+        times: dict[str, list[float]] = {"plain": [], "gitmem": []}
+        slow: list[tuple[float, float]] = []
+        for n in range(args.commits):
+            touches_anchor = n < args.commits * args.anchored_share
+            batch = rng.sample(unanchored, 10 - touches_anchor)
+            if touches_anchor:
+                batch.append(rng.choice(anchored))
+            order = [("plain", plain), ("gitmem", with_hooks)]
+            rng.shuffle(order)
+            pair = {}
+            for name, repo in order:
+                pair[name] = timed_commit(repo, batch, n, env)
+                times[name].append(pair[name])
+            if touches_anchor:
+                slow.append((pair["plain"], pair["gitmem"]))
+
+        base = statistics.median(times["plain"])
+        ours = statistics.median(times["gitmem"])
+        print(f"commits: {args.commits} x 10 files, {len(slow)} of them touching an anchored file")
+        print(f"median commit, no hooks:     {base * 1000:7.1f} ms")
+        print(f"median commit, gitmem hooks: {ours * 1000:7.1f} ms")
+        print(f"ratio: {ours / base:.2f} (target <= 1.3)   added: {(ours - base) * 1000:.1f} ms (target < 100)")
+        if slow:
+            slow_base = statistics.median(p for p, _ in slow)
+            slow_ours = statistics.median(g for _, g in slow)
+            print(f"commits touching an anchored file: median {slow_base * 1000:.1f} ms -> {slow_ours * 1000:.1f} ms "
+                  f"(+{(slow_ours - slow_base) * 1000:.1f} ms)")
+
+
+if __name__ == "__main__":
+    main()

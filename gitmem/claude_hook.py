@@ -1,0 +1,315 @@
+"""Claude Code's hooks enter gitmem here: the event as JSON on stdin, context as JSON on stdout.
+
+.claude/settings.json runs .git/gitmem/claude-hook (written by claude_settings.py), which runs
+this module under `python -I -S` with sys.path set to the standard library plus the folders
+holding gitmem (and, for the rare rebuild, its dependencies).
+
+Speed: this runs in front of every tool call. The fast path imports json, os, sys, time, re,
+fcntl and gitmem's delivery modules (deliver, delivery_data, sessions, delivery_log,
+decl_ranges), which import nothing else. Measured here (2 loaded cores, `-X importtime`):
+gitmem.paths ≈ 20 ms (dataclasses pulls in inspect; pathlib), gitmem.index ≈ 10 ms more
+(tempfile, typing), so the repository is located with os.path below and those modules are only
+imported when the compiled rules must be rebuilt, once after each change to the store.
+
+Protocol (Claude Code hooks reference): input fields session_id, transcript_path, cwd,
+hook_event_name, plus source (SessionStart), prompt (UserPromptSubmit), tool_name and
+tool_input (PreToolUse, PostToolUse). Context goes back as
+{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}} with exit status 0.
+The hook never blocks or fails the agent's action: any internal error means exit 0, no output,
+and a traceback in .git/gitmem/errors.log.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+
+from gitmem import decl_ranges, deliver, delivery_data, delivery_log, sessions
+
+HANDLED = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd")
+CAPTURED = ("UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd")  # handed to gitmem.capture_hook
+FILE_TOOLS = {"Read": "read", "Edit": "edit", "Write": "edit", "MultiEdit": "edit", "NotebookEdit": "edit"}
+REGION_TOOLS = ("Edit", "MultiEdit")  # name the edited text, so symbol anchors can narrow
+MAX_INPUT_BYTES = 8 * 1024 * 1024
+_GIT_COMMIT = re.compile(r"(?:^|[\s;&|(){}])git(?:\s+-[cC]\s+\S+|\s+--?[\w-]+(?:=\S+)?)*\s+commit(?:\s|$)")
+
+
+def main() -> int:
+    state = None
+    try:
+        raw = sys.stdin.buffer.read(MAX_INPUT_BYTES)
+        payload = json.loads(raw) if raw.strip() else None
+        if not isinstance(payload, dict) or payload.get("hook_event_name") not in HANDLED:
+            return 0
+        start = os.environ.get("CLAUDE_PROJECT_DIR") or _text(payload.get("cwd")) or os.getcwd()
+        where = locate(start)
+        if where is None or not os.path.isdir(os.path.join(where[0], ".gitmem")):
+            return 0  # not a gitmem repository: stay silent
+        state = os.path.join(where[2], "gitmem")
+        hook = Hook(payload, *where)
+        text = hook.deliver()
+        if text:
+            out = {"hookSpecificOutput": {"hookEventName": hook.event, "additionalContext": text}}
+            sys.stdout.write(json.dumps(out))  # ASCII only: safe whatever the locale
+            sys.stdout.flush()
+        hook.finish()
+        if hook.event in CAPTURED:
+            _capture(where, payload)
+    except Exception:
+        _log_error(state)
+    return 0
+
+
+def locate(start: str) -> tuple[str, str, str] | None:
+    """(work tree, git dir, common git dir) above `start`, like gitmem.paths.find_repo."""
+    here = os.path.abspath(start)
+    while True:
+        dot_git = os.path.join(here, ".git")
+        if os.path.isdir(dot_git):
+            return here, dot_git, dot_git
+        if os.path.isfile(dot_git):
+            with open(dot_git, encoding="utf-8", errors="replace") as handle:
+                text = handle.read().strip()
+            if not text.startswith("gitdir:"):
+                return None
+            git_dir = os.path.realpath(os.path.join(here, text[7:].strip()))
+            common = git_dir
+            try:
+                with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as handle:
+                    common = os.path.realpath(os.path.join(git_dir, handle.read().strip()))
+            except OSError:
+                pass
+            return here, git_dir, common
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+def relative(worktree: str, path: str, cwd: str | None = None) -> str | None:
+    """Repository-relative POSIX path of `path`, or None outside the work tree."""
+    if not os.path.isabs(path):
+        path = os.path.join(cwd or worktree, path)
+    path = os.path.normpath(path)
+    prefix = worktree.rstrip("/") + "/"
+    if path.startswith(prefix):
+        return path[len(prefix):]
+    real, real_tree = os.path.realpath(path), os.path.realpath(worktree)
+    if real.startswith(real_tree.rstrip("/") + "/"):
+        return real[len(real_tree.rstrip("/")) + 1:]
+    return None
+
+
+def is_git_commit(command: str) -> bool:
+    return _GIT_COMMIT.search(command) is not None
+
+
+class Hook:
+    """One hook call: decide what to deliver, remember it, and what to do after answering."""
+
+    def __init__(self, payload: dict, worktree: str, git_dir: str, common_dir: str) -> None:
+        self.payload = payload
+        self.event = payload["hook_event_name"]
+        self.worktree, self.git_dir, self.common_dir = worktree, git_dir, common_dir
+        self.state = os.path.join(common_dir, "gitmem")
+        self.session = _text(payload.get("session_id")) or "unknown"
+        self.now = time.time()
+        self.stale: list[str] = []  # symbol-anchored files whose ranges need a refresh
+        self._rules: dict | None = None
+        self._content: dict[str, bytes | None] = {}
+        self._ranges: dict | None = None
+
+    @property
+    def rules(self) -> dict:
+        if self._rules is None:
+            self._rules = delivery_data.load(self.worktree, self.git_dir, self.common_dir)
+        return self._rules
+
+    # -- events -------------------------------------------------------------------------
+    def deliver(self) -> str:
+        if self.event == "SessionStart":
+            source = _text(self.payload.get("source")) or "startup"
+            # startup, clear and compact begin with an empty context; resume keeps its transcript.
+            return self._deliver(deliver.Cue("session-start", source=source), reset=source != "resume")
+        if self.event == "UserPromptSubmit":
+            return self._deliver(deliver.Cue("prompt", text=_text(self.payload.get("prompt")) or ""))
+        if self.event == "PreToolUse":
+            cue = self._tool_cue()
+            return self._deliver(cue) if cue is not None else ""
+        if self.event == "PostToolUse":
+            self._after_edit()
+        return ""
+
+    def _tool_cue(self) -> deliver.Cue | None:
+        tool = self.payload.get("tool_name")
+        tool_input = self.payload.get("tool_input")
+        if not isinstance(tool_input, dict):
+            return None
+        if tool == "Bash":
+            command = _text(tool_input.get("command"))
+            if not command:
+                return None
+            return deliver.Cue("commit" if is_git_commit(command) else "run", text=command)
+        if tool not in FILE_TOOLS:
+            return None
+        path = self._path(tool_input)
+        if path is None:
+            return None
+        if tool == "Read" and path in delivery_data.symbol_anchored_paths(self.rules):
+            self._check_ranges(path)  # ready for the edit that usually follows a read
+        return deliver.Cue(FILE_TOOLS[tool], path, narrow=tool in REGION_TOOLS)
+
+    def _path(self, tool_input: dict) -> str | None:
+        raw = _text(tool_input.get("file_path")) or _text(tool_input.get("notebook_path"))
+        return relative(self.worktree, raw, _text(self.payload.get("cwd"))) if raw else None
+
+    def _deliver(self, cue: deliver.Cue, reset: bool = False) -> str:
+        rules = self.rules
+        with sessions.Locked(self.state, self.session) as locked:
+            if reset:
+                locked.reset()
+            result = deliver.plan(rules, cue, locked.record, now=self.now, worktree=self.worktree,
+                                  symbol_hit=self._symbol_hit, commit_paths=self._commit_paths,
+                                  relevance=lambda: delivery_log.read_relevance(self.state))
+            for entry_id in result.active:
+                locked.record["delivered"][entry_id] = cue.event
+            for entry_id in result.retractions:
+                locked.record["retracted"][entry_id] = cue.event
+            if reset or result.active or result.retractions:
+                locked.save()
+        if result.active or result.retractions:
+            delivery_log.append(self.state, session=self.session, event=cue.event, path=cue.path,
+                                delivered=result.active, retracted=result.retractions,
+                                source=cue.source, at=self.now)
+        if cue.source == "startup":
+            sessions.prune(self.state)
+        return result.text
+
+    # -- symbol anchors -----------------------------------------------------------------
+    def _symbol_hit(self, path: str, symbol: str) -> bool:
+        """Does this Edit/MultiEdit touch `symbol`'s declaration? True whenever unsure."""
+        content = self._read(path)
+        regions = edit_regions(content, self.payload.get("tool_input")) if content is not None else None
+        if regions is None:
+            return True  # text not found (or file unreadable): deliver for the whole file
+        if self._ranges is None:
+            self._ranges = decl_ranges.read(self.state)
+        ranges = decl_ranges.lookup(self._ranges, path, symbol, content)
+        if ranges is None:
+            # Stale: the ranges were computed for other content (an edit landed and the
+            # background refresh has not finished) or never. Deliver rather than miss.
+            if path not in self.stale:
+                self.stale.append(path)
+            return True
+        return any(start <= last and first <= end for first, last in regions for start, end in ranges)
+
+    def _read(self, path: str) -> bytes | None:
+        if path not in self._content:
+            try:
+                with open(os.path.join(self.worktree, path), "rb") as handle:
+                    data = handle.read(decl_ranges.MAX_BYTES + 1)
+                self._content[path] = data if len(data) <= decl_ranges.MAX_BYTES else None
+            except OSError:
+                self._content[path] = None
+        return self._content[path]
+
+    def _check_ranges(self, path: str) -> None:
+        content = self._read(path)
+        if content is None:
+            return
+        if self._ranges is None:
+            self._ranges = decl_ranges.read(self.state)
+        record = self._ranges.get(path)
+        if not isinstance(record, dict) or record.get("blob") != decl_ranges.blob_id(content):
+            if path not in self.stale:
+                self.stale.append(path)
+
+    def _after_edit(self) -> None:
+        tool = self.payload.get("tool_name")
+        tool_input = self.payload.get("tool_input")
+        if FILE_TOOLS.get(tool) != "edit" or not isinstance(tool_input, dict):
+            return
+        path = self._path(tool_input)
+        if path is not None and path in delivery_data.symbol_anchored_paths(self.rules):
+            self._check_ranges(path)
+
+    def _commit_paths(self) -> set[str]:
+        """Files the commit about to run would include: staged ones, plus tracked changes with -a."""
+        import subprocess
+
+        command = _text((self.payload.get("tool_input") or {}).get("command")) or ""
+        args = [["git", "diff", "--cached", "--name-only", "-z"]]
+        if re.search(r"\s(?:-[A-Za-z]*a[A-Za-z]*|--all)(?:\s|$)", command):
+            args.append(["git", "diff", "--name-only", "-z"])
+        paths: set[str] = set()
+        for cmd in args:
+            proc = subprocess.run(cmd, cwd=self.worktree, capture_output=True, timeout=5)
+            paths.update(p for p in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if p)
+        return paths
+
+    def finish(self) -> None:
+        """After answering: refresh stale declaration ranges without keeping Claude Code waiting."""
+        if self.stale:
+            decl_ranges.refresh_in_background(self.worktree, self.git_dir, self.common_dir, self.stale)
+
+
+def edit_regions(content: bytes, tool_input: object) -> list[tuple[int, int]] | None:
+    """1-based line ranges where an Edit/MultiEdit's old_string occurs; None when any is not found."""
+    if not isinstance(tool_input, dict):
+        return None
+    edits = tool_input.get("edits") if isinstance(tool_input.get("edits"), list) else [tool_input]
+    regions: list[tuple[int, int]] = []
+    for edit in edits:
+        old = edit.get("old_string") if isinstance(edit, dict) else None
+        if not isinstance(old, str) or not old:
+            return None
+        needle = old.encode("utf-8", "surrogatepass")
+        pos = content.find(needle)
+        if pos < 0:
+            return None
+        while pos >= 0:
+            first = content.count(b"\n", 0, pos) + 1
+            regions.append((first, first + needle.rstrip(b"\n").count(b"\n")))
+            pos = content.find(needle, pos + len(needle))
+    return regions
+
+
+def _capture(where: tuple[str, str, str], payload: dict) -> None:
+    """Hand the event to the transcript writer when this installation has one."""
+    try:
+        from gitmem import capture_hook
+    except ImportError as exc:
+        if exc.name in ("gitmem.capture_hook", "capture_hook"):
+            return
+        raise
+    handle_at = getattr(capture_hook, "handle_at", None)
+    if handle_at is not None:  # takes the folders as strings: no pathlib or gitmem.paths import
+        handle_at(where[0], where[1], where[2], payload)
+        return
+    from pathlib import Path
+
+    from gitmem.paths import RepoPaths
+
+    capture_hook.handle(RepoPaths(Path(where[0]), Path(where[1]), Path(where[2])), payload)
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _log_error(state: str | None) -> None:
+    try:
+        from pathlib import Path
+
+        from gitmem import faillog
+
+        faillog.record(Path(state) if state else None, "claude hook")
+    except Exception:
+        pass
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,440 @@
+"""The capture path: hooks → durable queue → writer, with a stand-in judge.
+
+The judge here is tests/test_capture_helpers.KeywordJudge (every "always"/"never" sentence is
+a law): these tests are about what reaches the judge, when, how often, and what happens to
+its output — not about the judgement. The real model runs in test_capture_e2e.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gitmem import capture_hook, daemon, queue
+from gitmem.paths import find_repo
+from test_capture_helpers import (KeywordJudge, Transcript, dispatcher_available, edit_payload, judged, payload,
+                                  run_hook, subprocess_env)
+
+SESSION = "8a1c2f00-5b1e-4c3d-9e7f-0123456789ab"
+OTHER = "f00dcafe-0000-4000-8000-000000000001"
+
+
+@pytest.fixture(autouse=True)
+def no_daemon(monkeypatch, tmp_path):
+    """Hooks must not start background daemons unless a test asks for one."""
+    monkeypatch.setenv("GITMEM_NO_DAEMON", "1")
+    monkeypatch.setenv("GITMEM_JUDGE_FACTORY", "test_capture_helpers:KeywordJudge")
+    monkeypatch.setenv("KEYWORD_JUDGE_LOG", str(tmp_path / "judged.jsonl"))
+    monkeypatch.setenv("PYTHONPATH", subprocess_env()["PYTHONPATH"])  # subprocesses find the stand-in
+
+
+@pytest.fixture
+def project(repo):
+    repo.write("src/billing.py", "def charge(amount):\n    return amount\n")
+    repo.write("src/util.py", "def helper():\n    return 1\n")
+    repo.write("notebooks/explore.ipynb", "{}\n")
+    repo.commit_all("initial")
+    repo.gitmem("init")
+    repo.commit_all("gitmem init")
+    return repo
+
+
+@pytest.fixture
+def paths(project):
+    return find_repo(project.path)
+
+
+def _log(tmp_path: Path) -> list[dict]:
+    return judged(tmp_path / "judged.jsonl")
+
+
+def _hook(paths, data) -> None:
+    capture_hook.handle(paths, data)
+
+
+def _ready_keys(paths) -> list[str]:
+    return [j.key for j in queue.pending(paths)]
+
+
+def test_prompt_enqueues_the_previous_turn_not_the_one_starting(paths, project, tmp_path):
+    tp = tmp_path / "s.jsonl"
+    t = Transcript(tp, SESSION, project.path)
+    t.snapshot()
+    first = "Rename helper() to make_helper(). Also never import from src.legacy."
+    t.prompt(first)
+    _hook(paths, payload("UserPromptSubmit", SESSION, tp, project.path, prompt=first))
+    assert queue.plan(paths) == 0 and queue.watermark(paths, SESSION) == 0  # turn 0 is just starting
+    t.say("Renamed it in two places.")
+    # The next prompt: the hook may fire before the prompt is in the transcript...
+    second = "thanks, looks good"
+    _hook(paths, payload("UserPromptSubmit", SESSION, tp, project.path, prompt=second))
+    assert queue.plan(paths) == 1
+    assert _ready_keys(paths) == [f"{SESSION}.0"]
+    assert queue.watermark(paths, SESSION) == 1
+    # ...or after it (both orders happen): turn 1 is the one starting either way.
+    t.prompt(second)
+    _hook(paths, payload("UserPromptSubmit", SESSION, tp, project.path, prompt=second))
+    assert queue.plan(paths) == 0
+    assert queue.watermark(paths, SESSION) == 1
+    assert [j.priority for j in queue.pending(paths)] == [queue.PRIORITY_PROMPT]
+
+
+def test_stop_enqueues_the_final_turn(paths, project, tmp_path):
+    tp = tmp_path / "s.jsonl"
+    t = Transcript(tp, SESSION, project.path)
+    t.prompt("Always run the linter before committing.")
+    t.say("OK.")
+    _hook(paths, payload("Stop", SESSION, tp, project.path))
+    assert queue.plan(paths) == 1
+    job = queue.pending(paths)[0]
+    assert (job.turn, job.priority, job.event, job.transcript) == (0, queue.PRIORITY_FINAL, "Stop", str(tp))
+    # SessionEnd later: nothing new to judge, nothing enqueued twice.
+    _hook(paths, payload("SessionEnd", SESSION, tp, project.path))
+    assert queue.plan(paths) == 0
+    assert len(queue.pending(paths)) == 1
+
+
+def test_interrupted_turn_is_judged_when_the_next_prompt_arrives(paths, project, tmp_path):
+    tp = tmp_path / "s.jsonl"
+    t = Transcript(tp, SESSION, project.path)
+    t.prompt("Start the dev server. Never bind it to 0.0.0.0.")
+    t.tool("Bash", {"command": "npm run dev"}, "listening on :3000")
+    t.record(t._envelope("user", message={"role": "user", "content": [
+        {"type": "text", "text": "[Request interrupted by user for tool use]"}]}))
+    # No Stop fires after an interrupt; the next prompt completes turn 0.
+    time.sleep(0.01)
+    nxt = "use port 4000 instead"
+    _hook(paths, payload("UserPromptSubmit", SESSION, tp, project.path, prompt=nxt))
+    assert queue.plan(paths) == 1 and _ready_keys(paths) == [f"{SESSION}.0"]
+
+
+def test_each_turn_is_judged_once_however_often_it_is_signalled(paths, project, tmp_path):
+    tp = tmp_path / "s.jsonl"
+    t = Transcript(tp, SESSION, project.path)
+    for i in range(3):
+        t.prompt(f"step {i}: always keep the changelog sorted (rule {i}).")
+        t.say(f"done {i}")
+        for _ in range(3):
+            _hook(paths, payload("Stop", SESSION, tp, project.path))
+        queue.plan(paths)
+        queue.plan(paths)
+    _hook(paths, payload("SessionEnd", SESSION, tp, project.path))
+    first = daemon.drain(paths)
+    second = daemon.drain(paths)
+    assert [(o.job.turn, len(o.recorded)) for o in first.outcomes] == [(0, 1), (1, 1), (2, 1)]
+    assert second.outcomes == []
+    assert sorted(r["turn"] for r in _log(tmp_path)) == [0, 1, 2]
+    assert queue.counts(paths) == {"signals": 0, "ready": 0, "judging": 0, "failed": 0}
+
+
+def test_the_judge_sees_only_the_visible_text_of_the_turn(paths, project, tmp_path):
+    """Every row type of a real transcript; only the typed prompt and the reply text reach the judge."""
+    tp = tmp_path / "s.jsonl"
+    t = Transcript(tp, SESSION, project.path)
+    t.summary("Billing refactor")
+    t.snapshot()
+    t.hook_context("[gitmem] law: never deploy on Fridays (20260101-aaaaaaaa)", event="SessionStart")
+    t.slash_command("model", "sonnet", "Set model to sonnet")
+    typed = "Can you add retries to charge()? Always pass an idempotency key to the payments API."
+    t.prompt(typed)
+    t.hook_context("[gitmem] hazard: never call charge() twice for one order (20260101-bbbbbbbb)")
+    t.meta("<system-reminder>\nThe user always wants short answers; never mention this.\n</system-reminder>")
+    t.thinking("The user always wants retries; never forget the key.")
+    t.say("I'll look at the billing module first.")
+    t.tool("Read", {"file_path": str(project.path / "src/billing.py")},
+           "def charge(amount):\n    # never retry without a key\n    return amount\n")
+    t.sidechain("Search the repo. Never modify files.", "Found charge() in src/billing.py; always called once.")
+    t.tool("Edit", {"file_path": str(project.path / "src/billing.py"), "old_string": "return amount",
+                    "new_string": "return retry(amount)"}, "The file has been updated.")
+    t.garbage()
+    t.say("Added retries with an idempotency key.")
+    t.turn_end()
+    _hook(paths, payload("Stop", SESSION, tp, project.path))
+    result = daemon.drain(paths)
+    [seen] = _log(tmp_path)
+    assert seen["user"] == typed
+    assert seen["assistant"] == "I'll look at the billing module first.\n\nAdded retries with an idempotency key."
+    [outcome] = result.outcomes
+    assert [e.body for e in outcome.recorded] == ["Always pass an idempotency key to the payments API."]
+    bodies = [e["body"] for e in project.entries().values()]
+    assert bodies == ["Always pass an idempotency key to the payments API."]  # nothing re-recorded from context
+
+
+def test_files_modified_come_from_the_hooks_event_log(paths, project, tmp_path):
+    tp = tmp_path / "s.jsonl"
+    t = Transcript(tp, SESSION, project.path)
+    t.prompt("Tidy billing. Never log card numbers.")
+    time.sleep(0.01)
+    for tool, rel in (("Edit", "src/billing.py"), ("MultiEdit", "src/billing.py"), ("Write", "src/new.py")):
+        _hook(paths, edit_payload(SESSION, tp, project.path, project.path / rel, tool=tool))
+    _hook(paths, edit_payload(SESSION, tp, project.path, Path("/etc/hosts")))          # outside the repository
+    _hook(paths, edit_payload(SESSION, tp, project.path, project.path / ".git/config"))  # inside .git
+    _hook(paths, edit_payload(OTHER, tp, project.path, project.path / "src/util.py"))  # another session
+    rel_input = edit_payload(SESSION, tp, project.path, Path("src/util.py"), tool="Edit")
+    rel_input["tool_name"] = "Read"  # reads are not modifications
+    _hook(paths, rel_input)
+    t.say("The agent claims it also edited src/util.py.")
+    time.sleep(0.01)
+    t.prompt("Now the notebook. Always clear outputs before committing notebooks.")
+    time.sleep(0.01)
+    _hook(paths, edit_payload(SESSION, tp, project.path, Path("notebooks/explore.ipynb"), tool="NotebookEdit"))
+    t.say("Cleared.")
+    _hook(paths, payload("Stop", SESSION, tp, project.path))
+    daemon.drain(paths)
+    files = {r["turn"]: r["files"] for r in _log(tmp_path)}
+    assert files == {0: ["src/billing.py", "src/new.py"], 1: ["notebooks/explore.ipynb"]}
+    events = Path(capture_hook.events_path(paths, SESSION)).read_text().splitlines()
+    assert {json.loads(e)["tool"] for e in events} == {"Edit", "MultiEdit", "Write", "NotebookEdit"}
+
+
+def test_priority_final_turns_first_then_oldest_first(paths, project, tmp_path):
+    sessions = {}
+    for name in ("a", "b", "c"):
+        tp = tmp_path / f"{name}.jsonl"
+        t = Transcript(tp, f"session-{name}", project.path)
+        t.prompt(f"first prompt in {name}")
+        t.say("ok")
+        sessions[name] = (tp, t)
+        time.sleep(0.02)
+    # a: mid-session (next prompt submitted); b: stopped; c: mid-session, later than a.
+    for name, event in (("a", "UserPromptSubmit"), ("b", "Stop"), ("c", "UserPromptSubmit")):
+        tp, _ = sessions[name]
+        _hook(paths, payload(event, f"session-{name}", tp, project.path, prompt="next"))
+        time.sleep(0.02)
+    assert queue.plan(paths) == 3
+    assert [j.session for j in queue.pending(paths)] == ["session-b", "session-a", "session-c"]
+
+
+def test_concurrent_hooks_and_drains_judge_each_turn_once(paths, project, tmp_path):
+    tp = tmp_path / "s.jsonl"
+    t = Transcript(tp, SESSION, project.path)
+    for i in range(6):
+        t.prompt(f"Change {i}. Always keep function {i} pure.")
+        t.say(f"Done {i}.")
+    t.turn_end()
+    env = subprocess_env(KEYWORD_JUDGE_DELAY="0.05")
+    stop = json.dumps(payload("Stop", SESSION, tp, project.path))
+    code = ("import json, sys\nfrom gitmem.capture_hook import handle\nfrom gitmem.paths import find_repo\n"
+            "from gitmem.daemon import drain\nrepo = find_repo(sys.argv[1])\n"
+            "for _ in range(5):\n    handle(repo, json.loads(sys.argv[2]))\n"
+            "drain(repo)\n")
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(project.path), stop], env=env)
+             for _ in range(6)]
+    assert [p.wait(timeout=120) for p in procs] == [0] * 6
+    turns = sorted(r["turn"] for r in _log(tmp_path))
+    assert turns == list(range(6))
+    entries = project.entries().values()
+    assert sorted(e["body"] for e in entries) == sorted(f"Always keep function {i} pure." for i in range(6))
+    assert project.git("fsck", "--no-progress").strip() == ""
+
+
+def test_a_judge_killed_mid_judgement_is_redone_and_committed_once(paths, project, tmp_path):
+    tp = tmp_path / "s.jsonl"
+    t = Transcript(tp, SESSION, project.path)
+    t.prompt("HANG here. Never commit generated protobuf files.")
+    t.say("Understood.")
+    _hook(paths, payload("Stop", SESSION, tp, project.path))
+    started = tmp_path / "started"
+    env = subprocess_env(KEYWORD_JUDGE_STARTED=str(started))
+    drain = subprocess.Popen([sys.executable, "-m", "gitmem.cli", "drain"], cwd=project.path, env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not started.exists():
+        assert time.monotonic() < deadline and drain.poll() is None, "the judge never started"
+        time.sleep(0.05)
+    os.kill(drain.pid, signal.SIGKILL)
+    drain.wait()
+    assert queue.counts(paths)["ready"] == 1  # the job was not lost
+    assert project.entries() == {}
+    out = project.gitmem("drain", input="").stdout  # the started marker exists: this judge runs through
+    assert "turn 0: recorded law" in out
+    [entry] = project.entries().values()
+    assert entry["body"] == "Never commit generated protobuf files."
+    assert len(_log(tmp_path)) == 1
+    log = project.git("log", "--format=%s%n%b", "-1")
+    assert f"Gitmem-Session: {SESSION} turn 0" in log and "Gitmem-Source: user" in log
+    assert project.gitmem("drain").stdout.startswith("judged 0 turns")
+
+
+def test_a_job_redone_after_its_commit_is_not_committed_twice(paths, project, tmp_path):
+    tp = tmp_path / "s.jsonl"
+    t = Transcript(tp, SESSION, project.path)
+    t.prompt("Always use UTC in the database layer.")
+    t.say("OK.")
+    _hook(paths, payload("Stop", SESSION, tp, project.path))
+    queue.plan(paths)
+    [job] = queue.pending(paths)
+    from gitmem import writer
+
+    first = writer.process(paths, job, KeywordJudge(paths))  # committed, then "killed" before finish()
+    assert len(first.recorded) == 1
+    head = project.git("rev-parse", "HEAD")
+    result = daemon.drain(paths)  # the job is still queued: it is redone
+    [again] = result.outcomes
+    assert again.recorded == [] and again.already == ["Always use UTC in the database layer."]
+    assert project.git("rev-parse", "HEAD") == head
+    assert len(project.entries()) == 1
+
+
+def test_a_job_that_keeps_failing_is_parked_not_lost(paths, project, tmp_path, monkeypatch):
+    tp = tmp_path / "s.jsonl"
+    t = Transcript(tp, SESSION, project.path)
+    t.prompt("Never touch vendor/.")
+    t.say("OK.")
+    _hook(paths, payload("Stop", SESSION, tp, project.path))
+
+    class Broken(KeywordJudge):
+        def judge(self, packet, stored):
+            raise RuntimeError("model exploded")
+
+    result = daemon.drain(paths, Broken(paths))
+    assert len(result.errors) == queue.MAX_ATTEMPTS
+    assert "model exploded" in result.errors[0]
+    [parked] = list(queue.failed(paths))
+    assert parked["turn"] == 0 and "attempts" in parked["reason"]
+    assert queue.counts(paths)["failed"] == 1 and queue.pending(paths) == []
+    assert "model exploded" in (paths.state / "errors.log").read_text()
+    # Never planned again.
+    _hook(paths, payload("SessionEnd", SESSION, tp, project.path))
+    assert queue.plan(paths) == 0
+
+
+MALFORMED = [
+    "",
+    "not json",
+    "[]",
+    "null",
+    '{"hook_event_name": "Stop"}',
+    '{"hook_event_name": "Stop", "session_id": 42, "transcript_path": []}',
+    '{"hook_event_name": "UserPromptSubmit", "session_id": "s", "prompt": {"x": 1}}',
+    '{"hook_event_name": "UserPromptSubmit", "session_id": "s", "transcript_path": "/nonexistent/t.jsonl", '
+    '"prompt": null}',
+    '{"hook_event_name": "PostToolUse", "session_id": "s", "tool_name": "Edit", "tool_input": "x"}',
+    '{"hook_event_name": "PostToolUse", "session_id": "s", "tool_name": "Write", "tool_input": {"file_path": 7}}',
+    '{"hook_event_name": "PostToolUse", "session_id": "../../etc", "tool_name": "Edit", '
+    '"tool_input": {"file_path": "src/a.py"}}',
+    '{"hook_event_name": "Stop", "session_id": "s\\u0000x", "transcript_path": "t", "cwd": 5}',
+    '{"hook_event_name": "SessionEnd", "session_id": "' + "x" * 5000 + '", "transcript_path": "t"}',
+]
+
+
+@pytest.mark.parametrize("text", MALFORMED)
+def test_the_hook_never_fails_and_never_prints(project, paths, text):
+    proc = run_hook(text, project.path, env=subprocess_env(), capture_only=True)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+    if dispatcher_available():  # and through the real dispatcher, as Claude Code runs it
+        proc = run_hook(text, project.path, env=subprocess_env())
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = text
+    capture_hook.handle(paths, data)  # in-process: no exception either
+    capture_hook.handle(None, {"hook_event_name": "Stop", "session_id": "s", "transcript_path": "t"})
+
+
+def test_the_hook_survives_a_broken_state_folder(project, paths, tmp_path):
+    paths.state.mkdir(exist_ok=True)
+    (paths.state / "queue").write_text("a file where the queue folder should be")
+    (paths.state / "events").write_text("and another")
+    capture_hook.handle(paths, payload("Stop", SESSION, tmp_path / "t.jsonl", project.path))
+    capture_hook.handle(paths, edit_payload(SESSION, tmp_path / "t.jsonl", project.path,
+                                            project.path / "src/util.py"))
+    log = (paths.state / "errors.log").read_text()
+    assert log.count("capture hook") == 2 and "NotADirectoryError" in log
+
+
+def test_events_from_the_real_dispatcher_reach_the_queue(project, paths, tmp_path):
+    if not dispatcher_available():
+        pytest.skip("gitmem.claude_hook is not part of this tree yet")
+    tp = tmp_path / "s.jsonl"
+    t = Transcript(tp, SESSION, project.path)
+    t.prompt("Always keep billing amounts in cents.")
+    assert run_hook(payload("UserPromptSubmit", SESSION, tp, project.path,
+                            prompt="Always keep billing amounts in cents."), project.path).returncode == 0
+    proc = run_hook(edit_payload(SESSION, tp, project.path, project.path / "src/billing.py"), project.path)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    t.say("Done.")
+    proc = run_hook(payload("Stop", SESSION, tp, project.path), project.path)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    out = project.gitmem("drain").stdout
+    assert "recorded law" in out
+    [entry] = project.entries().values()
+    assert entry["anchor"] == "src/billing.py"
+
+
+# -- the daemon ------------------------------------------------------------------------------------
+
+def _wait(predicate, timeout: float = 60.0, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def test_daemon_start_status_stop(project, paths, tmp_path, monkeypatch):
+    env = subprocess_env()
+    env.pop("GITMEM_NO_DAEMON")
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "gitmem.cli", *args], cwd=project.path, env=env,
+                              capture_output=True, text=True, timeout=60)
+
+    assert cli("daemon", "status").stdout.startswith("not running")
+    out = cli("daemon", "start", "--idle-timeout", "60").stdout
+    assert out.startswith("running: pid"), out
+    try:
+        assert daemon.is_running(paths)
+        assert cli("daemon", "start").stdout.startswith("running: pid")  # idempotent
+        tp = tmp_path / "s.jsonl"
+        t = Transcript(tp, SESSION, project.path)
+        t.prompt("Never use print() for logging.")
+        t.say("OK.")
+        _hook(paths, payload("Stop", SESSION, tp, project.path))
+        _wait(lambda: len(project.entries()) == 1, what="the daemon to record the entry")
+        info = json.loads(cli("daemon", "status", "--json").stdout)
+        assert info["running"] and info["recorded"] == 1 and info["judged"] == 1
+        assert info["rss_kib"] > 0 and info["pid"] > 0
+        text = cli("daemon", "status").stdout
+        assert "judged 1 turns, recorded 1 entries" in text and "MiB resident" in text
+    finally:
+        assert cli("daemon", "stop").stdout.strip() == "stopped"
+    assert not daemon.is_running(paths)
+    assert cli("daemon", "stop").stdout.strip() == "not running"
+    assert cli("daemon", "status").stdout.startswith("not running")
+
+
+def test_the_hook_starts_the_daemon_which_exits_when_idle(project, paths, tmp_path, monkeypatch):
+    monkeypatch.delenv("GITMEM_NO_DAEMON")
+    monkeypatch.setenv("GITMEM_DAEMON_IDLE", "1")
+    tp = tmp_path / "s.jsonl"
+    t = Transcript(tp, SESSION, project.path)
+    t.prompt("Always squash merge.")
+    t.say("OK.")
+    started = time.monotonic()
+    _hook(paths, payload("Stop", SESSION, tp, project.path))
+    assert time.monotonic() - started < 0.5  # spawning is fire-and-forget
+    _wait(lambda: len(project.entries()) == 1, what="the hook-started daemon to record the entry")
+    _wait(lambda: not daemon.is_running(paths), timeout=30, what="the daemon's idle exit")
+    assert daemon.read_status(paths)["state"] == "stopped"
+
+
+def test_a_second_daemon_does_not_start_while_one_runs(project, paths):
+    env = subprocess_env(GITMEM_DAEMON_IDLE="30")
+    first = subprocess.Popen([sys.executable, "-m", "gitmem.daemon", "serve", "--repo", str(project.path)], env=env)
+    try:
+        _wait(lambda: daemon.is_running(paths), what="the first daemon")
+        second = subprocess.run([sys.executable, "-m", "gitmem.daemon", "serve", "--repo", str(project.path)],
+                                env=env, timeout=60)
+        assert second.returncode == 0 and first.poll() is None
+        assert daemon.read_status(paths)["pid"] == first.pid
+    finally:
+        first.send_signal(signal.SIGTERM)
+        assert first.wait(timeout=30) == 0
