@@ -39,10 +39,11 @@ PATTERNS: tuple[tuple[str, str], ...] = (
      r"preceding\s+|system\s+|original\s+)?(?:instructions?|prompts?|rules|guidelines|directives|programming|"
      r"messages|context|everything\s+(?:above|before))"),
     ("forget instructions",
-     r"\bforget\s+(?:all\s+|everything\s+|about\s+)*(?:your|the|previous|prior|above|earlier)\s+"
-     r"(?:previous\s+|prior\s+)?(?:instructions|rules|guidelines|prompt|programming|context|you\s+were\s+told)"),
+     r"\bforget\s+(?:all\s+|everything\s+|about\s+)*(?:(?:your|the|previous|prior|above|earlier)\s+"
+     r"(?:previous\s+|prior\s+)?(?:instructions|rules|guidelines|prompt|programming|context)"
+     r"|(?:that\s+|what\s+)?you\s+(?:were|have\s+been)\s+told)"),
     ("override instructions",
-     r"\b(?:override|overrule)\s+(?:all\s+|any\s+)?(?:your|the\s+system|previous|prior|"
+     r"\b(?:overrides?|overrules?)\s+(?:all\s+|any\s+)?(?:your|the\s+system|previous|prior|"
      r"the\s+previous)\s+(?:instructions|rules|guidelines|prompt|programming|directives|safety)"),
     ("you are now", r"\byou\s+are\s+now\b"),
     ("from now on you are", r"\bfrom\s+now\s+on,?\s+you\s+(?:are|will\s+be|shall\s+be|act\s+as|will\s+act)\b"),
@@ -60,7 +61,7 @@ PATTERNS: tuple[tuple[str, str], ...] = (
      r"\b(?:without|no|free\s+of|free\s+from)\s+(?:any\s+)?(?:ethical\s+|safety\s+|content\s+)?"
      r"(?:restrictions|limitations|filters|guardrails|censorship)\s*(?:or|and|,|whatsoever)"),
     ("bypass safeguards",
-     r"\b(?:bypass|circumvent|disable|turn\s+off)\s+(?:your|all\s+(?:your\s+)?|the\s+assistant's\s+)"
+     r"\b(?:bypass|circumvent|disable|turn\s+off)\s+(?:your\s+|all\s+(?:your\s+)?|the\s+assistant's\s+)"
      r"(?:safety|safeguards|guardrails|filters|restrictions|content\s+polic(?:y|ies))"),
     ("reveal prompt",
      r"\b(?:reveal|print|show|repeat|output|leak)\s+(?:me\s+)?(?:your|the)\s+(?:hidden\s+|initial\s+|original\s+)?"

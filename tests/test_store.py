@@ -189,3 +189,19 @@ def test_show_and_log(app_repo):
     assert "ritual [active] from user" in shown and "run make openapi" in shown and "delivered on: commit" in shown
     assert "gitmem: record ritual" in app_repo.gitmem("log").stdout
     assert app_repo.gitmem("show", "nope", check=False).returncode == 1
+
+
+def test_example_store_is_valid_and_shows_every_kind():
+    from pathlib import Path
+
+    from gitmem.store import parse_entry_text
+
+    root = Path(__file__).resolve().parents[1] / ".gitmem-example" / "entries"
+    entries = [parse_entry_text(p.read_text(encoding="utf-8"), p.relative_to(root.parent.parent).as_posix())
+               for p in sorted(root.glob("*.yaml"))]
+    assert {e.kind for e in entries} == {"law", "hazard", "ritual", "correction", "open_loop"}
+    assert any(e.anchor and e.anchor.symbol for e in entries if e.active)
+    assert any(e.status == "revoked" and e.revocation and e.revocation.reason for e in entries)
+    by_id = {e.id: e for e in entries}
+    superseded = [e for e in entries if e.status == "superseded"]
+    assert superseded and all(by_id[e.superseded_by].supersedes == (e.id,) for e in superseded)
