@@ -133,8 +133,8 @@ def stop(repo: RepoPaths, timeout: float = 15.0) -> bool:
     import signal as signals
 
     pid = read_status(repo).get("pid")
-    if not isinstance(pid, int):
-        return False
+    if not isinstance(pid, int) or not _is_daemon(pid):
+        return False  # the status names a daemon that is gone (its pid may belong to another process now)
     try:
         os.kill(pid, signals.SIGTERM)
     except ProcessLookupError:
@@ -149,6 +149,17 @@ def stop(repo: RepoPaths, timeout: float = 15.0) -> bool:
     except ProcessLookupError:
         pass
     return True
+
+
+def _is_daemon(pid: int) -> bool:
+    """Is `pid` a gitmem daemon? (Linux: its command line; elsewhere: assumed.)"""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return b"gitmem.daemon" in handle.read()
+    except FileNotFoundError:
+        return not os.path.isdir("/proc/self")
+    except OSError:
+        return True
 
 
 def status(repo: RepoPaths) -> dict[str, Any]:
@@ -405,6 +416,7 @@ def serve(repo: RepoPaths, idle_timeout: float | None = None) -> int:
             os.unlink(_state(repo, SPAWN_STAMP))
         except FileNotFoundError:
             pass
+        queue.prune(repo)
         return _Daemon(repo, _idle_timeout(repo, idle_timeout)).run()
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)

@@ -1,11 +1,16 @@
 """Line ranges of anchored declarations, so the hook can tell whether an edit touches one.
 
-The hook cannot afford tree-sitter (≈ 35 ms to import), so the ranges are computed off the hot
-path and kept in .git/gitmem/decl-ranges.json, per file: the git blob id of the content they
-were computed from, and each anchored symbol's line ranges (several for overloads). The hook
-hashes the file it is about to edit (it reads it anyway to locate `old_string`) and uses the
-ranges only when the blob id matches; otherwise they are stale, the entry fires for the whole
-file (deliver rather than miss) and a refresh is started in the background.
+The hook cannot afford tree-sitter (≈ 35 ms to import), nor even hashlib (≈ 10 ms: it loads
+OpenSSL), so the ranges are computed off the hot path and kept in .git/gitmem/decl-ranges.json,
+per file: the mtime and size of the content they were computed from, its git blob id, and each
+anchored symbol's line ranges (several for overloads). The hook stats the file it is about to
+edit and uses the ranges only when mtime and size match; otherwise they are stale, the entry
+fires for the whole file (deliver rather than miss) and a refresh starts in the background.
+
+Racy content: a file modified again within the filesystem's timestamp granularity right after
+it was read could keep mtime and size with new content. A record whose content was read less
+than RACY_NS after its mtime is marked racy; the hook then compares blob ids (paying for the
+hash only in that case) and asks for a refresh, which waits until the file is old enough.
 
 Refreshes happen after an edit lands (PostToolUse), when the hook meets stale ranges, after
 `gitmem init`/`add`/`revoke`, and after merges and rebases; each one parses only files whose
@@ -16,17 +21,21 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 RANGES_FILE = "decl-ranges.json"
 LOCK_FILE = "decl-ranges.lock"
 MAX_BYTES = 2 * 1024 * 1024  # anchors.MAX_SOURCE_BYTES: bigger files have no declarations
+RACY_NS = 2_000_000_000  # covers coarse kernel clocks and 2-second filesystems
 
 
 def blob_id(content: bytes) -> str:
     """The id git gives this content (`git hash-object`), without starting git."""
-    import hashlib
-
-    return hashlib.sha1(b"blob %d\0" % len(content) + content).hexdigest()
+    try:
+        from _sha1 import sha1  # the small built-in implementation, not OpenSSL
+    except ImportError:
+        from hashlib import sha1
+    return sha1(b"blob %d\0" % len(content) + content).hexdigest()
 
 
 def read(state_dir: str) -> dict:
@@ -38,29 +47,51 @@ def read(state_dir: str) -> dict:
     return data if isinstance(data, dict) else {}
 
 
-def lookup(table: dict, path: str, symbol: str, content: bytes) -> list[list[int]] | None:
-    """The symbol's line ranges in `content`, or None when not known for exactly this content."""
-    record = table.get(path)
-    if not isinstance(record, dict) or record.get("blob") != blob_id(content):
-        return None
+def fresh(record: object, st: os.stat_result, content=None) -> bool:
+    """Were the ranges in `record` computed from the file as it is now (stat `st`)?
+
+    content: a callable returning the file's bytes, asked only for a racy record.
+    """
+    if not isinstance(record, dict):
+        return False
+    if record.get("mtime_ns") != st.st_mtime_ns or record.get("size") != st.st_size:
+        return False
+    if record.get("racy"):
+        data = content() if content is not None else None
+        return data is not None and record.get("blob") == blob_id(data)
+    return True
+
+
+def symbol_ranges(record: dict, symbol: str) -> list[list[int]] | None:
+    """The symbol's ranges; None when it is not declared there (the hook then fires for the file)."""
     ranges = (record.get("symbols") or {}).get(symbol)
     return ranges if isinstance(ranges, list) and ranges else None
 
 
 def is_fresh(state_dir: str, worktree: str, path: str) -> bool:
+    full = os.path.join(worktree, path)
     try:
-        with open(os.path.join(worktree, path), "rb") as handle:
-            content = handle.read()
+        st = os.stat(full)
     except OSError:
         return False
     record = read(state_dir).get(path)
-    return isinstance(record, dict) and record.get("blob") == blob_id(content)
+    return fresh(record, st, lambda: _read_bytes(full)) and not (isinstance(record, dict) and record.get("racy"))
 
 
-def refresh(repo, paths: list[str] | None = None) -> dict:
-    """Recompute ranges for symbol-anchored files whose content changed (all of them, or `paths`).
+def _read_bytes(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None
 
-    `repo` is a gitmem.paths.RepoPaths. Imports tree-sitter when something must be parsed.
+
+def refresh(repo, paths: list[str] | None = None, wait_until_settled: bool = False) -> dict:
+    """Recompute ranges for symbol-anchored files (all of them, or `paths`); returns the table.
+
+    `repo` is a gitmem.paths.RepoPaths. Imports tree-sitter when something must be parsed
+    (only content not seen before). wait_until_settled: sleep until a just-modified file is
+    older than RACY_NS, so the record is not racy (for the background refresh).
     """
     import fcntl
 
@@ -71,32 +102,53 @@ def refresh(repo, paths: list[str] | None = None) -> dict:
     state = str(repo.state)
     data = delivery_data.load(str(repo.worktree), str(repo.git_dir), str(repo.common_dir))
     wanted = delivery_data.symbol_anchored_paths(data)
+    targets = list(wanted) if paths is None else [p for p in paths if p in wanted]
+    # Read first (this may wait for a file to settle), then parse and write under the lock.
+    snapshots = {p: _snapshot(os.path.join(str(repo.worktree), p), wait_until_settled) for p in targets}
     cache = DeclarationCache(repo.state / "decl-cache")
     os.makedirs(state, exist_ok=True)
     with open(os.path.join(state, LOCK_FILE), "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         table = {p: r for p, r in read(state).items() if p in wanted}
-        for path in (wanted if paths is None else [p for p in paths if p in wanted]):
-            language = language_for_path(path)
-            try:
-                with open(os.path.join(str(repo.worktree), path), "rb") as handle:
-                    content = handle.read(MAX_BYTES + 1)
-            except OSError:
-                table.pop(path, None)  # gone: the hook has nothing to compare, so it fires
+        for path, snapshot in snapshots.items():
+            if snapshot is None:
+                table.pop(path, None)  # gone or changing: the hook has nothing to match, so it fires
                 continue
+            st, content, racy = snapshot
             blob = blob_id(content)
             old = table.get(path) or {}
-            if old.get("blob") == blob and all(s in (old.get("symbols") or {}) for s in wanted[path]):
-                continue
-            decls = [] if language is None or len(content) > MAX_BYTES else \
-                cache.get(blob, language, lambda content=content: content)
-            symbols = {}
-            for symbol in wanted[path]:
-                found = [[d.start_line, d.end_line] for d in decls if d.name == symbol]
-                symbols[symbol] = found or None  # not declared (yet): the hook fires for the file
-            table[path] = {"blob": blob, "symbols": symbols}
+            symbols = old.get("symbols") or {}
+            if old.get("blob") != blob or not all(s in symbols for s in wanted[path]):
+                language = language_for_path(path)
+                decls = [] if language is None or len(content) > MAX_BYTES else \
+                    cache.get(blob, language, lambda content=content: content)
+                # A symbol not declared (yet) gets None: the hook fires for the whole file.
+                symbols = {s: [[d.start_line, d.end_line] for d in decls if d.name == s] or None
+                           for s in wanted[path]}
+            table[path] = {"mtime_ns": st.st_mtime_ns, "size": st.st_size, "blob": blob, "racy": racy,
+                           "symbols": symbols}
         delivery_data.write_json(os.path.join(state, RANGES_FILE), table)
     return table
+
+
+def _snapshot(path: str, wait_until_settled: bool) -> tuple[os.stat_result, bytes, bool] | None:
+    """(stat, content, racy) of a file read consistently; None when missing or always changing."""
+    for _ in range(5):
+        try:
+            before = os.stat(path)
+            if wait_until_settled:
+                age = time.time_ns() - before.st_mtime_ns
+                if 0 <= age < RACY_NS:
+                    time.sleep((RACY_NS - age) / 1e9)
+                    continue
+            with open(path, "rb") as handle:
+                content = handle.read(MAX_BYTES + 1)
+            after = os.stat(path)
+        except OSError:
+            return None
+        if (before.st_mtime_ns, before.st_size) == (after.st_mtime_ns, after.st_size):
+            return after, content, time.time_ns() - after.st_mtime_ns < RACY_NS
+    return None
 
 
 def refresh_in_background(worktree: str, git_dir: str, common_dir: str, paths: list[str]) -> None:
@@ -121,7 +173,7 @@ def refresh_in_background(worktree: str, git_dir: str, common_dir: str, paths: l
 
         from gitmem.paths import RepoPaths
 
-        refresh(RepoPaths(Path(worktree), Path(git_dir), Path(common_dir)), paths)
+        refresh(RepoPaths(Path(worktree), Path(git_dir), Path(common_dir)), paths, wait_until_settled=True)
     except BaseException:
         try:
             from pathlib import Path

@@ -4,12 +4,14 @@ Pure functions over plain data (the compiled rules, one cue, one session's recor
 Standard library only and no dataclasses or typing at run time, because the Claude Code hook
 imports this module in front of every tool call (see claude_hook.py for the measured costs).
 
-Default rule per kind, used when an entry has no ``--on`` triggers:
+Default rule per kind, used when an entry has no ``--on`` triggers (README, "Kinds"):
 
-- law, correction, open loop: session start (repository-wide standing facts), and, when
-  anchored, also before a tool reads or edits the anchored file;
-- hazard, ritual: session start when unanchored; before a read or edit of the anchored file
-  when anchored.
+- unanchored entries of every kind: session start (repository-wide), again after compaction;
+- anchored laws, hazards, corrections and open loops: before a tool reads or edits the
+  anchored file (instead of at session start);
+- anchored rituals: before an edit of the anchored file;
+- rituals also before ``git commit`` (an anchored one: a commit that includes its file).
+  Within a session nothing repeats, so a ritual already shown at session start stays quiet.
 
 ``--on`` triggers replace the default rule. One trigger is an event and an optional glob, both
 of which must hold (AND); an entry fires when any of its triggers does (OR). Without a glob,
@@ -33,7 +35,6 @@ EVENTS = ("session-start", "prompt", "read", "edit", "run", "commit")
 KIND_ORDER = ("law", "correction", "hazard", "ritual", "open_loop")
 KIND_LABEL = {"law": "Law", "correction": "Correction", "hazard": "Hazard", "ritual": "Ritual",
               "open_loop": "Open loop"}
-STANDING_KINDS = ("law", "correction", "open_loop")  # repository-wide even when anchored
 
 DEFAULT_MAX_ENTRIES = 8
 DEFAULT_MAX_CHARS = 2000
@@ -93,10 +94,14 @@ def compile_rules(entries: list[dict], config: dict) -> dict:
 
 def default_rules(kind: str, anchor: list | None) -> list[list]:
     rules: list[list] = []
-    if anchor is None or kind in STANDING_KINDS:
+    if anchor is None:
         rules.append(["session-start", None, None])
-    if anchor is not None:
-        rules += [["read", None, None], ["edit", None, None]]
+    else:
+        rules.append(["edit", None, None])
+        if kind != "ritual":
+            rules.append(["read", None, None])
+    if kind == "ritual":
+        rules.append(["commit", None, None])
     return rules
 
 
@@ -184,7 +189,7 @@ class Cue:
             found: set[str] = set()
             prefix = worktree.rstrip("/") + "/" if worktree else None
             for token in _TOKEN_SPLIT.split(self.text):
-                token = token.strip("@:.!?")
+                token = token.lstrip("@").rstrip(":.!?")
                 if not token:
                     continue
                 if prefix and token.startswith(prefix):
@@ -339,16 +344,18 @@ def entry_line(entry_id: str, entry: dict) -> str:
 
 
 def retraction_line(entry_id: str, entry: dict) -> str:
+    """What was believed, that it no longer holds, and why."""
     anchor = entry.get("anchor")
     where = f" ({anchor[0]}::{anchor[1]})" if anchor and anchor[1] else f" ({anchor[0]})" if anchor else ""
-    label = KIND_LABEL.get(entry["kind"], entry["kind"])
-    if entry.get("by"):
-        why = f"it was replaced by entry {entry['by']}."
-    else:
-        why = "why: " + (" ".join(entry.get("why", "").split()) or "retired by the developer.")
+    label = KIND_LABEL.get(entry["kind"], entry["kind"]).lower()
     who = "the developer" if entry.get("source") == "user" else "an AI agent"
-    return (f"- {label}{where}, recorded by {who}: it was believed that \"{_indent(entry['body'])}\". "
-            f"This no longer holds; {why} [{entry_id}]")
+    if entry.get("by"):
+        why = f"It was replaced by entry {entry['by']}."
+    else:
+        reason = " ".join(entry.get("why", "").split()) or "The developer retired it."
+        why = "Why: " + reason + ("" if reason.endswith(".") else ".")
+    return (f"- Withdrawn {label}{where}, recorded by {who}: \"{_indent(entry['body'])}\" "
+            f"This no longer holds. {why} [{entry_id}]")
 
 
 def situation(cue: Cue) -> str | None:

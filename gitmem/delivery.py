@@ -15,6 +15,31 @@ from gitmem.errors import GitmemError
 from gitmem.paths import RepoPaths, find_repo
 
 
+def after_memory_change(repo: RepoPaths) -> list[str]:
+    """Bring what agents are handed up to date after entries changed; never raises.
+
+    Refreshes AGENTS.md's managed section (when there is one) and the declaration ranges.
+    Returns ["AGENTS.md"] when the section changed in a tracked file that had no other unstaged
+    change, so the caller can put it into the commit that carries the entry changes.
+    """
+    from gitmem import agents_md, decl_ranges, faillog, git
+
+    joined: list[str] = []
+    try:
+        if agents_md.is_managed(repo):
+            name = agents_md.FILE_NAME
+            tracked = bool(git.git_text(repo.worktree, "ls-files", "--", name, check=False))
+            clean = tracked and not git.git_text(repo.worktree, "diff", "--name-only", "--", name, check=False)
+            before = (repo.worktree / name).read_text(encoding="utf-8")
+            agents_md.write(repo)
+            if clean and (repo.worktree / name).read_text(encoding="utf-8") != before:
+                joined.append(name)
+        decl_ranges.refresh(repo)
+    except Exception:  # the entries are recorded; a stale copy only costs precision until next time
+        faillog.record(repo.state, "delivery upkeep")
+    return joined
+
+
 class Delivery:
     def __init__(self, repo: RepoPaths | None = None) -> None:
         self.repo = repo or find_repo()

@@ -7,7 +7,6 @@ index, and the staged content we must check is in that one). Paths go NUL-separa
 
 from __future__ import annotations
 
-import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -172,8 +171,3 @@ def hooks_dir(repo: Path) -> Path:
     out = git_text(repo, "rev-parse", "--git-path", "hooks")
     path = Path(out)
     return path if path.is_absolute() else repo / path
-
-
-def clean_env() -> dict[str, str]:
-    """Environment without git's per-invocation variables, for git calls about *another* repository."""
-    return {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in ("GIT_AUTHOR_NAME",)}

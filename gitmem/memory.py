@@ -109,24 +109,20 @@ class Memory:
 
     def _commit(self, entries: Sequence[Entry], subject: str, trailers, commit: bool) -> CommitResult:
         paths = [self.store.relpath_of(e.id) for e in entries]
+        paths += self._delivery_changed()  # AGENTS.md's section joins the commit when it can
         if commit:
             result = commit_files(self.repo, paths, subject, trailers)
         else:
             git.stage(self.repo.worktree, paths)
             result = CommitResult(False, None, "staged")
         index.current(self.repo)
-        self._delivery_changed()
         return result
 
-    def _delivery_changed(self) -> None:
+    def _delivery_changed(self) -> list[str]:
         """Keep what agents are handed current: AGENTS.md's managed section, declaration ranges."""
-        from gitmem import agents_md, decl_ranges, faillog
+        from gitmem.delivery import after_memory_change
 
-        try:
-            agents_md.refresh_if_managed(self.repo)
-            decl_ranges.refresh(self.repo)
-        except Exception:  # the entry is recorded; a stale copy only costs precision until next time
-            faillog.record(self.repo.state, "delivery upkeep")
+        return after_memory_change(self.repo)
 
     # -- checks and review ----------------------------------------------------------------
     def check_rev(self, rev: str) -> list[tuple[Entry, str]]:

@@ -86,27 +86,10 @@ def after_history_change(repo: RepoPaths, base: str | None, what: str) -> None:
 
 
 def _refresh_delivery(repo: RepoPaths) -> list[str]:
-    """AGENTS.md's managed section and the declaration ranges follow memory changes (fail open).
+    """AGENTS.md's managed section and declaration ranges follow memory changes (see delivery.py)."""
+    from gitmem.delivery import after_memory_change
 
-    Returns ["AGENTS.md"] when its section changed in a tracked file that had no other unstaged
-    change, so it can join the commit that carries the entry changes.
-    """
-    from gitmem import agents_md, decl_ranges, git
-
-    joined: list[str] = []
-    try:
-        if agents_md.is_managed(repo):
-            name = agents_md.FILE_NAME
-            tracked = bool(git.git_text(repo.worktree, "ls-files", "--", name, check=False))
-            clean = tracked and not git.git_text(repo.worktree, "diff", "--name-only", "--", name, check=False)
-            before = (repo.worktree / name).read_text(encoding="utf-8")
-            agents_md.write(repo)
-            if clean and (repo.worktree / name).read_text(encoding="utf-8") != before:
-                joined.append(name)
-        decl_ranges.refresh(repo)
-    except Exception:
-        faillog.record(repo.state, "delivery upkeep")
-    return joined
+    return after_memory_change(repo)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -147,16 +147,17 @@ def _norm(text: str) -> str:
 class Job:
     """One turn to judge. A plain slotted class: a frozen dataclass costs ~6 ms at import."""
 
-    __slots__ = ("session", "turn", "transcript", "priority", "enqueued", "event")
+    __slots__ = ("session", "turn", "transcript", "priority", "enqueued", "event", "until")
 
     def __init__(self, session: str, turn: int, transcript: str, priority: int = PRIORITY_PROMPT,
-                 enqueued: float = 0.0, event: str = "") -> None:
+                 enqueued: float = 0.0, event: str = "", until: float | None = None) -> None:
         self.session = session
         self.turn = turn
         self.transcript = transcript
         self.priority = priority
         self.enqueued = enqueued
         self.event = event
+        self.until = until  # when the turn was known complete: its edits happened before this
 
     def __repr__(self) -> str:
         return f"Job({self.session!r}, {self.turn}, priority={self.priority}, event={self.event!r})"
@@ -172,14 +173,16 @@ class Job:
 
     def to_dict(self) -> dict[str, Any]:
         return {"session": self.session, "turn": self.turn, "transcript": self.transcript,
-                "priority": self.priority, "enqueued": self.enqueued, "event": self.event}
+                "priority": self.priority, "enqueued": self.enqueued, "event": self.event,
+                "until": self.until}
 
     @classmethod
     def from_dict(cls, data: Any) -> "Job | None":
         try:
             return cls(str(data["session"]), int(data["turn"]), str(data["transcript"]),
                        int(data.get("priority", PRIORITY_PROMPT)), float(data.get("enqueued", 0.0)),
-                       str(data.get("event", "")))
+                       str(data.get("event", "")),
+                       float(data["until"]) if isinstance(data.get("until"), (int, float)) else None)
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
 
@@ -233,10 +236,18 @@ def _complete(turns: list, signals: list[dict[str, Any]]) -> int:
         if event == "Stop" and (started is None or at >= started):
             return len(turns)
         if event == "UserPromptSubmit" and started is not None and at >= started:
-            prompt = sig.get("prompt") or ""
-            if not prompt or _norm(last.user)[:PROMPT_PREFIX] != prompt:
+            if not _same_prompt(sig.get("prompt") or "", last.user):
                 return len(turns)
     return len(turns) - 1  # every turn but the last has a later typed prompt
+
+
+def _same_prompt(submitted: str, typed: str) -> bool:
+    """Is `typed` (a transcript turn) the prompt `submitted` (a hook's, first characters)?
+    A prefix match counts: when unsure, the turn is taken for the one now starting, which
+    only delays its judgement to the next signal."""
+    typed = _norm(typed)[:PROMPT_PREFIX]
+    n = min(len(typed), len(submitted))
+    return n > 0 and typed[:n] == submitted[:n]
 
 
 def plan(repo: RepoPaths) -> int:
@@ -284,7 +295,7 @@ def _plan_session(repo: RepoPaths, dirs: dict[str, str], session: str,
         return 0
     final = any(s.get("event") in FINAL_EVENTS for s in signals)
     event = next((s["event"] for s in reversed(signals) if isinstance(s.get("event"), str)), "")
-    enqueued = min((s["time"] for s in signals if isinstance(s.get("time"), (int, float))), default=time.time())
+    times = [s["time"] for s in signals if isinstance(s.get("time"), (int, float))] or [time.time()]
     created = 0
     for turn in turns[:count]:
         key = job_key(session, turn.index)
@@ -292,7 +303,7 @@ def _plan_session(repo: RepoPaths, dirs: dict[str, str], session: str,
                 os.path.exists(os.path.join(dirs["failed"], f"{key}.json")):
             continue
         job = Job(session, turn.index, transcript, PRIORITY_FINAL if final else PRIORITY_PROMPT,
-                  float(enqueued), event)
+                  float(min(times)), event, float(max(times)))
         if _write_new(os.path.join(dirs["ready"], f"{key}.json"), job.to_dict()):
             created += 1
     watermark = turns[count - 1].index + 1
@@ -439,6 +450,27 @@ def _quarantine_broken(dirs: dict[str, str], path: str) -> None:
         os.replace(path, os.path.join(dirs["failed"], os.path.basename(path)))
     except OSError:
         pass
+
+
+def prune(repo: RepoPaths, max_age_days: float = 30.0) -> int:
+    """Forget sessions untouched for `max_age_days`: watermarks, edit logs, stale done markers.
+
+    A session resumed after that is re-planned from turn 0; the writer's commit-time check
+    (same session, turn and body) keeps it from recording anything twice."""
+    limit = time.time() - max_age_days * 86400
+    removed = 0
+    dirs = _dirs(repo)
+    folders = (dirs["sessions"], dirs["done"], os.path.join(os.fspath(repo.state), "events"))
+    for folder in folders:
+        for name in _listdir(folder):
+            path = os.path.join(folder, name)
+            try:
+                if os.stat(path).st_mtime < limit:
+                    os.unlink(path)
+                    removed += 1
+            except FileNotFoundError:
+                pass
+    return removed
 
 
 # -- reporting ---------------------------------------------------------------------------------

@@ -7,12 +7,11 @@ delivered twice; SessionStart with source startup, clear or compact empties the 
 still does). Claude Code may run hooks for parallel tool calls at the same time, so a record
 is read, decided on and written under an exclusive lock.
 
-Stdlib only (fcntl is built in): imported by the hook on every call.
+Stdlib only: imported by the hook on every call.
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import re
@@ -43,6 +42,8 @@ class Locked:
         self.record = empty()
 
     def __enter__(self) -> "Locked":
+        import fcntl  # an extension module: loaded only by events that deliver
+
         os.makedirs(os.path.dirname(self.path), exist_ok=True)
         self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         fcntl.flock(self.fd, fcntl.LOCK_EX)

@@ -67,6 +67,8 @@ def build_packet(repo: RepoPaths, job: Job) -> "Packet | None":
     turn = turns[0]
     start = parse_time(turn.timestamp)
     end = parse_time(turns[1].timestamp) if len(turns) > 1 else None
+    if end is None and job.until is not None:
+        end = job.until  # the hook call that completed the turn came after its last edit
     files = capture_hook.files_modified(repo, job.session, start, end) if start is not None else ()
     return Packet(session_id=job.session, turn=job.turn, user=turn.user, assistant=turn.assistant,
                   files_modified=files)

@@ -187,6 +187,9 @@ def test_files_modified_come_from_the_hooks_event_log(paths, project, tmp_path):
     _hook(paths, edit_payload(SESSION, tp, project.path, Path("notebooks/explore.ipynb"), tool="NotebookEdit"))
     t.say("Cleared.")
     _hook(paths, payload("Stop", SESSION, tp, project.path))
+    queue.plan(paths)
+    time.sleep(0.01)  # the next turn's edit, before its prompt reached the transcript: not turn 1's
+    _hook(paths, edit_payload(SESSION, tp, project.path, project.path / "src/util.py"))
     daemon.drain(paths)
     files = {r["turn"]: r["files"] for r in _log(tmp_path)}
     assert files == {0: ["src/billing.py", "src/new.py"], 1: ["notebooks/explore.ipynb"]}
@@ -438,3 +441,43 @@ def test_a_second_daemon_does_not_start_while_one_runs(project, paths):
     finally:
         first.send_signal(signal.SIGTERM)
         assert first.wait(timeout=30) == 0
+
+
+def test_prune_forgets_sessions_untouched_for_a_month(paths, project, tmp_path):
+    tp = tmp_path / "s.jsonl"
+    t = Transcript(tp, SESSION, project.path)
+    t.prompt("Always keep imports sorted.")
+    _hook(paths, edit_payload(SESSION, tp, project.path, project.path / "src/util.py"))
+    t.say("OK.")
+    _hook(paths, payload("Stop", SESSION, tp, project.path))
+    daemon.drain(paths)
+    assert queue.watermark(paths, SESSION) == 1
+    assert queue.prune(paths) == 0
+    old = time.time() - 31 * 86400
+    for folder in ("sessions", "done"):
+        for path in (paths.state / "queue" / folder).iterdir():
+            os.utime(path, (old, old))
+    os.utime(capture_hook.events_path(paths, SESSION), (old, old))
+    assert queue.prune(paths) == 3  # watermark, done marker, edit log
+    assert queue.watermark(paths, SESSION) == 0
+    # Re-planned from turn 0, re-judged, but never recorded twice.
+    _hook(paths, payload("Stop", SESSION, tp, project.path))
+    again = daemon.drain(paths)
+    assert [o.already for o in again.outcomes] == [["Always keep imports sorted."]]
+    assert len(project.entries()) == 1
+
+
+def test_stop_never_signals_a_process_that_is_not_the_daemon(project, paths):
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        import fcntl
+
+        paths.state.mkdir(exist_ok=True)
+        (paths.state / daemon.STATUS_FILE).write_text(json.dumps({"pid": sleeper.pid, "state": "idle"}))
+        with open(paths.state / daemon.LOCK_FILE, "a") as lock:  # some process holds the lock
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            assert daemon.stop(paths, timeout=1) is False
+        assert sleeper.poll() is None
+    finally:
+        sleeper.kill()
+        sleeper.wait()

@@ -1,0 +1,150 @@
+"""Drive gitmem's Claude Code hooks exactly as Claude Code does, for the delivery tests.
+
+Each hook runs the command configured in .claude/settings.json through `sh -c`, with
+CLAUDE_PROJECT_DIR set and the event as JSON on stdin; matchers select hooks by tool name.
+Only gitmem's own hook entries run (a user's hooks in the same file are theirs to test).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import time
+from pathlib import Path
+
+ENTRY_LINE = re.compile(r"^- .*\[(\d{8}-[0-9a-f]{8})\]$", re.MULTILINE)
+OWN_ERRORS = ("claude hook", "declaration ranges refresh", "delivery upkeep")
+
+
+class Delivered:
+    """What one hook answer put into context: active entry ids, retracted ids, the raw text."""
+
+    def __init__(self, text: str | None) -> None:
+        self.text = text or ""
+        self.active: list[str] = []
+        self.retracted: list[str] = []
+        for match in ENTRY_LINE.finditer(self.text):
+            line = match.group(0)
+            (self.retracted if "This no longer holds" in line else self.active).append(match.group(1))
+
+    @property
+    def ids(self) -> set[str]:
+        return set(self.active) | set(self.retracted)
+
+    def __bool__(self) -> bool:
+        return bool(self.text)
+
+    def __repr__(self) -> str:
+        return f"Delivered(active={self.active}, retracted={self.retracted})"
+
+
+class ClaudeCode:
+    """One Claude Code session against a repository whose hooks `gitmem init` configured."""
+
+    def __init__(self, root: Path, session: str = "session-1") -> None:
+        self.root = Path(root)
+        self.session = session
+        self.calls: list[dict] = []
+
+    def commands(self, event: str, tool: str | None = None) -> list[str]:
+        settings = json.loads((self.root / ".claude" / "settings.json").read_text(encoding="utf-8"))
+        found = []
+        for group in settings.get("hooks", {}).get(event, []):
+            matcher = group.get("matcher")
+            if tool is not None and matcher and matcher != "*" and not re.fullmatch(matcher, tool):
+                continue
+            found += [h["command"] for h in group.get("hooks", [])
+                      if h.get("type") == "command" and "gitmem/claude-hook" in h.get("command", "")]
+        return found
+
+    def raw(self, payload: dict | str | bytes, event: str, tool: str | None = None,
+            env: dict | None = None) -> list[subprocess.CompletedProcess]:
+        data = payload if isinstance(payload, (str, bytes)) else json.dumps(payload)
+        if isinstance(data, str):
+            data = data.encode()
+        full_env = {**os.environ, "CLAUDE_PROJECT_DIR": str(self.root), "GITMEM_NO_DAEMON": "1", **(env or {})}
+        return [subprocess.run(["sh", "-c", command], input=data, env=full_env, cwd=self.root,
+                               capture_output=True, timeout=60)
+                for command in self.commands(event, tool)]
+
+    def send(self, event: str, **fields) -> Delivered:
+        payload = {"session_id": self.session, "transcript_path": str(self.root / ".transcript.jsonl"),
+                   "cwd": str(self.root), "permission_mode": "default", "hook_event_name": event, **fields}
+        self.calls.append(payload)
+        texts = []
+        for proc in self.raw(payload, event, fields.get("tool_name")):
+            assert proc.returncode == 0, proc
+            out = proc.stdout.decode()
+            if out.strip():
+                answer = json.loads(out)
+                specific = answer["hookSpecificOutput"]
+                assert specific["hookEventName"] == event
+                context = specific["additionalContext"]
+                assert 0 < len(context) <= 10_000
+                assert context.startswith("<gitmem-context>") and context.endswith("</gitmem-context>")
+                texts.append(context)
+        return Delivered("\n".join(texts))
+
+    # -- moments --------------------------------------------------------------------------
+    def start(self, source: str = "startup") -> Delivered:
+        return self.send("SessionStart", source=source, model="claude-sonnet")
+
+    def prompt(self, text: str) -> Delivered:
+        return self.send("UserPromptSubmit", prompt=text)
+
+    def tool(self, name: str, **tool_input) -> Delivered:
+        return self.send("PreToolUse", tool_name=name, tool_input=tool_input, tool_use_id=f"toolu_{len(self.calls)}")
+
+    def read(self, rel: str) -> Delivered:
+        return self.tool("Read", file_path=str(self.root / rel))
+
+    def edit(self, rel: str, old: str, new: str, apply: bool = False) -> Delivered:
+        """PreToolUse Edit; with apply, the edit is made and PostToolUse follows, as in a real session."""
+        delivered = self.tool("Edit", file_path=str(self.root / rel), old_string=old, new_string=new)
+        if apply:
+            path = self.root / rel
+            text = path.read_text(encoding="utf-8")
+            assert old in text
+            path.write_text(text.replace(old, new, 1), encoding="utf-8")
+            after = self.send("PostToolUse", tool_name="Edit",
+                              tool_input={"file_path": str(path), "old_string": old, "new_string": new},
+                              tool_response={"filePath": str(path), "success": True})
+            assert not after, "PostToolUse delivers nothing"
+        return delivered
+
+    def bash(self, command: str) -> Delivered:
+        return self.tool("Bash", command=command, description="run")
+
+    def stop(self) -> Delivered:
+        return self.send("Stop", stop_hook_active=False)
+
+    def end(self) -> Delivered:
+        return self.send("SessionEnd", reason="exit")
+
+
+def add_entry(repo, kind: str, body: str, *extra: str) -> str:
+    return repo.gitmem("add", kind, body, *extra).stdout.split()[0]
+
+
+def own_errors(root: Path) -> str:
+    """Tracebacks gitmem's delivery code logged (capture's own are another module's business)."""
+    log = Path(root) / ".git" / "gitmem" / "errors.log"
+    if not log.exists():
+        return ""
+    records = re.split(r"(?m)^--- ", log.read_text(encoding="utf-8"))
+    return "".join("--- " + r for r in records if r.strip() and any(w in r.split("\n", 1)[0] for w in OWN_ERRORS))
+
+
+def wait_for_fresh_ranges(root: Path, rel: str, timeout: float = 20.0) -> None:
+    """The background refresh after an edit settles the file first (about 2 s), then parses."""
+    from gitmem import decl_ranges
+
+    state = str(Path(root) / ".git" / "gitmem")
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if decl_ranges.is_fresh(state, str(root), rel):
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"declaration ranges for {rel} were not refreshed within {timeout} s")

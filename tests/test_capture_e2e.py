@@ -1,0 +1,166 @@
+"""END TO END, real model: transcript → hooks → queue → `gitmem drain` → committed YAML → next session.
+
+This is the capture path's end-to-end test. It uses the embedded model (Gemma 3 270M through
+llama-cpp-python, the trained head in models/) — no stand-in — and runs in the normal suite:
+`make test` installs the writer extras. Hooks run as Claude Code runs them: a process per
+event (`python -m gitmem.claude_hook`) with the JSON on stdin.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from gitmem.demo import PROJECT
+from test_capture_helpers import Transcript, edit_payload, payload, run_hook, subprocess_env
+
+SESSION_1 = "e2e00000-1111-4222-8333-444455556666"
+SESSION_2 = "e2e00000-7777-4888-9999-aaaabbbbcccc"
+
+RULE_PROMPT = ("can you add a currency check to charge()? and one thing that applies everywhere: never "
+               "store money amounts as floats, always use integer cents.")
+ACK_PROMPT = "thanks! can you run the tests now?"
+QUESTION_PROMPT = "what does with_retries do when every attempt times out?"
+
+
+@pytest.fixture
+def project(repo, monkeypatch):
+    monkeypatch.setenv("GITMEM_NO_DAEMON", "1")  # `gitmem drain` below does the work, in the open
+    monkeypatch.delenv("GITMEM_JUDGE_FACTORY", raising=False)
+    for rel, text in PROJECT.items():
+        repo.write(rel, text)
+    repo.commit_all("payments client")
+    repo.gitmem("init")
+    repo.commit_all("gitmem init")
+    return repo
+
+
+def _hook(project, data) -> str:
+    proc = run_hook(data, project.path, env=subprocess_env(GITMEM_NO_DAEMON="1"))
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    return proc.stdout
+
+
+def test_end_to_end_with_the_real_model(project, tmp_path):
+    tp = tmp_path / "claude" / f"{SESSION_1}.jsonl"
+    t = Transcript(tp, SESSION_1, project.path)
+    t.summary("Payments: currency check")
+    t.snapshot()
+    t.hook_context("- Law: always run the linter before committing [20260101-0000aaaa]", event="SessionStart")
+    t.slash_command("model", "opus", "Set model to Opus 4.6")
+
+    # Turn 0: a standing rule stated in passing, during unrelated work that edits charge().
+    _hook(project, payload("UserPromptSubmit", SESSION_1, tp, project.path, prompt=RULE_PROMPT))
+    t.prompt(RULE_PROMPT)
+    t.hook_context("- Hazard: never call charge() twice for one order [20260101-0000bbbb]")
+    t.thinking("Add a currency check. The user also states a rule about floats.")
+    t.say("Let me look at charge() first.")
+    client = project.path / "src/payments/client.py"
+    t.tool("Read", {"file_path": str(client)}, "(24 lines)")
+    t.sidechain("Find callers of charge(). Never edit files.", "charge() is called from checkout.py only.")
+    old = '        body = {"order": order_id, "amount": amount_cents, "currency": "eur"}\n'
+    new = ('        if not isinstance(amount_cents, int):\n            raise TypeError("amount_cents must be an int")\n'
+           + old)
+    client.write_text(client.read_text().replace(old, new))
+    t.tool("Edit", {"file_path": str(client), "old_string": old, "new_string": new, "replace_all": False},
+           "The file src/payments/client.py has been updated.")
+    _hook(project, edit_payload(SESSION_1, tp, project.path, client))
+    t.garbage()
+    t.say("charge() now rejects non-integer amounts with a TypeError.")
+    t.turn_end()
+    _hook(project, payload("Stop", SESSION_1, tp, project.path))
+
+    # Turn 1: an acknowledgement and a task; turn 2: a question. Neither is a standing constraint.
+    for prompt, reply in ((ACK_PROMPT, "All 5 tests pass."), (QUESTION_PROMPT, "It makes one last call.")):
+        _hook(project, payload("UserPromptSubmit", SESSION_1, tp, project.path, prompt=prompt))
+        t.prompt(prompt)
+        if prompt == ACK_PROMPT:
+            t.tool("Bash", {"command": "python -m pytest -q"}, ".....\n5 passed in 0.3s")
+        t.say(reply)
+        t.turn_end()
+        _hook(project, payload("Stop", SESSION_1, tp, project.path))
+    _hook(project, payload("SessionEnd", SESSION_1, tp, project.path, reason="prompt_input_exit"))
+
+    head = project.git("rev-parse", "HEAD").strip()
+    out = project.gitmem("drain").stdout
+    assert re.search(r"turn 0: recorded (law|hazard)", out), out
+    assert "turn 1: nothing to record" in out and "turn 2: nothing to record" in out, out
+    assert "judged 3 turns" in out, out
+
+    # Committed YAML, one commit per entry, with trailers naming session, turn and source.
+    entries = list(project.entries().values())
+    assert entries, out
+    for entry in entries:
+        assert entry["body"] in RULE_PROMPT          # copied from the developer's words, not paraphrased
+        assert entry["source"] == "user"
+    assert any("float" in e["body"] for e in entries)
+    commits = project.git("rev-list", f"{head}..HEAD").split()
+    assert len(commits) == len(entries)
+    log = project.git("log", f"{head}..HEAD", "--format=%an%n%B")
+    assert f"Gitmem-Session: {SESSION_1} turn 0" in log and "Gitmem-Source: user" in log
+    assert log.count("Gitmem-Entry: ") == len(entries)
+    entry = next(e for e in entries if "float" in e["body"])
+    raw = (project.path / ".gitmem/entries" / f"{entry['id']}.yaml").read_text()
+    assert f"session: {SESSION_1}" in raw and "turn: 0" in raw and "status: active" in raw
+    assert project.git("status", "--porcelain", "--", ".gitmem").strip() == ""
+    assert project.git("fsck", "--no-progress").strip() == ""
+
+    # The next session receives it: at session start when repository-wide, before touching the
+    # anchored file otherwise.
+    tp2 = tmp_path / "claude" / f"{SESSION_2}.jsonl"
+    Transcript(tp2, SESSION_2, project.path)
+    start = _hook(project, payload("SessionStart", SESSION_2, tp2, project.path))
+    if entry["anchor"] is None:
+        context = json.loads(start)["hookSpecificOutput"]["additionalContext"]
+    else:
+        assert entry["anchor"].startswith("src/payments/client.py")
+        edit = edit_payload(SESSION_2, tp2, project.path, client)
+        edit["hook_event_name"] = "PreToolUse"
+        edit["tool_input"]["old_string"] = old
+        context = json.loads(_hook(project, edit))["hookSpecificOutput"]["additionalContext"]
+    assert entry["body"] in context and entry["id"] in context
+    assert "<gitmem-context>" in context
+
+    # And the writer never re-records what it delivered: judging session 2's turn changes nothing.
+    t2 = Transcript(tp2, SESSION_2, project.path)
+    t2.hook_context(context)
+    t2.prompt("ok, let's refactor refund() next")
+    t2.say("Sure.")
+    _hook(project, payload("Stop", SESSION_2, tp2, project.path))
+    assert "nothing to record" in project.gitmem("drain").stdout
+    assert len(project.entries()) == len(entries)
+
+
+def test_judge_command_with_the_real_model(project, tmp_path):
+    packet = {"session_id": "cli", "turn": 4, "files_modified": ["src/payments/client.py"],
+              "user": "please rename charge() to create_charge(). also, from now on never log full card numbers, "
+                      "mask all but the last four digits.",
+              "assistant": "Renamed charge() to create_charge() in client.py and its callers."}
+    head = project.git("rev-parse", "HEAD")
+    proc = project.gitmem("judge", "-", input=json.dumps(packet))
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert lines, proc.stderr
+    for line in lines:
+        assert set(line) >= {"kind", "source", "anchor", "body"}
+        assert line["kind"] in ("law", "hazard", "ritual", "correction", "open_loop")
+        assert line["body"] in packet["user"]
+    assert any("card numbers" in line["body"] for line in lines)
+    (tmp_path / "ack.json").write_text(json.dumps(packet | {"user": "thanks, that works!", "turn": 5}))
+    assert project.gitmem("judge", str(tmp_path / "ack.json")).stdout == ""
+    assert project.git("rev-parse", "HEAD") == head
+    assert project.git("status", "--porcelain").strip() == ""
+
+
+def test_demo_runs(tmp_path):
+    """`make demo` end to end (real hooks, real model), in a scratch folder."""
+    proc = subprocess.run([sys.executable, "-m", "gitmem.demo", "--keep", str(tmp_path / "demo")],
+                          capture_output=True, text=True, timeout=600, env=subprocess_env())
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    for section in ("1. A scratch repository", "2. Session 1", "3. The writer", "4. What the writer recorded",
+                    "5. Session 2"):
+        assert section in proc.stdout
+    assert "Gitmem-Session:" in proc.stdout and "<gitmem-context>" in proc.stdout

@@ -1,0 +1,27 @@
+"""The command line is documented: every command has help text and appears in the README."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from gitmem.cli import main
+
+README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+
+
+def test_every_command_has_help_and_is_in_the_readme():
+    runner = CliRunner()
+    for name, command in main.commands.items():
+        assert command.help, f"`gitmem {name}` has no help text"
+        result = runner.invoke(main, [name, "--help"])
+        assert result.exit_code == 0, result.output
+        assert f"gitmem {name}" in README or f"| {name}" in README, f"`gitmem {name}` is not in README.md"
+
+
+def test_errors_are_one_line_with_exit_status_1(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["list"])
+    assert result.exit_code == 1
+    assert "is not inside a git work tree" in result.output

@@ -1,0 +1,118 @@
+"""`gitmem render`, `status`, `stats`, and AGENTS.md kept current as memory changes land."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from delivery_support import ClaudeCode, add_entry
+
+from gitmem.agents_md import BEGIN, END
+
+SOURCE = "import os\n\n\ndef f(x):\n    return x\n\n\ndef g(x):\n    return -x\n"
+
+
+@pytest.fixture
+def gm(repo, monkeypatch):
+    monkeypatch.setenv("GITMEM_NO_DAEMON", "1")
+    repo.write("src/a.py", SOURCE)
+    repo.commit_all("initial")
+    repo.gitmem("init")
+    repo.commit_all("set up gitmem")
+    return repo
+
+
+def test_render_prints_what_a_moment_would_deliver_without_recording_it(gm):
+    law = add_entry(gm, "law", "Use tabs.")
+    f = add_entry(gm, "hazard", "f() runs in signal handlers.", "--anchor", "src/a.py::f")
+    run = add_entry(gm, "hazard", "Never run migrate twice.", "--on", "run:*manage.py migrate*")
+    out = gm.gitmem("render", "--event", "session-start").stdout
+    assert law in out and f not in out and out.startswith("<gitmem-context>")
+    assert f in gm.gitmem("render", "--event", "edit", "--path", "src/a.py", "--lines", "4-5").stdout
+    assert gm.gitmem("render", "--event", "edit", "--path", "src/a.py", "--lines", "8").stdout == ""
+    assert f in gm.gitmem("render", "--event", "read", "--path", "src/a.py").stdout
+    assert run in gm.gitmem("render", "--event", "run", "--command", "python manage.py migrate --fake").stdout
+    assert not (gm.path / ".git/gitmem/deliveries.jsonl").exists()
+    # With --session, what that session already has is left out.
+    ClaudeCode(gm.path, "s1").read("src/a.py")
+    quiet = gm.gitmem("render", "--event", "read", "--path", "src/a.py", "--session", "s1")
+    assert quiet.stdout == "" and "nothing would be delivered" in quiet.stderr
+    bad = gm.gitmem("render", check=False)
+    assert bad.returncode == 1 and "--event" in bad.stderr
+    assert gm.gitmem("render", "--event", "edit", check=False).returncode == 1
+
+
+def test_status_shows_the_block_and_what_the_budget_left_out(gm):
+    gm.write(".gitmem/config.yaml", "delivery:\n  session_start:\n    max_entries: 2\n")
+    ids = [add_entry(gm, "law", f"Rule number {i}.") for i in range(4)]
+    out = gm.gitmem("status").stdout
+    assert "Claude Code hooks: installed" in out
+    assert "session start: 2 of 4 repository-wide entries" in out
+    left = out.split("left out by the budget")[1]
+    assert ids[0] in left and ids[1] in left and ids[3] not in left
+    start = ClaudeCode(gm.path).start()
+    assert sorted(start.active) == sorted(ids[2:])
+    assert "2 more repository-wide entries were left out" in start.text
+
+
+def test_stats_counts_deliveries_and_lists_entries_that_never_fired(gm):
+    law = add_entry(gm, "law", "Use tabs.")
+    f = add_entry(gm, "hazard", "f() runs in signal handlers.", "--anchor", "src/a.py::f")
+    quiet = add_entry(gm, "hazard", "Never touch vendor/.", "--anchor", "src/a.py::g", "--on", "edit:vendor/**")
+    for session in ("s1", "s2"):
+        claude = ClaudeCode(gm.path, session)
+        claude.start()
+        claude.read("src/a.py")
+    rows = {r["id"]: r for r in map(json.loads, gm.gitmem("stats", "--json").stdout.splitlines())}
+    assert rows[law]["delivered"] == 2 and rows[law]["events"] == {"session-start": 2}
+    assert rows[f]["delivered"] == 2 and rows[f]["sessions"] == 2 and rows[f]["last"]
+    assert rows[quiet]["delivered"] == 0
+    text = gm.gitmem("stats").stdout
+    assert "never delivered: 1 active entry" in text and quiet in text.split("never delivered")[1]
+
+
+def test_agents_md_section_is_created_and_kept_current(gm):
+    gm.write("AGENTS.md", "# Agents\n\nRun `make test` before pushing.\n")
+    gm.commit_all("agents")
+    law = add_entry(gm, "law", "Use tabs.")
+    agent = add_entry(gm, "correction", "The API is v2 now.", "--source", "agent")
+    assert "updated" in gm.gitmem("render", "--agents-md").stdout
+    text = gm.read("AGENTS.md")
+    assert text.startswith("# Agents\n\nRun `make test` before pushing.\n")
+    assert BEGIN in text and text.rstrip().endswith(END)
+    section = text[text.index(BEGIN):]
+    assert law in section and "standing rules for this repository" in section
+    assert agent in section.split("Recorded by an AI agent")[1]
+    assert "up to date" in gm.gitmem("render", "--agents-md").stdout
+    gm.commit_all("agents section")
+
+    # `gitmem add` and `gitmem revoke` bring the section along in their own commits.
+    newer = add_entry(gm, "law", "Never log tokens.")
+    assert newer in gm.read("AGENTS.md")
+    assert "AGENTS.md" in gm.git("show", "--name-only", "--format=", "HEAD")
+    assert gm.git("status", "--porcelain") == ""
+    gm.gitmem("revoke", law, "--reason", "we use spaces now")
+    assert law not in gm.read("AGENTS.md") and "Never log tokens." in gm.read("AGENTS.md")
+    assert gm.git("status", "--porcelain") == ""
+
+
+def test_agents_md_follows_entries_that_arrive_by_merge_and_retire_by_commit(gm):
+    gm.gitmem("render", "--agents-md")
+    gm.commit_all("agents section")
+    # A teammate's entry arrives through a merge whose AGENTS.md was not updated.
+    gm.git("checkout", "-q", "-b", "feature")
+    theirs = add_entry(gm, "law", "Feature flags live in flags.yaml.")
+    gm.git("checkout", "-q", "HEAD~1", "--", "AGENTS.md")
+    gm.git("commit", "-q", "--amend", "--no-edit")
+    gm.git("checkout", "-q", "main")
+    gm.git("merge", "-q", "--no-ff", "-m", "merge feature", "feature")
+    assert theirs in gm.read("AGENTS.md")
+    gm.commit_all("refresh agents")
+    # An entry in the block whose declaration a commit deletes leaves it in that same commit.
+    pinned = add_entry(gm, "law", "g() must stay pure.", "--anchor", "src/a.py::g", "--on", "session-start")
+    assert pinned in gm.read("AGENTS.md")
+    gm.write("src/a.py", SOURCE.split("\n\ndef g")[0] + "\n")
+    gm.git("commit", "-q", "-am", "drop g")
+    assert pinned not in gm.read("AGENTS.md")
+    assert "AGENTS.md" in gm.git("show", "--name-only", "--format=", "HEAD")
+    assert gm.git("status", "--porcelain") == ""

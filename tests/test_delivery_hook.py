@@ -1,0 +1,223 @@
+"""The hook as Claude Code runs it: sessions, symbol anchors on edits, speed discipline, bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from delivery_support import ClaudeCode, add_entry, own_errors, wait_for_fresh_ranges
+
+SOURCE = '''\
+import os
+
+
+def f(x):
+    y = x + 1
+    return y
+
+
+def g(x):
+    return x * 2
+'''
+
+
+@pytest.fixture
+def gm(repo, monkeypatch):
+    """A repository with gitmem set up and no entries yet."""
+    monkeypatch.setenv("GITMEM_NO_DAEMON", "1")
+    repo.write("src/a.py", SOURCE)
+    repo.write("nb/analysis.ipynb", "{}\n")
+    repo.commit_all("initial")
+    old = time.time() - 3600  # settled content: declaration ranges are not racy
+    os.utime(repo.path / "src/a.py", (old, old))
+    repo.gitmem("init")
+    return repo
+
+
+def test_resume_keeps_the_sessions_record_and_clear_or_compact_empty_it(gm):
+    law = add_entry(gm, "law", "Use tabs.")
+    claude = ClaudeCode(gm.path, "s1")
+    assert claude.start("startup").active == [law]
+    assert not claude.start("resume")             # the resumed transcript still has it
+    newer = add_entry(gm, "law", "Never log tokens.")
+    assert claude.start("resume").active == [newer]  # only what it has not had
+    assert sorted(claude.start("clear").active) == sorted([law, newer])
+    assert sorted(claude.start("compact").active) == sorted([law, newer])
+    assert sorted(ClaudeCode(gm.path, "s2").start("resume").active) == sorted([law, newer])
+
+
+def test_edits_outside_an_anchored_declaration_stay_quiet_inside_fire(gm):
+    f = add_entry(gm, "hazard", "f() is called from signal handlers.", "--anchor", "src/a.py::f")
+    g = add_entry(gm, "hazard", "g() must stay pure.", "--anchor", "src/a.py::g")
+    claude = ClaudeCode(gm.path)
+    assert not claude.edit("src/a.py", "import os\n", "import sys\n")
+    assert claude.tool("MultiEdit", file_path=str(gm.path / "src/a.py"), edits=[
+        {"old_string": "import os\n", "new_string": "import sys\n"},
+        {"old_string": "    return x * 2\n", "new_string": "    return 2 * x\n"}]).active == [g]
+    assert claude.edit("src/a.py", "    y = x + 1\n", "    y = x + 2\n").active == [f]
+    # A Write replaces the whole file: it touches every declaration.
+    other = ClaudeCode(gm.path, "s2")
+    assert sorted(other.tool("Write", file_path=str(gm.path / "src/a.py"), content="").active) == sorted([f, g])
+    # Text that is not in the file: the region is unknown, so the whole file counts.
+    third = ClaudeCode(gm.path, "s3")
+    assert sorted(third.edit("src/a.py", "no such text", "x").active) == sorted([f, g])
+
+
+def test_stale_ranges_fire_for_the_whole_file_until_the_background_refresh(gm):
+    f = add_entry(gm, "hazard", "f() is called from signal handlers.", "--anchor", "src/a.py::f")
+    # The file changes under gitmem (an editor, a checkout): the cached ranges are stale.
+    (gm.path / "src/a.py").write_text("# header\n" + SOURCE)
+    claude = ClaudeCode(gm.path, "s1")
+    assert claude.edit("src/a.py", "import os\n", "import sys\n", apply=True).active == [f]  # deliver rather than miss
+    wait_for_fresh_ranges(gm.path, "src/a.py")  # PostToolUse started a detached refresh
+    later = ClaudeCode(gm.path, "s2")
+    assert not later.edit("src/a.py", "# header\n", "# title\n")
+    assert later.edit("src/a.py", "    return y\n", "    return y + 0\n").active == [f]
+    assert own_errors(gm.path) == ""
+
+
+def test_notebooks_and_files_outside_anchors(gm):
+    nb = add_entry(gm, "hazard", "The notebook reads production data.", "--anchor", "nb/analysis.ipynb")
+    claude = ClaudeCode(gm.path)
+    assert claude.tool("NotebookEdit", notebook_path=str(gm.path / "nb/analysis.ipynb"), new_source="1").active == [nb]
+    assert not claude.read("README.md")
+
+
+def test_parallel_hooks_of_one_session_deliver_once(gm):
+    entry = add_entry(gm, "hazard", "a.py is shared with the mobile app.", "--anchor", "src/a.py")
+    claude = ClaudeCode(gm.path, "parallel")
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda _: claude.read("src/a.py"), range(8)))
+    assert [r.active for r in results if r].count([entry]) == 1
+    assert sum(bool(r) for r in results) == 1
+
+
+def test_the_hook_imports_nothing_heavy(gm):
+    add_entry(gm, "hazard", "f() is called from signal handlers.", "--anchor", "src/a.py::f")
+    add_entry(gm, "law", "Use tabs.")
+    claude = ClaudeCode(gm.path, "warm")
+    claude.start()  # the first call after the store changed recompiles the rules (rare path)
+    shim = (gm.path / ".git/gitmem/claude-hook").read_text()
+    python = shlex.split(next(l for l in shim.splitlines() if l.startswith("GITMEM_PYTHON=")).partition("=")[2])[0]
+    roots = shlex.split(next(l for l in shim.splitlines() if l.startswith("exec ")))[6:]
+    dump = gm.path.parent / "modules.json"
+    code = ("import sys; sys.path += sys.argv[1:]; from gitmem.claude_hook import main; main(); "
+            f"import json; open({str(dump)!r}, 'w').write(json.dumps(sorted(sys.modules)))")
+    for payload in (
+        {"hook_event_name": "SessionStart", "source": "startup"},
+        {"hook_event_name": "PreToolUse", "tool_name": "Edit",
+         "tool_input": {"file_path": str(gm.path / "src/a.py"), "old_string": "    y = x + 1\n", "new_string": "z"}},
+        {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "git commit -m x"}},
+        {"hook_event_name": "Stop"},
+    ):
+        proc = subprocess.run([python, "-I", "-S", "-c", code, *roots], cwd=gm.path, capture_output=True,
+                              input=json.dumps({"session_id": "imports", "cwd": str(gm.path), **payload}).encode(),
+                              env={**os.environ, "CLAUDE_PROJECT_DIR": str(gm.path)})
+        assert proc.returncode == 0, proc.stderr
+        modules = set(json.loads(dump.read_text()))
+        heavy = {"click", "pygit2", "ruamel", "tree_sitter", "tree_sitter_languages", "gitmem.paths",
+                 "gitmem.index", "gitmem.entry", "dataclasses", "pathlib", "typing", "tempfile", "hashlib",
+                 "subprocess"} & modules
+        assert not heavy, (payload["hook_event_name"], heavy)
+
+
+@pytest.mark.parametrize("stdin", [
+    b"", b"   \n", b"not json", b"[1, 2]", b'"SessionStart"', b"\xff\xfe\x00garbage", b"{" * 5000,
+    json.dumps({"session_id": "x"}).encode(),
+    json.dumps({"session_id": "x", "hook_event_name": "Teleport"}).encode(),
+    json.dumps({"session_id": "x", "hook_event_name": "Notification", "message": "hi"}).encode(),
+    json.dumps({"session_id": "x", "hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": "src/a.py"}).encode(),
+    json.dumps({"session_id": "x", "hook_event_name": "PreToolUse", "tool_name": "Read",
+                "tool_input": {"file_path": 42}}).encode(),
+    json.dumps({"session_id": "x", "hook_event_name": "PreToolUse", "tool_name": "Read",
+                "tool_input": {"file_path": "/etc/passwd"}}).encode(),
+    json.dumps({"session_id": "x", "hook_event_name": "PreToolUse", "tool_name": "Read",
+                "tool_input": {"file_path": "../../outside/src/a.py"}}).encode(),
+    json.dumps({"session_id": "x", "hook_event_name": "PreToolUse", "tool_name": "Glob",
+                "tool_input": {"pattern": "**/*.py"}}).encode(),
+    json.dumps({"session_id": "x", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+                "tool_input": {"command": ["rm", "-rf"]}}).encode(),
+    json.dumps({"session_id": ["x"], "hook_event_name": "UserPromptSubmit", "prompt": None}).encode(),
+    json.dumps({"session_id": "x", "hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_input": None}).encode(),
+])
+def test_malformed_input_exits_0_without_output(gm, stdin):
+    add_entry(gm, "hazard", "a.py is shared with the mobile app.", "--anchor", "src/a.py")
+    for event, tool in (("PreToolUse", "Read"), ("SessionStart", None)):
+        for proc in ClaudeCode(gm.path).raw(stdin, event, tool):
+            assert proc.returncode == 0 and proc.stdout == b"", proc
+
+
+def test_session_ids_cannot_escape_the_sessions_folder(gm):
+    add_entry(gm, "law", "Use tabs.")
+    claude = ClaudeCode(gm.path, "../../../../evil/../x y")
+    assert claude.start()
+    sessions = gm.path / ".git/gitmem/sessions"
+    assert [p.parent for p in sessions.rglob("*.json")] == [sessions]
+    assert not (gm.path.parent / "evil").exists()
+
+
+def test_a_repository_without_gitmem_gets_silence(gm, tmp_path):
+    add_entry(gm, "law", "Use tabs.")
+    # A teammate who has the committed settings but never ran `gitmem init`: no shim.
+    gm.commit_all("share settings")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(gm.path), str(clone)], check=True)
+    assert (clone / ".claude/settings.json").exists()
+    assert not ClaudeCode(clone).start()
+    assert not (clone / ".git/gitmem").exists()
+    # A project that has the shim but no .gitmem/ (removed, or another checkout).
+    subprocess.run(["git", "rm", "-rq", ".gitmem"], cwd=gm.path, check=True)
+    assert not ClaudeCode(gm.path).start()
+    # Not a repository at all.
+    plain = tmp_path / "plain"
+    (plain / ".claude").mkdir(parents=True)
+    (plain / ".claude/settings.json").write_text((gm.path / ".claude/settings.json").read_text())
+    procs = ClaudeCode(plain).raw({"session_id": "x", "hook_event_name": "SessionStart", "source": "startup"},
+                                  "SessionStart")
+    assert procs and all(p.returncode == 0 and p.stdout == b"" for p in procs)
+
+
+def test_internal_errors_exit_0_silently_and_are_logged(gm):
+    add_entry(gm, "hazard", "a.py is shared with the mobile app.", "--anchor", "src/a.py")
+    (gm.path / ".git/gitmem/sessions").write_text("not a folder")
+    assert not ClaudeCode(gm.path).read("src/a.py")
+    log = (gm.path / ".git/gitmem/errors.log").read_text()
+    assert "claude hook" in log and "Traceback" in log
+
+
+def test_a_corrupt_compiled_file_is_rebuilt(gm):
+    law = add_entry(gm, "law", "Use tabs.")
+    ClaudeCode(gm.path, "warm").start()
+    (gm.path / ".git/gitmem/delivery.json").write_text("{corrupt")
+    (gm.path / ".git/gitmem/decl-ranges.json").write_text("[]")
+    assert ClaudeCode(gm.path, "s1").start().active == [law]
+    assert own_errors(gm.path) == ""
+
+
+def test_commit_rituals_anchored_to_a_file_fire_when_the_commit_includes_it(gm):
+    ritual = add_entry(gm, "ritual", "After changing a.py, regenerate the client.", "--anchor", "src/a.py")
+    gm.commit_all("entries")
+    assert not ClaudeCode(gm.path, "s1").bash("git commit -m 'nothing staged'")
+    (gm.path / "src/a.py").write_text(SOURCE + "\n# more\n")
+    assert not ClaudeCode(gm.path, "s2").bash("git commit -m 'a.py changed but not staged'")
+    assert ClaudeCode(gm.path, "s3").bash("git add -A && git commit -am 'with -a'").active == [ritual]
+    gm.git("add", "src/a.py")
+    assert ClaudeCode(gm.path, "s4").bash("git -c core.editor=true commit").active == [ritual]
+    assert not ClaudeCode(gm.path, "s5").bash("echo git commit is a phrase | grep -c x")
+
+
+@pytest.mark.parametrize("command, is_commit", [
+    ("git commit -m x", True), ("git add -A && git commit -am x", True), ("cd a; git -C b commit", True),
+    ("GIT_EDITOR=true git commit", True), ("(git commit)", True), ("git -c a=b --no-pager commit --amend", True),
+    ("echo git commit", False), ("git commit-tree HEAD^{tree}", False), ("git status", False),
+    ("grep -r 'git commit' docs", False),
+])
+def test_git_commit_is_recognised_in_command_position(command, is_commit):
+    from gitmem.claude_hook import is_git_commit
+
+    assert is_git_commit(command) is is_commit

@@ -1,0 +1,226 @@
+"""The delivery rules as pure functions: defaults per kind, triggers, globs, budget, retractions."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from gitmem import deliver
+from gitmem.deliver import Cue, compile_rules, glob_regex, plan
+
+NOW = time.mktime((2026, 3, 10, 12, 0, 0, 0, 0, 0)) - time.timezone
+DAY = 86400
+
+
+def iso(seconds: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+def entry(entry_id, kind="law", body=None, *, anchor=None, triggers=(), source="user", status="active",
+          expires=None, created=None, revoked_at=None, reason="it was removed", superseded_by=None):
+    path, _, symbol = (anchor or "").partition("::")
+    data = {"id": entry_id, "kind": kind, "status": status, "source": source,
+            "body": body or f"body of {entry_id}",
+            "anchor": {"path": path, "symbol": symbol or None, "language": None, "fingerprint": None}
+            if anchor else None,
+            "triggers": list(triggers), "created": {"at": created or iso(NOW - 30 * DAY)},
+            "supersedes": [], "superseded_by": superseded_by, "expires": expires}
+    if status == "revoked":
+        data["revocation"] = {"at": revoked_at or iso(NOW - DAY), "reason": reason, "commit": None}
+    return data
+
+
+def rules(*entries, **delivery):
+    config = {"delivery": {"session_start": {k: v for k, v in delivery.items() if k.startswith("max_")},
+                           **{k: v for k, v in delivery.items() if not k.startswith("max_")}}}
+    return compile_rules(list(entries), config)
+
+
+def fired(compiled, cue, record=None, **kwargs):
+    result = plan(compiled, cue, record or {"delivered": {}, "retracted": {}}, now=NOW, **kwargs)
+    return result
+
+
+def ids(compiled, cue, **kwargs):
+    return sorted(fired(compiled, cue, **kwargs).active)
+
+
+START = Cue("session-start", source="startup")
+
+
+@pytest.mark.parametrize("kind, anchor, expected", [
+    ("law", None, {"session-start"}),
+    ("correction", None, {"session-start"}),
+    ("open_loop", None, {"session-start"}),
+    ("hazard", None, {"session-start"}),
+    ("ritual", None, {"session-start", "commit"}),
+    ("law", "src/a.py", {"read", "edit"}),
+    ("hazard", "src/a.py::f", {"read", "edit"}),
+    ("correction", "src/a.py", {"read", "edit"}),
+    ("open_loop", "src/a.py", {"read", "edit"}),
+    ("ritual", "src/a.py", {"edit", "commit"}),
+])
+def test_default_rule_per_kind(kind, anchor, expected):
+    compiled = rules(entry("e", kind, anchor=anchor))
+    cues = {"session-start": START, "read": Cue("read", "src/a.py"), "edit": Cue("edit", "src/a.py"),
+            "commit": Cue("commit", text="git commit -m x"), "run": Cue("run", text="make"),
+            "prompt": Cue("prompt", text="hello")}
+    got = {name for name, cue in cues.items()
+           if ids(compiled, cue, commit_paths=lambda: {"src/a.py"}) == ["e"]}
+    assert got == expected
+
+
+def test_anchored_entries_fire_only_for_their_file():
+    compiled = rules(entry("a", "hazard", anchor="src/a.py"), entry("b", "hazard", anchor="src/b.py"))
+    assert ids(compiled, Cue("read", "src/a.py")) == ["a"]
+    assert ids(compiled, Cue("edit", "src/b.py")) == ["b"]
+    assert ids(compiled, Cue("read", "src/c.py")) == []
+    assert ids(compiled, Cue("read", "src/a.pyc")) == []
+
+
+def test_symbol_anchor_narrows_edits_with_a_region_but_not_reads_or_writes():
+    compiled = rules(entry("f", "hazard", anchor="src/a.py::f"))
+    outside = {"symbol_hit": lambda path, symbol: False}
+    assert ids(compiled, Cue("edit", "src/a.py", narrow=True), **outside) == []
+    assert ids(compiled, Cue("edit", "src/a.py", narrow=True), symbol_hit=lambda p, s: s == "f") == ["f"]
+    assert ids(compiled, Cue("edit", "src/a.py", narrow=False), **outside) == ["f"]  # Write
+    assert ids(compiled, Cue("read", "src/a.py", narrow=True), **outside) == ["f"]
+
+
+def test_on_triggers_replace_the_default_and_combine_and_within_or_across():
+    compiled = rules(entry("t", "hazard", anchor="src/a.py", triggers=["read:docs/**", "run:tests/test_x.py"]))
+    assert ids(compiled, Cue("read", "src/a.py")) == []          # default rule replaced
+    assert ids(compiled, Cue("read", "docs/guide/intro.md")) == ["t"]
+    assert ids(compiled, Cue("edit", "docs/guide/intro.md")) == []   # event and glob must both hold
+    assert ids(compiled, Cue("read", "src/docs/x.md")) == []
+    assert ids(compiled, Cue("run", text="pytest tests/test_x.py -q")) == ["t"]   # either trigger
+    assert ids(compiled, START) == []
+
+
+def test_a_trigger_without_glob_is_narrowed_by_the_anchor():
+    compiled = rules(entry("r", "hazard", anchor="tests/test_db.py", triggers=["run"]),
+                     entry("c", "ritual", anchor="db/schema.sql", triggers=["commit"]),
+                     entry("any", "ritual", triggers=["commit"]))
+    assert ids(compiled, Cue("run", text="pytest -n 4 ./tests/test_db.py::test_rows")) == ["r"]
+    assert ids(compiled, Cue("run", text="pytest tests/test_api.py")) == []
+    assert ids(compiled, Cue("commit", text="git commit"), commit_paths=lambda: {"db/schema.sql"}) == ["any", "c"]
+    assert ids(compiled, Cue("commit", text="git commit"), commit_paths=lambda: {"README.md"}) == ["any"]
+
+
+@pytest.mark.parametrize("glob, path, matches", [
+    ("*.sql", "db/migrations/0001.sql", True),
+    ("*.sql", "db/migrations/0001.sql.bak", False),
+    ("src/*.py", "src/a.py", True),
+    ("src/*.py", "src/pkg/a.py", False),
+    ("src/**/*.py", "src/a.py", True),
+    ("src/**/*.py", "src/pkg/deep/a.py", True),
+    ("src/**", "src/pkg/a.py", True),
+    ("docs", "docs/a/b.md", True),
+    ("docs/", "docs/a.md", True),
+    ("/docs", "src/docs/a.md", False),
+    ("test_[ab].py", "tests/test_b.py", True),
+    ("test_[!ab].py", "tests/test_b.py", False),
+    ("a?c.txt", "abc.txt", True),
+    ("a?c.txt", "a/c.txt", False),
+])
+def test_globs_follow_gitignore_conventions(glob, path, matches):
+    import re
+
+    assert bool(re.fullmatch(glob_regex(glob), path)) is matches
+
+
+def test_run_triggers_match_paths_in_commands_and_command_patterns():
+    compiled = rules(entry("p", "hazard", triggers=["run:*npm publish*"]),
+                     entry("t", "hazard", triggers=["run:tests/**/test_*.py"]))
+    assert ids(compiled, Cue("run", text="cd web && npm publish --tag next")) == ["p"]
+    assert ids(compiled, Cue("run", text="pytest 'tests/unit/test_x.py'"), worktree="/r") == ["t"]
+    assert ids(compiled, Cue("run", text="pytest /r/tests/unit/test_x.py"), worktree="/r") == ["t"]
+    assert ids(compiled, Cue("run", text="npm test")) == []
+
+
+def test_prompt_triggers():
+    compiled = rules(entry("g", "law", triggers=["prompt:src/billing/**"]),
+                     entry("all", "law", triggers=["prompt"]),
+                     entry("sym", "hazard", anchor="src/ledger.py::Ledger.sync", triggers=["prompt"]))
+    assert ids(compiled, Cue("prompt", text="fix @src/billing/charge.py please")) == ["all", "g"]
+    assert ids(compiled, Cue("prompt", text="why does sync() hang?")) == ["all", "sym"]
+    assert ids(compiled, Cue("prompt", text="hello")) == ["all"]
+
+
+def test_expired_entries_stop_after_their_day():
+    today = iso(NOW)[:10]
+    yesterday = iso(NOW - DAY)[:10]
+    compiled = rules(entry("today", expires=today), entry("gone", expires=yesterday), entry("open"))
+    assert ids(compiled, START) == ["open", "today"]
+
+
+def test_agent_entries_are_labelled_and_never_passed_off_as_the_developers():
+    compiled = rules(entry("u", body="Use tabs."), entry("a", body="Prefer pathlib.", source="agent"))
+    text = fired(compiled, START).text
+    developer, _, agent = text.partition(deliver.AGENT_HEADER)
+    assert deliver.START_USER_HEADER in developer and "Use tabs." in developer
+    assert "Prefer pathlib." in agent and "Prefer pathlib." not in developer
+    cue_text = fired(rules(entry("x", "hazard", anchor="a.py", source="agent", body="Slow.")),
+                     Cue("read", "a.py")).text
+    assert "an AI agent recorded these in earlier sessions, not the developer" in cue_text
+    assert "the developer stated" not in cue_text
+
+
+def test_nothing_is_delivered_twice_in_one_session():
+    compiled = rules(entry("a", "hazard", anchor="a.py"), entry("r", status="revoked"))
+    first = fired(compiled, Cue("read", "a.py"))
+    assert first.active == ["a"] and first.retractions == ["r"]
+    record = {"delivered": {"a": "read"}, "retracted": {"r": "read"}}
+    again = fired(compiled, Cue("edit", "a.py"), record)
+    assert again.active == [] and again.retractions == [] and again.text == ""
+
+
+def test_retractions_within_the_period_only_and_never_as_facts():
+    compiled = rules(entry("recent", "hazard", status="revoked", revoked_at=iso(NOW - 13 * DAY), anchor="a.py",
+                           reason="`f` was removed from a.py"),
+                     entry("old", "hazard", status="revoked", revoked_at=iso(NOW - 15 * DAY), anchor="a.py"),
+                     entry("new", "law", body="Use the v2 client.", created=iso(NOW - DAY)),
+                     entry("replaced", "law", status="superseded", superseded_by="new", body="Use the v1 client."))
+    result = fired(compiled, Cue("read", "a.py"))
+    assert result.active == []
+    assert result.retractions == ["recent", "replaced"]
+    assert "`f` was removed from a.py" in result.text
+    assert 'recorded by the developer: "body of recent" This no longer holds.' in result.text
+    assert "Use the v1 client." in result.text and "It was replaced by entry new." in result.text
+    assert fired(rules(*compiled_entries_for_days(), retraction_days=3), START).retractions == ["two"]
+
+
+def compiled_entries_for_days():
+    return [entry("two", status="revoked", revoked_at=iso(NOW - 2 * DAY)),
+            entry("four", status="revoked", revoked_at=iso(NOW - 4 * DAY))]
+
+
+def test_budget_keeps_the_most_recently_relevant_and_reports_the_rest():
+    many = [entry(f"e{i:02d}", created=iso(NOW - (20 - i) * DAY)) for i in range(12)]
+    compiled = rules(*many)
+    result = fired(compiled, START, relevance=lambda: {"e00": iso(NOW - 1000)})
+    # e00 is the oldest but fired on a cue a moment ago; then the newest ones.
+    assert sorted(result.active) == ["e00", "e05", "e06", "e07", "e08", "e09", "e10", "e11"]
+    assert result.left_out == ["e01", "e02", "e03", "e04"]  # least recently relevant first
+    assert "4 more repository-wide entries were left out" in result.text
+    small = rules(*many, max_entries=3)
+    assert len(fired(small, START).active) == 3
+    by_chars = rules(*[entry(f"c{i}", body="x" * 300, created=iso(NOW - i)) for i in range(10)], max_chars=1000)
+    chosen = fired(by_chars, START).active
+    assert len(chosen) == 3 and sum(len(deliver.entry_line(i, by_chars["active"][i])) for i in chosen) <= 1000
+
+
+def test_one_message_stays_under_claude_codes_limit_and_keeps_the_rest_for_later():
+    compiled = rules(*[entry(f"h{i:02d}", "hazard", anchor="big.py", body="y" * 600) for i in range(30)])
+    result = fired(compiled, Cue("read", "big.py"))
+    assert len(result.text) <= 10_000
+    assert 10 <= len(result.active) < 30
+    later = fired(compiled, Cue("edit", "big.py"), {"delivered": dict.fromkeys(result.active, "read"),
+                                                    "retracted": {}})
+    assert set(later.active).isdisjoint(result.active) and later.active
+
+
+def test_hand_edited_unknown_triggers_are_ignored():
+    compiled = rules(entry("x", triggers=["teleport:src/**", "read:src/**"]))
+    assert ids(compiled, Cue("read", "src/a.py")) == ["x"]
