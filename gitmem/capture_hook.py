@@ -79,7 +79,9 @@ def _handle(repo: Any, payload: dict[str, Any]) -> None:
     if not isinstance(transcript, str) or not transcript:
         return
     prompt = payload.get("prompt") if event == "UserPromptSubmit" else None
-    queue.signal(repo, session, event, transcript, prompt if isinstance(prompt, str) else None)
+    reply = payload.get("last_assistant_message") if event == "Stop" else None
+    queue.signal(repo, session, event, transcript, prompt if isinstance(prompt, str) else None,
+                 reply if isinstance(reply, str) else None)
     from gitmem import daemon
 
     daemon.ensure_running(repo)

@@ -4,9 +4,10 @@
 this module under `python -I -S` with sys.path set to the standard library plus the folders
 holding gitmem (and, for the rare rebuild, its dependencies).
 
-Speed: this runs in front of every tool call. The fast path imports json, os, sys, time, re,
-fcntl and gitmem's delivery modules (deliver, delivery_data, sessions, delivery_log,
-decl_ranges), which import nothing else. Measured here (2 loaded cores, `-X importtime`):
+Speed: this runs in front of every tool call. The fast path imports os, sys, time, fcntl, the
+json accelerator (through gitmem.fastjson: `import json` alone costs as much as starting the
+interpreter, because it imports re and enum) and gitmem's delivery modules (deliver,
+delivery_data, sessions, delivery_log, decl_ranges), which import nothing else. Measured here (2 loaded cores, `-X importtime`):
 gitmem.paths ≈ 20 ms (dataclasses pulls in inspect; pathlib), gitmem.index ≈ 10 ms more
 (tempfile, typing), so the repository is located with os.path below and those modules are only
 imported when the compiled rules must be rebuilt, once after each change to the store.
@@ -21,30 +22,26 @@ and a traceback in .git/gitmem/errors.log.
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import sys
 import time
 
-from gitmem import decl_ranges, deliver, delivery_data, delivery_log, sessions
+from gitmem import decl_ranges, deliver, delivery_data, delivery_log, fastjson, sessions
 
 HANDLED = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd")
 CAPTURED = ("UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd")  # handed to gitmem.capture_hook
 FILE_TOOLS = {"Read": "read", "Edit": "edit", "Write": "edit", "MultiEdit": "edit", "NotebookEdit": "edit"}
 REGION_TOOLS = ("Edit", "MultiEdit")  # name the edited text, so symbol anchors can narrow
 MAX_INPUT_BYTES = 8 * 1024 * 1024
-# `git [-C dir] [-c k=v] [--opt] commit` in command position (start, or after ; && || | ( $( `),
-# possibly behind VAR=value assignments, sudo, time or command; not `echo git commit`.
-_GIT_COMMIT = re.compile(r"(?:^|[;&|(`\n]|\$\()\s*(?:\w+=\S*\s+)*(?:(?:sudo|time|command)\s+)*"
-                         r"git(?:\s+-[cC]\s+\S+|\s+--?[\w-]+(?:=\S+)?)*\s+commit(?:[\s;&|)`]|$)")
+_SEGMENT_BREAKS = str.maketrans({c: "\n" for c in ";&|()`{}"})
+_PREFIXES = ("sudo", "time", "command", "exec", "nohup")
 
 
 def main() -> int:
     state = None
     try:
         raw = sys.stdin.buffer.read(MAX_INPUT_BYTES)
-        payload = json.loads(raw) if raw.strip() else None
+        payload = fastjson.loads(raw) if raw.strip() else None
         if not isinstance(payload, dict) or payload.get("hook_event_name") not in HANDLED:
             return 0
         start = os.environ.get("CLAUDE_PROJECT_DIR") or _text(payload.get("cwd")) or os.getcwd()
@@ -56,7 +53,7 @@ def main() -> int:
         text = hook.deliver()
         if text:
             out = {"hookSpecificOutput": {"hookEventName": hook.event, "additionalContext": text}}
-            sys.stdout.write(json.dumps(out))  # ASCII only: safe whatever the locale
+            sys.stdout.write(fastjson.dumps(out))  # ASCII only: safe whatever the locale
             sys.stdout.flush()
         hook.finish()
         if hook.event in CAPTURED:
@@ -106,8 +103,45 @@ def relative(worktree: str, path: str, cwd: str | None = None) -> str | None:
     return None
 
 
+def git_commits(command: str) -> list[list[str]]:
+    """The arguments after `commit` of each `git [-C dir] [-c k=v] [--opt] commit` in command position.
+
+    Command position: the start of the command or after ; & | ( ) ` $( or a newline, possibly
+    behind VAR=value assignments, sudo, time or command. `echo git commit` is not a commit.
+    """
+    found = []
+    for segment in command.replace("$(", "\n").translate(_SEGMENT_BREAKS).split("\n"):
+        words = segment.split()
+        i = 0
+        while i < len(words) and (words[i] in _PREFIXES or
+                                  ("=" in words[i] and words[i].partition("=")[0].isidentifier())):
+            i += 1
+        if i >= len(words) or words[i] != "git":
+            continue
+        i += 1
+        while i < len(words) and words[i].startswith("-"):
+            i += 2 if words[i] in ("-C", "-c") else 1
+        if i < len(words) and words[i] == "commit":
+            found.append(words[i + 1:])
+    return found
+
+
 def is_git_commit(command: str) -> bool:
-    return _GIT_COMMIT.search(command) is not None
+    return bool(git_commits(command))
+
+
+def commits_all(args: list[str]) -> bool:
+    """`commit -a`, `-am`, `--all`: the commit takes every modified tracked file."""
+    for arg in args:
+        if arg == "--all":
+            return True
+        if arg.startswith("-") and not arg.startswith("--"):
+            for flag in arg[1:]:
+                if flag == "a":
+                    return True
+                if flag in "mFCcSut":  # the rest of the word is this option's value
+                    break
+    return False
 
 
 class Hook:
@@ -240,7 +274,10 @@ class Hook:
         if FILE_TOOLS.get(tool) != "edit" or not isinstance(tool_input, dict):
             return
         path = self._path(tool_input)
-        if path is not None and path in delivery_data.symbol_anchored_paths(self.rules):
+        # The ranges file lists every file with symbol anchors (as of the last refresh; `gitmem
+        # add` refreshes it): a cheaper question than compiling the rules after every edit.
+        self._ranges = decl_ranges.read(self.state)
+        if path is not None and path in self._ranges:
             self._fresh_ranges(path)
 
     def _commit_paths(self) -> set[str]:
@@ -251,7 +288,7 @@ class Hook:
         """
         if self._commit is None:
             command = _text((self.payload.get("tool_input") or {}).get("command")) or ""
-            with_all = re.search(r"\s(?:-[A-Za-z]*a[A-Za-z]*|--all)(?:\s|$)", command) is not None
+            with_all = any(commits_all(args) for args in git_commits(command))
             out = run_git(self.worktree, ["status", "--porcelain=v1", "-z", "--untracked-files=no"])
             self._commit = set()
             records = out.decode("utf-8", "surrogateescape").split("\0")

@@ -19,9 +19,10 @@ content changed, through the blob-keyed declaration cache.
 
 from __future__ import annotations
 
-import json
 import os
 import time
+
+from gitmem import fastjson
 
 RANGES_FILE = "decl-ranges.json"
 LOCK_FILE = "decl-ranges.lock"
@@ -41,7 +42,7 @@ def blob_id(content: bytes) -> str:
 def read(state_dir: str) -> dict:
     try:
         with open(os.path.join(state_dir, RANGES_FILE), "rb") as handle:
-            data = json.loads(handle.read())
+            data = fastjson.loads(handle.read())
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -151,6 +152,16 @@ def _snapshot(path: str, wait_until_settled: bool) -> tuple[os.stat_result, byte
     return None
 
 
+def _settle(files) -> None:
+    for path in files:
+        try:
+            age = time.time_ns() - os.stat(path).st_mtime_ns
+        except OSError:
+            continue
+        if 0 <= age < RACY_NS:
+            time.sleep((RACY_NS - age) / 1e9)
+
+
 def refresh_in_background(worktree: str, git_dir: str, common_dir: str, paths: list[str]) -> None:
     """Fork a detached child that refreshes `paths`; the hook returns without waiting.
 
@@ -169,6 +180,8 @@ def refresh_in_background(worktree: str, git_dir: str, common_dir: str, paths: l
         for fd in (0, 1, 2):
             os.dup2(devnull, fd)
         os.closerange(3, 1024)
+        os.nice(10)  # yield the CPU to the agent and to the next hook
+        _settle(os.path.join(worktree, p) for p in paths)  # sleep before importing anything heavy
         from pathlib import Path
 
         from gitmem.paths import RepoPaths

@@ -27,7 +27,6 @@ against the whole command (``run:*npm publish*``).
 
 from __future__ import annotations
 
-import re
 import time
 
 # Mirrors gitmem.entry.EVENTS; entry.py imports dataclasses (≈ 10 ms), too slow for the hook.
@@ -51,7 +50,7 @@ AGENT_HEADER = ("Recorded by an AI agent in earlier sessions, not stated by the 
                 "verify before relying on them:")
 RETRACTION_HEADER = "Withdrawn: these were believed earlier and no longer hold. Do not rely on them:"
 
-_TOKEN_SPLIT = re.compile(r"[\s;&|()<>'\"`,=]+")
+_TOKEN_BREAKS = str.maketrans({c: " " for c in ";&|()<>'\"`,="})
 
 
 # -- compiling ----------------------------------------------------------------------------
@@ -95,67 +94,108 @@ def compile_rules(entries: list[dict], config: dict) -> dict:
 def default_rules(kind: str, anchor: list | None) -> list[list]:
     rules: list[list] = []
     if anchor is None:
-        rules.append(["session-start", None, None])
+        rules.append(["session-start", None])
     else:
-        rules.append(["edit", None, None])
+        rules.append(["edit", None])
         if kind != "ritual":
-            rules.append(["read", None, None])
+            rules.append(["read", None])
     if kind == "ritual":
-        rules.append(["commit", None, None])
+        rules.append(["commit", None])
     return rules
 
 
 def parse_trigger(text: str) -> list | None:
-    """`edit:src/**` -> ["edit", regex, "src/**"]; an unknown event (hand-edited YAML) is dropped."""
+    """`edit:src/**` -> ["edit", "src/**"]; an unknown event (hand-edited YAML) is dropped."""
     event, _, glob = str(text).partition(":")
     if event not in EVENTS:
         return None
     glob = glob.strip()
-    if not glob or event == "session-start":
-        return [event, None, None]
-    return [event, command_regex(glob) if " " in glob else glob_regex(glob), glob]
+    return [event, glob if glob and event != "session-start" else None]
 
 
-def glob_regex(glob: str) -> str:
-    """A gitignore-style path glob as a regular expression over repository-relative paths."""
-    pattern = glob.strip().strip("/")
-    rooted = "/" in pattern or glob.strip().startswith("/")
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        c = pattern[i]
-        if c == "*" and pattern.startswith("**", i):
-            i += 2
-            if pattern.startswith("/", i):
-                out.append("(?:.*/)?")
-                i += 1
-            else:
-                out.append(".*")
-            continue
-        if c == "*":
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "[":
-            end = pattern.find("]", i + 2)
-            if end < 0:
-                out.append(re.escape(c))
-            else:
-                body = pattern[i + 1:end].replace("\\", "\\\\")
-                out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
-                i = end
-        else:
-            out.append(re.escape(c))
+def path_matches(glob: str, path: str) -> bool:
+    """gitignore-style: `*` `?` `[...]` within a segment, `**` across segments, no `/`: any folder."""
+    pattern = glob.strip()
+    rooted = "/" in pattern.strip("/") or pattern.startswith("/")
+    segments = [s for s in pattern.strip("/").split("/") if s]
+    if not segments:
+        return False
+    if not rooted:
+        segments.insert(0, "**")
+    segments.append("**")  # a folder matches everything below it
+    return _match_segments(segments, path.split("/"))
+
+
+def command_matches(pattern: str, command: str) -> bool:
+    """A command pattern (a glob with a space): `*` and `?` match any characters, `/` included."""
+    return _match_name(pattern.strip(), command.strip())
+
+
+def _match_segments(segments: list[str], parts: list[str]) -> bool:
+    if not segments:
+        return not parts
+    head, rest = segments[0], segments[1:]
+    if head == "**":
+        return any(_match_segments(rest, parts[i:]) for i in range(len(parts) + 1))
+    return bool(parts) and _match_name(head, parts[0]) and _match_segments(rest, parts[1:])
+
+
+def _match_name(pattern: str, name: str) -> bool:
+    """fnmatch without the re module: `*`, `?`, `[abc]`, `[a-z]`, `[!abc]`; backtracks on `*`."""
+    p = n = 0
+    star_p = star_n = -1
+    while n < len(name):
+        if p < len(pattern):
+            c = pattern[p]
+            if c == "*":
+                star_p, star_n = p, n
+                p += 1
+                continue
+            if c == "?":
+                p += 1
+                n += 1
+                continue
+            if c == "[":
+                matched, end = _match_class(pattern, p, name[n])
+                if end < 0 and name[n] == "[":  # no closing bracket: a literal '['
+                    p += 1
+                    n += 1
+                    continue
+                if matched:
+                    p = end
+                    n += 1
+                    continue
+            elif c == name[n]:
+                p += 1
+                n += 1
+                continue
+        if star_p < 0:
+            return False
+        star_n += 1
+        p, n = star_p + 1, star_n
+    while p < len(pattern) and pattern[p] == "*":
+        p += 1
+    return p == len(pattern)
+
+
+def _match_class(pattern: str, start: int, char: str) -> tuple[bool, int]:
+    """Does `char` match the [...] at `start`? Returns (matched, index after `]`), or (False, -1)."""
+    i = start + 1
+    negate = i < len(pattern) and pattern[i] in "!^"
+    if negate:
         i += 1
-    return ("" if rooted else "(?:.*/)?") + "".join(out) + "(?:/.*)?"
-
-
-def command_regex(glob: str) -> str:
-    """A command pattern: `*` and `?` match anything, the rest literally."""
-    parts = []
-    for c in glob.strip():
-        parts.append(".*" if c == "*" else "." if c == "?" else re.escape(c))
-    return "(?s)" + "".join(parts)
+    first = i
+    matched = False
+    while i < len(pattern) and (pattern[i] != "]" or i == first):
+        if i + 2 < len(pattern) and pattern[i + 1] == "-" and pattern[i + 2] != "]":
+            matched |= pattern[i] <= char <= pattern[i + 2]
+            i += 3
+        else:
+            matched |= pattern[i] == char
+            i += 1
+    if i >= len(pattern):
+        return False, -1
+    return matched != negate, i + 1
 
 
 def _positive_int(value: object, default: int) -> int:
@@ -188,7 +228,7 @@ class Cue:
         if self._tokens is None:
             found: set[str] = set()
             prefix = worktree.rstrip("/") + "/" if worktree else None
-            for token in _TOKEN_SPLIT.split(self.text):
+            for token in self.text.translate(_TOKEN_BREAKS).split():
                 token = token.lstrip("@").rstrip(":.!?")
                 if not token:
                     continue
@@ -295,15 +335,15 @@ def fires(entry: dict, cue: Cue, worktree: str | None = None, symbol_hit=None, c
 
 
 def _holds(entry: dict, rule: list, cue: Cue, worktree, symbol_hit, commit_paths) -> bool:
-    event, regex, glob = rule
+    event, glob = rule
     anchor = entry.get("anchor")
     if event == "session-start":
         return True
     if event in ("read", "edit"):
         if not cue.path:
             return False
-        if regex is not None:
-            if not re.fullmatch(regex, cue.path):
+        if glob is not None:
+            if not path_matches(glob, cue.path):
                 return False
         elif anchor and cue.path != anchor[0]:
             return False
@@ -311,27 +351,30 @@ def _holds(entry: dict, rule: list, cue: Cue, worktree, symbol_hit, commit_paths
             return True if symbol_hit is None else bool(symbol_hit(anchor[0], anchor[1]))
         return True
     if event == "run":
-        if regex is not None:
-            if glob and " " in glob:
-                return re.fullmatch(regex, cue.text.strip()) is not None
-            return any(re.fullmatch(regex, t) for t in cue.tokens(worktree))
+        if glob is not None:
+            if " " in glob:
+                return command_matches(glob, cue.text)
+            return any(path_matches(glob, t) for t in cue.tokens(worktree))
         return anchor[0] in cue.tokens(worktree) if anchor else True
     if event == "commit":
-        if regex is None and not anchor:
+        if glob is None and not anchor:
             return True
         paths = commit_paths() if commit_paths else set()
-        if regex is not None:
-            return any(re.fullmatch(regex, p) for p in paths)
+        if glob is not None:
+            return any(path_matches(glob, p) for p in paths)
         return anchor[0] in paths
     if event == "prompt":
-        if regex is not None:
-            return any(re.fullmatch(regex, t) for t in cue.tokens(worktree))
+        if glob is not None:
+            return any(path_matches(glob, t) for t in cue.tokens(worktree))
         if anchor:
-            words = cue.tokens(worktree)
             leaf = (anchor[1] or "").rsplit(".", 1)[-1]
-            return anchor[0] in words or bool(leaf and re.search(rf"\b{re.escape(leaf)}\b", cue.text))
+            return anchor[0] in cue.tokens(worktree) or bool(leaf and leaf in _identifiers(cue.text))
         return True
     return False
+
+
+def _identifiers(text: str) -> set[str]:
+    return set("".join(c if c.isalnum() or c == "_" else " " for c in text).split())
 
 
 # -- rendering ----------------------------------------------------------------------------

@@ -6,16 +6,17 @@ recompiled from the index (gitmem.index, which re-parses only changed YAML files
 only path on which the hook imports more than the standard library and gitmem's delivery
 modules, and it runs once after each change to the store.
 
-Stdlib only at import time, and no pathlib or dataclasses: see claude_hook.py.
+Stdlib only at import time, and no json module, pathlib or dataclasses: see claude_hook.py.
 """
 
 from __future__ import annotations
 
-import json
 import os
 
+from gitmem import fastjson
+
 DATA_FILE = "delivery.json"
-DATA_VERSION = 1
+DATA_VERSION = 2
 ENTRIES_DIR = os.path.join(".gitmem", "entries")
 CONFIG_FILE = os.path.join(".gitmem", "config.yaml")
 
@@ -46,7 +47,7 @@ def load(worktree: str, git_dir: str, common_dir: str) -> dict:
     path = os.path.join(common_dir, "gitmem", DATA_FILE)
     try:
         with open(path, "rb") as handle:
-            data = json.loads(handle.read())
+            data = fastjson.loads(handle.read())
         if isinstance(data, dict) and data.get("version") == DATA_VERSION and data.get("signature") == sig:
             return data
     except (OSError, ValueError):
@@ -88,7 +89,7 @@ def write_json(path: str, data: object) -> None:
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
         with open(tmp, "w", encoding="utf-8") as handle:
-            handle.write(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+            handle.write(fastjson.dumps(data, ensure_ascii=False))
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):

@@ -10,9 +10,10 @@ Writing is stdlib only (the hook appends here); reading the whole log is for com
 
 from __future__ import annotations
 
-import json
 import os
 import time
+
+from gitmem import fastjson
 
 LOG_FILE = "deliveries.jsonl"
 RELEVANCE_FILE = "relevance.json"
@@ -38,7 +39,7 @@ def append(state_dir: str, *, session: object, event: str, delivered: list[str],
         pass
     fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
-        os.write(fd, (json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n").encode())
+        os.write(fd, (fastjson.dumps(line, ensure_ascii=False) + "\n").encode())
     finally:
         os.close(fd)
     if event != "session-start" and delivered:
@@ -57,7 +58,7 @@ def _touch_relevance(state_dir: str, ids: list[str], stamp: str) -> None:
 def read_relevance(state_dir: str) -> dict[str, str]:
     try:
         with open(os.path.join(state_dir, RELEVANCE_FILE), "rb") as handle:
-            data = json.loads(handle.read())
+            data = fastjson.loads(handle.read())
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -72,7 +73,7 @@ def read_log(state_dir: str) -> list[dict]:
             with open(path, encoding="utf-8", errors="replace") as handle:
                 for line in handle:
                     try:
-                        row = json.loads(line)
+                        row = fastjson.loads(line)
                     except ValueError:
                         continue
                     if isinstance(row, dict):

@@ -50,6 +50,8 @@ FINAL_EVENTS = ("Stop", "SessionEnd")
 TRIGGER_EVENTS = ("UserPromptSubmit", "Stop", "SessionEnd")
 MAX_ATTEMPTS = 5     # a job that kills its judge this often moves to failed/
 PROMPT_PREFIX = 200  # characters of the submitted prompt kept to recognise "the turn now starting"
+REPLY_CHARS = 6000   # of Stop's last_assistant_message, kept for a transcript that lags behind
+SETTLE_SECONDS = 0.3 # a job is claimed this long after the hook call that completed its turn
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
 
 
@@ -121,14 +123,19 @@ def _listdir(path: str) -> list[str]:
 # -- the hook's side: signals ---------------------------------------------------------------
 
 def signal(repo: RepoPaths, session: str, event: str, transcript: str,
-           prompt: str | None = None, now: float | None = None) -> str:
-    """Record that `event` happened in `session` (cheap; called from the hook)."""
+           prompt: str | None = None, reply: str | None = None, now: float | None = None) -> str:
+    """Record that `event` happened in `session` (cheap; called from the hook).
+
+    `reply`: Stop's `last_assistant_message`. Claude Code may run the Stop hook before the
+    final assistant record reaches the transcript; the writer adds it back when missing."""
     folder = os.path.join(root(repo), "signals")
     os.makedirs(folder, exist_ok=True)
     stamp = time.time() if now is None else now
     data: dict[str, Any] = {"session": session, "event": event, "time": stamp, "transcript": transcript}
     if prompt:
         data["prompt"] = _norm(prompt)[:PROMPT_PREFIX]
+    if reply:
+        data["reply"] = reply if len(reply) <= REPLY_CHARS else reply[-REPLY_CHARS:]
     name = f"{session_key(session)}.{time.time_ns()}.{os.getpid()}.{os.urandom(3).hex()}.json"
     path = os.path.join(folder, name)
     tmp = os.path.join(folder, f".{name}")
@@ -147,10 +154,11 @@ def _norm(text: str) -> str:
 class Job:
     """One turn to judge. A plain slotted class: a frozen dataclass costs ~6 ms at import."""
 
-    __slots__ = ("session", "turn", "transcript", "priority", "enqueued", "event", "until")
+    __slots__ = ("session", "turn", "transcript", "priority", "enqueued", "event", "until", "reply")
 
     def __init__(self, session: str, turn: int, transcript: str, priority: int = PRIORITY_PROMPT,
-                 enqueued: float = 0.0, event: str = "", until: float | None = None) -> None:
+                 enqueued: float = 0.0, event: str = "", until: float | None = None,
+                 reply: str | None = None) -> None:
         self.session = session
         self.turn = turn
         self.transcript = transcript
@@ -158,6 +166,7 @@ class Job:
         self.enqueued = enqueued
         self.event = event
         self.until = until  # when the turn was known complete: its edits happened before this
+        self.reply = reply  # Stop's last_assistant_message, for the last turn of a Stop
 
     def __repr__(self) -> str:
         return f"Job({self.session!r}, {self.turn}, priority={self.priority}, event={self.event!r})"
@@ -174,7 +183,7 @@ class Job:
     def to_dict(self) -> dict[str, Any]:
         return {"session": self.session, "turn": self.turn, "transcript": self.transcript,
                 "priority": self.priority, "enqueued": self.enqueued, "event": self.event,
-                "until": self.until}
+                "until": self.until, "reply": self.reply}
 
     @classmethod
     def from_dict(cls, data: Any) -> "Job | None":
@@ -182,16 +191,17 @@ class Job:
             return cls(str(data["session"]), int(data["turn"]), str(data["transcript"]),
                        int(data.get("priority", PRIORITY_PROMPT)), float(data.get("enqueued", 0.0)),
                        str(data.get("event", "")),
-                       float(data["until"]) if isinstance(data.get("until"), (int, float)) else None)
+                       float(data["until"]) if isinstance(data.get("until"), (int, float)) else None,
+                       data["reply"] if isinstance(data.get("reply"), str) else None)
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
 
 
-def _lock(path: str, blocking: bool = True) -> int:
+def _lock(path: str) -> int:
     os.makedirs(os.path.dirname(path), exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+        fcntl.flock(fd, fcntl.LOCK_EX)
     except OSError:
         os.close(fd)
         raise
@@ -296,6 +306,11 @@ def _plan_session(repo: RepoPaths, dirs: dict[str, str], session: str,
     final = any(s.get("event") in FINAL_EVENTS for s in signals)
     event = next((s["event"] for s in reversed(signals) if isinstance(s.get("event"), str)), "")
     times = [s["time"] for s in signals if isinstance(s.get("time"), (int, float))] or [time.time()]
+    # The reply a Stop reported belongs to the last turn in the transcript, if the Stop came after it began.
+    last_start = parse_time(turns[-1].timestamp)
+    reply = next((s["reply"] for s in reversed(signals) if s.get("event") == "Stop"
+                  and isinstance(s.get("reply"), str) and isinstance(s.get("time"), (int, float))
+                  and (last_start is None or s["time"] >= last_start)), None) if count == len(turns) else None
     created = 0
     for turn in turns[:count]:
         key = job_key(session, turn.index)
@@ -303,7 +318,7 @@ def _plan_session(repo: RepoPaths, dirs: dict[str, str], session: str,
                 os.path.exists(os.path.join(dirs["failed"], f"{key}.json")):
             continue
         job = Job(session, turn.index, transcript, PRIORITY_FINAL if final else PRIORITY_PROMPT,
-                  float(min(times)), event, float(max(times)))
+                  float(min(times)), event, float(max(times)), reply if turn is turns[-1] else None)
         if _write_new(os.path.join(dirs["ready"], f"{key}.json"), job.to_dict()):
             created += 1
     watermark = turns[count - 1].index + 1
@@ -395,8 +410,11 @@ def pending(repo: RepoPaths) -> list[Job]:
 
 
 def claim_next(repo: RepoPaths) -> Claim | None:
-    """The highest-priority job nobody holds, claimed; None when there is none."""
+    """The highest-priority job nobody holds, claimed; None when there is none (or none has settled)."""
+    now = time.time()
     for job in pending(repo):
+        if job.until is not None and now - job.until < SETTLE_SECONDS:
+            continue  # give Claude Code a moment to flush the transcript
         held = claim(repo, job.key)
         if held is not None:
             return held

@@ -12,18 +12,18 @@ Stdlib only: imported by the hook on every call.
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import time
+
+from gitmem import fastjson
 
 SESSIONS_DIR = "sessions"
 MAX_AGE_DAYS = 30
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 
 
 def record_path(state_dir: str, session_id: object) -> str:
-    name = _UNSAFE.sub("_", str(session_id or "unknown"))[:120].lstrip(".") or "unknown"
+    name = "".join(c if c in _SAFE else "_" for c in str(session_id or "unknown")[:120]).lstrip(".") or "unknown"
     return os.path.join(state_dir, SESSIONS_DIR, name + ".json")
 
 
@@ -51,7 +51,7 @@ class Locked:
         while chunk := os.read(self.fd, 65536):
             raw += chunk
         try:
-            data = json.loads(raw) if raw else None
+            data = fastjson.loads(raw) if raw else None
         except ValueError:
             data = None  # a torn write: deliver again rather than trust it
         if isinstance(data, dict) and isinstance(data.get("delivered"), dict) \
@@ -65,7 +65,7 @@ class Locked:
         self.record["resets"] = resets + 1 if isinstance(resets, int) else 1
 
     def save(self) -> None:
-        data = json.dumps(self.record, separators=(",", ":")).encode()
+        data = fastjson.dumps(self.record).encode()
         os.lseek(self.fd, 0, os.SEEK_SET)
         os.ftruncate(self.fd, 0)
         os.write(self.fd, data)
@@ -80,7 +80,7 @@ def read(state_dir: str, session_id: object) -> dict:
     """A session's record without locking (for `gitmem render --session`)."""
     try:
         with open(record_path(state_dir, session_id), "rb") as handle:
-            data = json.loads(handle.read())
+            data = fastjson.loads(handle.read())
     except (OSError, ValueError):
         return empty()
     return data if isinstance(data, dict) and isinstance(data.get("delivered"), dict) else empty()

@@ -70,8 +70,20 @@ def build_packet(repo: RepoPaths, job: Job) -> "Packet | None":
     if end is None and job.until is not None:
         end = job.until  # the hook call that completed the turn came after its last edit
     files = capture_hook.files_modified(repo, job.session, start, end) if start is not None else ()
-    return Packet(session_id=job.session, turn=job.turn, user=turn.user, assistant=turn.assistant,
-                  files_modified=files)
+    return Packet(session_id=job.session, turn=job.turn, user=turn.user,
+                  assistant=_with_reply(turn.assistant, job.reply), files_modified=files)
+
+
+def _with_reply(assistant: str, reply: str | None) -> str:
+    """The turn's text plus Stop's last_assistant_message when the transcript lacked it."""
+    if not reply or not reply.strip():
+        return assistant
+    if " ".join(reply.split()) in " ".join(assistant.split()):
+        return assistant
+    text = f"{assistant}\n\n{reply.strip()}".strip()
+    if len(text) > 6000:  # the transcript reader's bound: keep the start and the final answer
+        text = text[:2500] + "\n[…]\n" + text[-3000:]
+    return text
 
 
 def gate(candidates: Sequence["Candidate"]) -> tuple[list["Candidate"], list[tuple["Candidate", list]]]:

@@ -481,3 +481,21 @@ def test_stop_never_signals_a_process_that_is_not_the_daemon(project, paths):
     finally:
         sleeper.kill()
         sleeper.wait()
+
+
+def test_a_reply_the_transcript_has_not_flushed_yet_comes_from_the_stop_payload(paths, project, tmp_path):
+    """Claude Code can run Stop before the final assistant record is written (anthropics/claude-code#15812)."""
+    tp = tmp_path / "s.jsonl"
+    t = Transcript(tp, SESSION, project.path)
+    t.prompt("Add pagination. Never return more than 100 rows from the API.")
+    t.say("Let me look at the handlers.")
+    final = "Added `limit`/`offset`; the limit is capped at 100."
+    _hook(paths, payload("Stop", SESSION, tp, project.path, last_assistant_message=final))
+    daemon.drain(paths)  # judged before the transcript caught up
+    t.say(final)
+    t.prompt("Now the same for search.")
+    t.say("Done.")  # this time the transcript has it: not added twice
+    _hook(paths, payload("Stop", SESSION, tp, project.path, last_assistant_message="Done."))
+    daemon.drain(paths)
+    seen = {r["turn"]: r["assistant"] for r in _log(tmp_path)}
+    assert seen == {0: "Let me look at the handlers.\n\n" + final, 1: "Done."}

@@ -21,8 +21,8 @@ from test_capture_helpers import Transcript, edit_payload, payload, run_hook, su
 SESSION_1 = "e2e00000-1111-4222-8333-444455556666"
 SESSION_2 = "e2e00000-7777-4888-9999-aaaabbbbcccc"
 
-RULE_PROMPT = ("can you add a currency check to charge()? and one thing that applies everywhere: never "
-               "store money amounts as floats, always use integer cents.")
+RULE_PROMPT = ("add a currency check to charge(). and going forward, never store money as floats anywhere "
+               "in this repo, always use integer cents.")
 ACK_PROMPT = "thanks! can you run the tests now?"
 QUESTION_PROMPT = "what does with_retries do when every attempt times out?"
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from delivery_support import ClaudeCode, add_entry
@@ -44,7 +45,10 @@ def test_render_prints_what_a_moment_would_deliver_without_recording_it(gm):
 
 def test_status_shows_the_block_and_what_the_budget_left_out(gm):
     gm.write(".gitmem/config.yaml", "delivery:\n  session_start:\n    max_entries: 2\n")
-    ids = [add_entry(gm, "law", f"Rule number {i}.") for i in range(4)]
+    ids = []
+    for i in range(4):
+        ids.append(add_entry(gm, "law", f"Rule number {i}."))
+        time.sleep(1.05)  # creation times have one-second resolution; the newest are kept
     out = gm.gitmem("status").stdout
     assert "Claude Code hooks: installed" in out
     assert "session start: 2 of 4 repository-wide entries" in out

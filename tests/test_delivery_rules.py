@@ -7,7 +7,7 @@ import time
 import pytest
 
 from gitmem import deliver
-from gitmem.deliver import Cue, compile_rules, glob_regex, plan
+from gitmem.deliver import Cue, command_matches, compile_rules, path_matches, plan
 
 NOW = time.mktime((2026, 3, 10, 12, 0, 0, 0, 0, 0)) - time.timezone
 DAY = 86400
@@ -123,11 +123,27 @@ def test_a_trigger_without_glob_is_narrowed_by_the_anchor():
     ("test_[!ab].py", "tests/test_b.py", False),
     ("a?c.txt", "abc.txt", True),
     ("a?c.txt", "a/c.txt", False),
+    ("[]x].md", "].md", True),
+    ("[a-c]*.py", "lib/beta.py", True),
+    ("[a-c]*.py", "lib/delta.py", False),
+    ("weird[.py", "src/weird[.py", True),
+    ("**/migrations/*.sql", "db/app/migrations/1.sql", True),
+    ("**/migrations/*.sql", "db/app/migrations/x/1.sql", False),
 ])
 def test_globs_follow_gitignore_conventions(glob, path, matches):
-    import re
+    assert path_matches(glob, path) is matches
 
-    assert bool(re.fullmatch(glob_regex(glob), path)) is matches
+
+@pytest.mark.parametrize("pattern, command, matches", [
+    ("*npm publish*", "cd web && npm publish --tag next", True),
+    ("*npm publish*", "npm test", False),
+    ("make deploy-?", "make deploy-a", True),
+    ("make deploy-?", "make deploy-ab", False),
+    ("*rm -rf [/~]*", "sudo rm -rf /var", True),
+    ("*rm -rf [/~]*", "rm -rf build", False),
+])
+def test_command_patterns_match_the_whole_command(pattern, command, matches):
+    assert command_matches(pattern, command) is matches
 
 
 def test_run_triggers_match_paths_in_commands_and_command_patterns():
