@@ -11,7 +11,10 @@ next to it. Target: p95 <= 50 ms and <= 3x the bare interpreter for every event 
 The writer daemon is not started (GITMEM_NO_DAEMON=1): capture still runs in the hook and
 queues its work, but the daemon that judges turns would compete for the CPU being measured.
 
-    python bench/hook_latency.py [--sessions 8] [--seed 1]
+    python bench/hook_latency.py [--sessions 8] [--seed 1] [--think SECONDS]
+
+`python -I -S -c "import json"` is measured alongside as a reference: importing the json module
+alone, which gitmem's hook avoids (gitmem.fastjson), costs about as much as starting Python.
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ import time
 from pathlib import Path
 
 PYTHON = sys.executable
-KINDS = ("law", "correction", "hazard", "ritual", "open_loop")
+BARE = "python -I -S -c pass"
+WITH_JSON = "(… -c 'import json')"  # reference: what importing the json module alone adds
 
 
 def module_source(i: int) -> str:
@@ -106,8 +110,9 @@ def run(args: list[str], cwd: Path, env: dict[str, str]) -> str:
 
 
 class Harness:
-    def __init__(self, repo: Path, env: dict[str, str]) -> None:
+    def __init__(self, repo: Path, env: dict[str, str], think: float = 0.0) -> None:
         self.repo = repo
+        self.think = think
         self.env = {**env, "CLAUDE_PROJECT_DIR": str(repo)}
         settings = json.loads((repo / ".claude" / "settings.json").read_text())
         self.hooks = settings["hooks"]
@@ -128,6 +133,7 @@ class Harness:
     def fire(self, label: str, payload: dict) -> None:
         payload = {"transcript_path": str(self.repo / "transcript.jsonl"), "cwd": str(self.repo), **payload}
         data = json.dumps(payload).encode()
+        time.sleep(self.think)  # the model's turn between two tool calls
         for command in self.commands(payload["hook_event_name"], payload.get("tool_name")):
             self.bare()
             start = time.perf_counter()
@@ -137,9 +143,10 @@ class Harness:
                 self.delivered[label] = self.delivered.get(label, 0) + 1
 
     def bare(self) -> None:
-        start = time.perf_counter()
-        subprocess.run([PYTHON, "-I", "-S", "-c", "pass"], env=self.env)
-        self.samples.setdefault("python -I -S -c pass", []).append((time.perf_counter() - start) * 1000)
+        for label, code in ((BARE, "pass"), (WITH_JSON, "import json")):
+            start = time.perf_counter()
+            subprocess.run([PYTHON, "-I", "-S", "-c", code], env=self.env)
+            self.samples.setdefault(label, []).append((time.perf_counter() - start) * 1000)
 
 
 def session(h: Harness, sid: str, rng: random.Random) -> None:
@@ -214,6 +221,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=8)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--think", type=float, default=0.0, metavar="SECONDS",
+                        help="pause before each event, as the model's turn would (default: back to back)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary repository")
     args = parser.parse_args()
     rng = random.Random(args.seed)
@@ -226,18 +235,22 @@ def main() -> int:
                GITMEM_NO_DAEMON="1")
     try:
         repo = setup(work, env, rng)
-        h = Harness(repo, env)
+        h = Harness(repo, env, args.think)
         for s in range(args.sessions):
             session(h, f"bench-session-{s}", rng)
         rebuild = rebuild_cost(h)
         refresh = refresh_cost(repo, env)
         errors = repo / ".git" / "gitmem" / "errors.log"
-        bare = h.samples.pop("python -I -S -c pass")
+        bare = h.samples.pop(BARE)
+        with_json = h.samples.pop(WITH_JSON)
         bare50, bare95 = percentile(bare, 0.5), percentile(bare, 0.95)
-        print(f"store: 200 entries; {args.sessions} sessions; {sum(map(len, h.samples.values()))} hook calls; "
+        print(f"store: 200 entries; {args.sessions} sessions; {sum(map(len, h.samples.values()))} hook calls "
+              f"({args.think:g} s between events); "
               f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
         print(f"{'event':<22}{'n':>5}{'p50 ms':>9}{'p95 ms':>9}{'p95/bare':>10}  target (p95<=50, <=3x)  delivered")
-        print(f"{'python -I -S -c pass':<22}{len(bare):>5}{bare50:>9.1f}{bare95:>9.1f}{1.0:>10.2f}")
+        print(f"{BARE:<22}{len(bare):>5}{bare50:>9.1f}{bare95:>9.1f}{1.0:>10.2f}")
+        print(f"{WITH_JSON:<22}{len(with_json):>5}{percentile(with_json, 0.5):>9.1f}"
+              f"{percentile(with_json, 0.95):>9.1f}{percentile(with_json, 0.95) / bare95:>10.2f}")
         ok = True
         for label in sorted(h.samples):
             values = h.samples[label]

@@ -5,12 +5,12 @@ this module under `python -I -S` with sys.path set to the standard library plus 
 holding gitmem (and, for the rare rebuild, its dependencies).
 
 Speed: this runs in front of every tool call. The fast path imports os, sys, time, fcntl, the
-json accelerator (through gitmem.fastjson: `import json` alone costs as much as starting the
-interpreter, because it imports re and enum) and gitmem's delivery modules (deliver,
-delivery_data, sessions, delivery_log, decl_ranges), which import nothing else. Measured here (2 loaded cores, `-X importtime`):
-gitmem.paths ≈ 20 ms (dataclasses pulls in inspect; pathlib), gitmem.index ≈ 10 ms more
-(tempfile, typing), so the repository is located with os.path below and those modules are only
-imported when the compiled rules must be rebuilt, once after each change to the store.
+json accelerator through gitmem.fastjson, and gitmem's delivery modules (deliver, delivery_data,
+sessions, delivery_log, decl_ranges), which import nothing else. Measured on the 2-core dev
+machine under load: `import json` alone costs as much as starting the interpreter (it imports re
+and enum); gitmem.paths ≈ 20 ms (dataclasses pulls in inspect; pathlib); gitmem.index ≈ 10 ms
+more (tempfile, typing). So the repository is located with os.path below, and paths/index are
+imported only when the compiled rules must be rebuilt, once after each change to the store.
 
 Protocol (Claude Code hooks reference): input fields session_id, transcript_path, cwd,
 hook_event_name, plus source (SessionStart), prompt (UserPromptSubmit), tool_name and
@@ -38,7 +38,7 @@ _PREFIXES = ("sudo", "time", "command", "exec", "nohup")
 
 
 def main() -> int:
-    state = None
+    state = where = payload = None
     try:
         raw = sys.stdin.buffer.read(MAX_INPUT_BYTES)
         payload = fastjson.loads(raw) if raw.strip() else None
@@ -56,10 +56,13 @@ def main() -> int:
             sys.stdout.write(fastjson.dumps(out))  # ASCII only: safe whatever the locale
             sys.stdout.flush()
         hook.finish()
-        if hook.event in CAPTURED:
-            _capture(where, payload)
     except Exception:
-        _log_error(state)
+        _log_error(state, "claude hook")
+    if where is not None and state is not None and payload["hook_event_name"] in CAPTURED:
+        try:  # capture does not depend on delivery having worked
+            _capture(where, payload)
+        except Exception:
+            _log_error(state, "claude hook (capture)")
     return 0
 
 
@@ -375,13 +378,13 @@ def _text(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _log_error(state: str | None) -> None:
+def _log_error(state: str | None, where: str) -> None:
     try:
         from pathlib import Path
 
         from gitmem import faillog
 
-        faillog.record(Path(state) if state else None, "claude hook")
+        faillog.record(Path(state) if state else None, where)
     except Exception:
         pass
 

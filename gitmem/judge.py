@@ -99,31 +99,52 @@ class Judge:
     # -- judgement -------------------------------------------------------------------------
 
     def score_spans(self, packet: Packet) -> list[tuple[Any, float, str]]:
-        """Every candidate span of the user's message with P(standing) and its best kind."""
-        from gitmem.spans import candidate_spans
+        """Every candidate span of the user's message with P(standing) and its best kind.
+
+        Spans that promote the agent's proposal ("make that the rule") score 0 here; judge()
+        handles them.
+        """
+        from gitmem.spans import candidate_spans, is_promotion
 
         spans = candidate_spans(packet.user)
-        if not spans:
-            return []
-        features = self.head.features(self.encoder, packet.user, spans)
-        probs, kinds = self.head.predict(features)
-        return [(span, float(p), kind) for span, p, kind in zip(spans, probs, kinds)]
+        plain = [s for s in spans if not is_promotion(s.text)]
+        scores: dict[int, tuple[float, str]] = {}
+        if plain:
+            features = self.head.features(self.encoder, packet.user, plain)
+            probs, kinds = self.head.predict(features)
+            scores = {s.start: (float(p), k) for s, p, k in zip(plain, probs, kinds)}
+        return [(s, *scores.get(s.start, (0.0, "law"))) for s in spans]
 
     def judge(self, packet: Packet, stored: Sequence[Entry]) -> list[Candidate]:
         """Validated candidates for one completed turn; [] when it carries nothing standing."""
         from gitmem import validate
-        from gitmem.spans import is_promotion
+        from gitmem.spans import continues, is_promotion
 
         scored = self.score_spans(packet)
         threshold = self.head.threshold
         raw: list[tuple[str, str, str, float]] = []  # (kind, source, body, score)
         promoted = False
+        run: list[tuple[Any, float, str]] = []  # consecutive standing spans of one statement
+
+        def flush() -> None:
+            if run:
+                best = max(run, key=lambda r: r[1])
+                body = packet.user[run[0][0].start : run[-1][0].end]
+                raw.append((best[2], "user", body, best[1]))
+                run.clear()
+
         for span, p, kind in scored:
             if is_promotion(span.text):
                 promoted = True  # "make that the rule": the rule is in the agent's words
+                flush()
                 continue
-            if p >= threshold:
-                raw.append((kind, "user", span.text, p))
+            if p < threshold:
+                flush()
+                continue
+            if run and not continues(packet.user, run[-1][0], span):
+                flush()
+            run.append((span, p, kind))
+        flush()
         if promoted and packet.assistant.strip():
             chosen = validate.pick_promoted(packet.assistant)
             if chosen is not None:

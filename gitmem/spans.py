@@ -24,7 +24,7 @@ _LOG_LINE = re.compile(
       | E\s{2,} | \$\ \S | >>>\ | \#\ \d+\ 0x | \d{4}-\d\d-\d\d[T\ ]\d\d:\d\d | \d\d:\d\d:\d\d[.,]?\d*\s
       | \[\s*(?:INFO|WARN|WARNING|ERROR|DEBUG|TRACE|FATAL|CRITICAL)\s*\] | (?:INFO|WARN|WARNING|ERROR|DEBUG|TRACE|FATAL|CRITICAL)[\s:\]]
       | [+-]{3}\ [ab/] | @@\ -\d | diff\ --git | (?:at\ )?[\w/.-]+\.\w+:\d+(?::\d+)?[:\s]
-      | \w+@\w+:.*\$ | PS\ [A-Z]:\\ | \d+\ (?:passed|failed|error)
+      | \w+@\w+:.*\$ | PS\ [A-Z]:\\ | \d+\ (?:passed|failed|error) | \#{1,6}\ \S
     )""",
     re.VERBOSE,
 )
@@ -49,6 +49,40 @@ class Span:
     pasted: bool = False  # inside quoted/pasted material (not a candidate, kept for context)
 
 
+# A short line announcing pasted material ("CHANGELOG snippet", "the review said:").
+_PASTE_HEADER = re.compile(
+    r"(?i)\b(?:snippet|output|logs?|changelog|release notes|traceback|stack ?trace|errors?|ticket|issue|"
+    r"comments?|review(?:er)?|diff|readme|docs|documentation|message|says|said|wrote|writes|reads|pasted?|"
+    r"copied|excerpt|runbook|wiki|spec|guidelines|jira|slack|email)\b"
+)
+_LIST_LINE = re.compile(r"^\s*(?:[-*•+]|\d+[.)]|#{1,6})\s+")
+_OWN_WORDS = re.compile(
+    r"(?i)^\s*(?:so|but|and|anyway|also|ok|okay|btw|can|could|would|please|pls|does|do|did|is|are|what|why|how|"
+    r"should|i|i'm|im|we|we're|our|my|any|thoughts|now|then|fix|thanks)\b"
+)
+
+
+def _mark_pasted_blocks(lines: list[str], kinds: list[str]) -> None:
+    """Lines under a paste header ("changelog snippet", "the ticket says:") are quoted material,
+    up to a blank line or a line in the person's own voice."""
+    i = 0
+    while i < len(lines):
+        line = lines[i].strip()
+        header = (kinds[i] == "prose" and 0 < len(line.split()) <= 10 and _PASTE_HEADER.search(line)
+                  and (line.endswith(":") or not re.search(r"[.?!]$", line)))
+        if not header:
+            i += 1
+            continue
+        j = i + 1
+        while j < len(lines) and lines[j].strip():
+            if kinds[j] == "prose":
+                if _OWN_WORDS.match(lines[j]) and not _LIST_LINE.match(lines[j]):
+                    break
+                kinds[j] = "quote"
+            j += 1
+        i = j
+
+
 def _line_kinds(lines: list[str]) -> list[str]:
     """'prose', 'code' (fenced or indented), 'quote' (> ...), or 'log' for each line."""
     kinds: list[str] = []
@@ -70,6 +104,7 @@ def _line_kinds(lines: list[str]) -> list[str]:
             kinds.append("code")
         else:
             kinds.append("prose")
+    _mark_pasted_blocks(lines, kinds)
     return kinds
 
 
@@ -181,6 +216,27 @@ def model_text(text: str, spans: list[Span]) -> tuple[str, list[tuple[int, int]]
 def _has_paste(text: str, start: int, end: int) -> bool:
     gap = text[start:end]
     return gap.count("\n") >= 2 or "```" in gap or bool(re.search(r"\n\s*>", gap)) or len(gap) > 40
+
+
+# -- one statement over two sentences ---------------------------------------------------------
+
+_CONTINUES = re.compile(
+    r"(?i)^(?:it|it's|its|that|that's|thats|this|these|those|they|they're|so|because|since|which|otherwise|"
+    r"else|hence|then|and|but|also|plus|same|everything|all of (?:it|them))\b"
+)
+
+
+def continues(text: str, first: Span, second: Span) -> bool:
+    """Whether ``second`` carries on the statement of ``first`` (both judged standing):
+    adjacent, and it refers back ("It's semver now"), is a short tail, or shares its subject."""
+    from gitmem.validate import subject_words
+
+    gap = text[first.end : second.start]
+    if gap.strip() or gap.count("\n") > 1:
+        return False
+    if _CONTINUES.match(second.text) or len(_WORD.findall(second.text)) <= 5:
+        return True
+    return bool(subject_words(first.text) & subject_words(second.text))
 
 
 # -- the user promoting the agent's proposal ----------------------------------------------------

@@ -31,7 +31,7 @@ from gitmem.entry import KINDS  # noqa: E402
 from gitmem.head import FEATURE_VERSION, Head, load_cues, raw_features  # noqa: E402
 from gitmem.model import Encoder, resolve_model_path  # noqa: E402
 from gitmem.paths import find_repo  # noqa: E402
-from gitmem.spans import candidate_spans, is_promotion, model_text  # noqa: E402
+from gitmem.spans import Span, candidate_spans, continues, is_promotion, model_text  # noqa: E402
 
 CORPUS = ROOT / "models" / "corpus"
 SEED = 20240601
@@ -66,7 +66,8 @@ def covers(span_text: str, span_start: int, span_end: int, user: str, item: dict
     if at < 0:
         return False
     overlap = min(span_end, at + len(target)) - max(span_start, at)
-    return overlap > 0.5 * len(target)
+    # the item's main sentence, or one sentence of an item stated over two
+    return overlap > 0.5 * len(target) or overlap > 0.6 * (span_end - span_start)
 
 
 # -- encoding with a cache -----------------------------------------------------------------------
@@ -119,7 +120,7 @@ def featurize(turns: list[dict], enc: CachedEncoder) -> tuple[np.ndarray, np.nda
             ys.append(1 if hit else 0)
             ks.append(KINDS.index(hit["kind"]) if hit and hit.get("kind") in KINDS else -1)
             gs.append(ti)
-            meta.append((ti, span.text))
+            meta.append((ti, span))
         if ti % 50 == 0:
             print(f"  encoded {ti + 1}/{len(turns)} turns ({time.time() - t0:.0f}s)", file=sys.stderr)
     return np.asarray(xs, np.float32), np.asarray(ys), np.asarray(ks), np.asarray(gs), meta
@@ -198,13 +199,35 @@ def fit_head(x: np.ndarray, y: np.ndarray, k: np.ndarray, args: argparse.Namespa
 # -- turn-level evaluation of out-of-fold scores ---------------------------------------------------
 
 
+def recorded_bodies(user: str, scored: list[tuple[Span, float, str]], threshold: float) -> list[tuple[str, str]]:
+    """(body, kind) as Judge.judge forms them: standing spans, one statement merged."""
+    out: list[tuple[str, str]] = []
+    run: list[tuple[Span, float, str]] = []
+
+    def flush() -> None:
+        if run:
+            best = max(run, key=lambda r: r[1])
+            out.append((user[run[0][0].start : run[-1][0].end], best[2]))
+            run.clear()
+
+    for span, p, kind in scored:
+        if p < threshold:
+            flush()
+            continue
+        if run and not continues(user, run[-1][0], span):
+            flush()
+        run.append((span, p, kind))
+    flush()
+    return out
+
+
 def turn_metrics(turns: list[dict], meta: list, probs: np.ndarray, kind_pred: list[str], threshold: float) -> dict:
-    by_turn: dict[int, list[tuple[str, float, str]]] = {}
-    for (ti, text), p, kd in zip(meta, probs, kind_pred):
-        by_turn.setdefault(ti, []).append((text, p, kd))
+    by_turn: dict[int, list[tuple[Span, float, str]]] = {}
+    for (ti, span), p, kd in zip(meta, probs, kind_pred):
+        by_turn.setdefault(ti, []).append((span, p, kd))
     found = total = neg = fp = kind_ok = 0
     for ti, turn in enumerate(turns):
-        recorded = [(t, kd) for t, p, kd in by_turn.get(ti, []) if p >= threshold]
+        recorded = recorded_bodies(turn["user"], by_turn.get(ti, []), threshold)
         items = [it for it in turn.get("expect") or [] if (it.get("source") or "user") == "user"]
         if not turn.get("expect"):
             neg += 1

@@ -29,6 +29,7 @@ def hermetic_env(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("GITMEM_MODEL_CACHE", MODEL_CACHE)
+    monkeypatch.setenv("GITMEM_NO_DAEMON", "1")  # tests drain explicitly; no stray daemons
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_AUTHOR_NAME", "Dev")

@@ -221,3 +221,53 @@ def test_git_commit_is_recognised_in_command_position(command, is_commit):
     from gitmem.claude_hook import is_git_commit
 
     assert is_git_commit(command) is is_commit
+
+
+def test_capture_gets_its_events_after_delivery_and_cannot_break_it(gm, monkeypatch, capsys):
+    import io
+    import sys
+    import types
+
+    import gitmem
+    from gitmem import claude_hook
+
+    law = add_entry(gm, "law", "Use tabs.")
+    ClaudeCode(gm.path, "warm").start()  # compile the rules outside this process
+    seen = []
+    fake = types.ModuleType("gitmem.capture_hook")
+
+    def handle_at(worktree, git_dir, common_dir, payload):
+        seen.append((payload["hook_event_name"], worktree, capsys.readouterr().out))
+        if payload.get("prompt") == "explode":
+            raise RuntimeError("capture failed")
+
+    fake.handle_at = handle_at
+    monkeypatch.setitem(sys.modules, "gitmem.capture_hook", fake)
+    monkeypatch.setattr(gitmem, "capture_hook", fake, raising=False)
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(gm.path))
+
+    def run(**payload):
+        data = json.dumps({"session_id": "cap", "cwd": str(gm.path), **payload}).encode()
+        monkeypatch.setattr(sys, "stdin", types.SimpleNamespace(buffer=io.BytesIO(data)))
+        assert claude_hook.main() == 0
+
+    run(hook_event_name="SessionStart", source="startup")
+    run(hook_event_name="PreToolUse", tool_name="Read", tool_input={"file_path": str(gm.path / "src/a.py")})
+    run(hook_event_name="UserPromptSubmit", prompt="hi")
+    run(hook_event_name="PostToolUse", tool_name="Edit", tool_input={"file_path": str(gm.path / "src/a.py")})
+    run(hook_event_name="Stop")
+    run(hook_event_name="SessionEnd", reason="exit")
+    assert [(event, worktree) for event, worktree, _ in seen] == [
+        (e, str(gm.path)) for e in ("UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd")]
+    # Delivery answers first; a failing capture neither hides nor corrupts the answer.
+    run(hook_event_name="SessionStart", source="clear")
+    capsys.readouterr()
+    run(hook_event_name="UserPromptSubmit", prompt="explode", session_id="cap")
+    assert "claude hook" in (gm.path / ".git/gitmem/errors.log").read_text()
+    seen.clear()
+    monkeypatch.setattr(gitmem, "capture_hook", fake, raising=False)
+    new_law = add_entry(gm, "law", "Never log tokens.", "--on", "prompt")
+    run(hook_event_name="UserPromptSubmit", prompt="explode")
+    out = seen[0][2]
+    assert json.loads(out)["hookSpecificOutput"]["additionalContext"].count(new_law) == 1
+    assert law not in out
