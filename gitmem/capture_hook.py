@@ -16,11 +16,10 @@ Every failure is swallowed into .git/gitmem/errors.log; it prints nothing.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 
-from gitmem import queue
+from gitmem import fastjson, queue
 
 TYPE_CHECKING = False  # no typing import on the hook path
 if TYPE_CHECKING:
@@ -129,7 +128,7 @@ def _log_edit(repo: Any, session: str, payload: dict[str, Any]) -> None:
     record = {"session": session, "tool": tool, "path": rel, "time": time.time()}
     folder = os.path.join(os.fspath(repo.state), EVENTS_DIR)
     os.makedirs(folder, exist_ok=True)
-    line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+    line = (fastjson.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
     # One write() on an O_APPEND descriptor: concurrent hooks never interleave a line.
     fd = os.open(events_path(repo, session), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
@@ -152,7 +151,7 @@ def files_modified(repo: Any, session: str, start: float | None, end: float | No
     with handle:
         for line in handle:
             try:
-                record = json.loads(line)
+                record = fastjson.loads(line)
             except ValueError:
                 continue
             if not isinstance(record, dict) or record.get("session") != session:

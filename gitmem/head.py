@@ -1,8 +1,7 @@
 """Features of candidate spans and the small trained head that scores them.
 
-Per span: the mean of the encoder's hidden states over the span's tokens, the hidden
-state of its last token (in a causal model it has read the span and everything before
-it), the mean over the whole message, and lexical cues from models/cues.json (scope
+Per span: the mean of the encoder's hidden states over the span's tokens (one causal
+pass over the message's prose, so each span is read in its left context), and lexical cues from models/cues.json (scope
 words such as "from now on" versus "for this one", questions, pasted context, ...).
 The head is two logistic regressions over the standardised features: one says whether
 the span is a standing constraint, the other which kind. Its weights, the threshold and
@@ -30,7 +29,7 @@ from gitmem.spans import Span, all_spans, model_text
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
 HEAD_FILE = "head.npz"
 CUES_FILE = "cues.json"
-FEATURE_VERSION = 1
+FEATURE_VERSION = 2
 
 
 class HeadError(GitmemError):
@@ -126,23 +125,16 @@ def lexical(message: str, spans: Sequence[Span], cues: Cues) -> np.ndarray:
 
 
 def pooled(states: np.ndarray, ranges: Sequence[tuple[int, int]], where: Sequence[tuple[int, int]]) -> np.ndarray:
-    """Per span [mean over its tokens, its last token, mean over the message]."""
+    """Per span, the mean of the hidden states of the tokens it overlaps (BOS excluded)."""
     dim = states.shape[1]
-    body = states[1:] if len(states) > 1 else states
-    message_mean = body.mean(axis=0) if len(body) else np.zeros(dim, np.float32)
     starts = np.asarray([r[0] for r in ranges])
     ends = np.asarray([r[1] for r in ranges])
     rows = []
     for s, e in where:
         idx = np.nonzero((starts < e) & (ends > s))[0]
         idx = idx[idx > 0] if len(idx) > 1 else idx
-        if len(idx) == 0:
-            mean = last = np.zeros(dim, np.float32)
-        else:
-            mean = states[idx].mean(axis=0)
-            last = states[idx[-1]]
-        rows.append(np.concatenate([mean, last, message_mean]))
-    return np.asarray(rows, dtype=np.float32).reshape(len(where), 3 * dim)
+        rows.append(states[idx].mean(axis=0) if len(idx) else np.zeros(dim, np.float32))
+    return np.asarray(rows, dtype=np.float32).reshape(len(where), dim)
 
 
 def encode(encoder: Any, message: str, spans: Sequence[Span]) -> tuple[np.ndarray, list[tuple[int, int]], list[tuple[int, int]]]:

@@ -30,9 +30,10 @@ recorded again), which covers a kill between the commit and the done marker.
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import time
+
+from gitmem import fastjson  # the json module costs as much as starting Python
 
 # The hooks import this module: no typing (≈5 ms), no pathlib (≈8 ms), no gitmem.paths
 # (dataclasses ≈18 ms). Paths are plain strings; `repo` is anything with a `.state`
@@ -88,7 +89,7 @@ def _write_new(path: str, data: Any) -> bool:
     """Create `path` with `data` atomically; False when it already exists (never overwrites)."""
     tmp = _tmp_for(path)
     with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, ensure_ascii=False)
+        handle.write(fastjson.dumps(data, ensure_ascii=False))
     try:
         os.link(tmp, path)
         return True
@@ -101,14 +102,14 @@ def _write_new(path: str, data: Any) -> bool:
 def _write_replace(path: str, data: Any) -> None:
     tmp = _tmp_for(path)
     with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, ensure_ascii=False)
+        handle.write(fastjson.dumps(data, ensure_ascii=False))
     os.replace(tmp, path)
 
 
 def _read_json(path: str) -> Any:
     try:
         with open(path, encoding="utf-8") as handle:
-            return json.load(handle)
+            return fastjson.loads(handle.read())
     except (OSError, ValueError):
         return None
 
@@ -140,7 +141,7 @@ def signal(repo: RepoPaths, session: str, event: str, transcript: str,
     path = os.path.join(folder, name)
     tmp = os.path.join(folder, f".{name}")
     with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, ensure_ascii=False)
+        handle.write(fastjson.dumps(data, ensure_ascii=False))
     os.replace(tmp, path)
     return path
 
