@@ -91,11 +91,17 @@ def compile_rules(entries: list[dict], config: dict) -> dict:
     }
 
 
+# Standing rules of the repository: stated for the whole repository even when anchored.
+REPOSITORY_WIDE_KINDS = ("law", "correction", "open_loop")
+
+
 def default_rules(kind: str, anchor: list | None) -> list[list]:
+    """Laws, corrections and open loops at session start (and, anchored, with their code too);
+    hazards and rituals at session start only when unanchored, else when their code is touched."""
     rules: list[list] = []
-    if anchor is None:
+    if anchor is None or kind in REPOSITORY_WIDE_KINDS:
         rules.append(["session-start", None])
-    else:
+    if anchor is not None:
         rules.append(["edit", None])
         if kind != "ritual":
             rules.append(["read", None])

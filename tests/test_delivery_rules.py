@@ -55,10 +55,11 @@ START = Cue("session-start", source="startup")
     ("open_loop", None, {"session-start"}),
     ("hazard", None, {"session-start"}),
     ("ritual", None, {"session-start", "commit"}),
-    ("law", "src/a.py", {"read", "edit"}),
+    # standing rules of the whole repository: at session start even when anchored
+    ("law", "src/a.py", {"session-start", "read", "edit"}),
     ("hazard", "src/a.py::f", {"read", "edit"}),
-    ("correction", "src/a.py", {"read", "edit"}),
-    ("open_loop", "src/a.py", {"read", "edit"}),
+    ("correction", "src/a.py", {"session-start", "read", "edit"}),
+    ("open_loop", "src/a.py", {"session-start", "read", "edit"}),
     ("ritual", "src/a.py", {"edit", "commit"}),
 ])
 def test_default_rule_per_kind(kind, anchor, expected):
