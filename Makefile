@@ -23,6 +23,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/commit_overhead.py
 	$(BIN)/python bench/hook_latency.py
+	$(BIN)/python bench/capture_eval.py
 
 clean:
 	rm -rf $(VENV)
