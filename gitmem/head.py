@@ -54,10 +54,15 @@ def models_dir() -> Path:
 class Cues:
     groups: tuple[tuple[str, tuple[re.Pattern[str], ...]], ...]
     digest: str
+    veto: tuple[re.Pattern[str], ...] = ()
 
     @property
     def names(self) -> list[str]:
         return [name for name, _ in self.groups]
+
+    def vetoed(self, text: str) -> bool:
+        """A question, hypothetical or task-scoped instruction: never a standing constraint."""
+        return any(p.search(text) for p in self.veto)
 
     def hits(self, text: str) -> list[float]:
         return [1.0 if any(p.search(text) for p in patterns) else 0.0 for _, patterns in self.groups]
@@ -73,7 +78,8 @@ def load_cues(path: Path | None = None) -> Cues:
         for name, patterns in data.items()
         if not name.startswith("_")
     )
-    return Cues(groups, hashlib.sha1(raw).hexdigest()[:16])
+    veto = tuple(re.compile(p, re.IGNORECASE) for p in data.get("_veto", ()))
+    return Cues(groups, hashlib.sha1(raw).hexdigest()[:16], veto)
 
 
 _QUOTED = re.compile(r"[\"“]([^\"“”]{8,})[\"”]")

@@ -102,8 +102,9 @@ class Judge:
         """Every candidate span of the user's message with P(standing) and its best kind.
 
         Spans that promote the agent's proposal ("make that the rule") score 0 here; judge()
-        handles them.
+        handles them. Vetoed spans (questions, hypotheticals, task-scoped) score 0 too.
         """
+        from gitmem.head import load_cues
         from gitmem.spans import candidate_spans, is_promotion
 
         spans = candidate_spans(packet.user)
@@ -112,7 +113,8 @@ class Judge:
         if plain:
             features = self.head.features(self.encoder, packet.user, plain)
             probs, kinds = self.head.predict(features)
-            scores = {s.start: (float(p), k) for s, p, k in zip(plain, probs, kinds)}
+            cues = load_cues()
+            scores = {s.start: (0.0 if cues.vetoed(s.text) else float(p), k) for s, p, k in zip(plain, probs, kinds)}
         return [(s, *scores.get(s.start, (0.0, "law"))) for s in spans]
 
     def judge(self, packet: Packet, stored: Sequence[Entry]) -> list[Candidate]:

@@ -223,8 +223,9 @@ def recorded_bodies(user: str, scored: list[tuple[Span, float, str]], threshold:
 
 def turn_metrics(turns: list[dict], meta: list, probs: np.ndarray, kind_pred: list[str], threshold: float) -> dict:
     by_turn: dict[int, list[tuple[Span, float, str]]] = {}
+    cues = load_cues()
     for (ti, span), p, kd in zip(meta, probs, kind_pred):
-        by_turn.setdefault(ti, []).append((span, p, kd))
+        by_turn.setdefault(ti, []).append((span, 0.0 if cues.vetoed(span.text) else p, kd))
     found = total = neg = fp = kind_ok = 0
     for ti, turn in enumerate(turns):
         recorded = recorded_bodies(turn["user"], by_turn.get(ti, []), threshold)
