@@ -15,7 +15,6 @@ empty (tests, CI, scripts; `gitmem drain`).
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import sys
 import time
@@ -26,7 +25,7 @@ if TYPE_CHECKING:
 
     from gitmem.paths import RepoPaths
 
-from gitmem import queue
+from gitmem import fastjson, queue  # fastjson: the json module costs as much as starting Python
 
 LOCK_FILE = "daemon.lock"
 STATUS_FILE = "daemon.json"
@@ -64,7 +63,7 @@ def is_running(repo: RepoPaths) -> bool:
 def read_status(repo: RepoPaths) -> dict[str, Any]:
     try:
         with open(_state(repo, STATUS_FILE), encoding="utf-8") as handle:
-            data = json.load(handle)
+            data = fastjson.loads(handle.read())
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
