@@ -86,10 +86,26 @@ _QUOTED = re.compile(r"[\"“]([^\"“”]{8,})[\"”]")
 _INTRO = re.compile(r":\s*$")
 
 
+def quoted_ranges(message: str) -> list[tuple[int, int]]:
+    return [(m.start(1), m.end(1)) for m in _QUOTED.finditer(message)]
+
+
+def in_quotes(span: Span, quoted: Sequence[tuple[int, int]]) -> bool:
+    """The span is (most of) a quotation: someone else's words, not the person's own rule."""
+    return any(s - 1 <= span.start and span.end <= e + 2 for s, e in quoted)
+
+
+def vetoed(message: str, span: Span, cues: Cues | None = None) -> bool:
+    """Never a standing constraint, whatever the head says: a question, a hypothetical, an
+    instruction scoped to the current task (cues.json ``_veto``), or a quotation."""
+    cues = cues or load_cues()
+    return cues.vetoed(span.text) or in_quotes(span, quoted_ranges(message))
+
+
 def lexical(message: str, spans: Sequence[Span], cues: Cues) -> np.ndarray:
     """Lexical feature rows, one per span: cue hits in the span and around it, shape, position."""
     everything = all_spans(message)
-    quoted = [(m.start(1), m.end(1)) for m in _QUOTED.finditer(message)]
+    quoted = quoted_ranges(message)
     pasted_any = any(s.pasted for s in everything)
     n = len(spans)
     rows = []
@@ -104,14 +120,13 @@ def lexical(message: str, spans: Sequence[Span], cues: Cues) -> np.ndarray:
         prev_line_intro = bool(_INTRO.search(prev)) or bool(
             re.search(r":\s*$", message[: span.start].rstrip(" \t").split("\n")[-1] if "\n" in message[: span.start] else "")
         )
-        in_quotes = any(s <= span.start and span.end <= e + 1 for s, e in quoted) or any(
-            s - 1 <= span.start and span.end <= e + 2 for s, e in quoted)
+        quote = in_quotes(span, quoted)
         words = len(re.findall(r"\w+", span.text))
         rows.append(
             own
             + others
             + [
-                1.0 if in_quotes else 0.0,
+                1.0 if quote else 0.0,
                 1.0 if prev_line_intro else 0.0,
                 1.0 if pasted_any else 0.0,
                 math.log1p(words) / 4.0,
@@ -128,6 +143,15 @@ def lexical(message: str, spans: Sequence[Span], cues: Cues) -> np.ndarray:
 
 
 # -- hidden-state pooling ----------------------------------------------------------------------
+
+
+def embedding_width(x: np.ndarray, cues: Cues) -> int:
+    """Where the lexical columns start in a feature row."""
+    return x.shape[1] - lexical_width(cues)
+
+
+def lexical_width(cues: Cues) -> int:
+    return 2 * len(cues.groups) + 11
 
 
 def pooled(states: np.ndarray, ranges: Sequence[tuple[int, int]], where: Sequence[tuple[int, int]]) -> np.ndarray:
@@ -179,8 +203,12 @@ class Head:
     kinds: tuple[str, ...]
     threshold: float
     cue_digest: str
-    hidden: np.ndarray | None = None  # optional MLP layer for the standing score: [d, h]
-    hidden_b: np.ndarray | None = None
+    # A second standing-vs-not regression over the lexical columns only (from column
+    # ``lex_from``); the score is the mean of both, which generalises better than either.
+    w_lex: np.ndarray | None = None
+    b_lex: float = 0.0
+    lex_from: int = 0
+    mix: float = 1.0  # weight of the full regression in the score
 
     @classmethod
     def load(cls, path: Path | None = None) -> "Head":
@@ -195,8 +223,8 @@ class Head:
         head = cls(
             mu=data["mu"], sd=data["sd"], w=data["w"], b=float(data["b"]), wk=data["wk"], bk=data["bk"],
             kinds=tuple(meta["kinds"]), threshold=float(meta["threshold"]), cue_digest=meta["cue_digest"],
-            hidden=data["hidden"] if "hidden" in data.files else None,
-            hidden_b=data["hidden_b"] if "hidden_b" in data.files else None,
+            w_lex=data["w_lex"] if "w_lex" in data.files else None,
+            b_lex=float(meta.get("b_lex", 0.0)), lex_from=int(meta.get("lex_from", 0)), mix=float(meta.get("mix", 1.0)),
         )
         if head.cue_digest != load_cues().digest:
             raise HeadError("models/cues.json changed since the head was trained: run models/train.py")
@@ -206,15 +234,15 @@ class Head:
 
     def save(self, path: Path, meta_extra: dict[str, Any] | None = None) -> None:
         meta = {"feature_version": FEATURE_VERSION, "kinds": list(self.kinds), "threshold": self.threshold,
-                "cue_digest": self.cue_digest, **(meta_extra or {})}
+                "cue_digest": self.cue_digest, "b_lex": self.b_lex, "lex_from": self.lex_from, "mix": self.mix,
+                **(meta_extra or {})}
         arrays: dict[str, Any] = {
             "mu": self.mu.astype(np.float32), "sd": self.sd.astype(np.float32), "w": self.w.astype(np.float32),
             "b": np.float32(self.b), "wk": self.wk.astype(np.float32), "bk": self.bk.astype(np.float32),
             "meta": np.asarray(json.dumps(meta, sort_keys=True)),
         }
-        if self.hidden is not None and self.hidden_b is not None:
-            arrays["hidden"] = self.hidden.astype(np.float32)
-            arrays["hidden_b"] = self.hidden_b.astype(np.float32)
+        if self.w_lex is not None:
+            arrays["w_lex"] = self.w_lex.astype(np.float32)
         with open(path, "wb") as handle:
             np.savez_compressed(handle, **arrays)
 
@@ -224,9 +252,10 @@ class Head:
 
     def standing(self, x: np.ndarray) -> np.ndarray:
         z = (x - self.mu) / self.sd
-        if self.hidden is not None and self.hidden_b is not None:
-            z = np.maximum(0.0, z @ self.hidden + self.hidden_b)
-        return _sigmoid(z @ self.w + self.b)
+        p = _sigmoid(z @ self.w + self.b)
+        if self.w_lex is not None and self.mix < 1.0:
+            p = self.mix * p + (1.0 - self.mix) * _sigmoid(z[:, self.lex_from :] @ self.w_lex + self.b_lex)
+        return p
 
     def kind_probs(self, x: np.ndarray) -> np.ndarray:
         z = (x - self.mu) / self.sd

