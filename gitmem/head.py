@@ -55,10 +55,16 @@ class Cues:
     groups: tuple[tuple[str, tuple[re.Pattern[str], ...]], ...]
     digest: str
     veto: tuple[re.Pattern[str], ...] = ()
+    explicit_markers: tuple[re.Pattern[str], ...] = ()
+    explicit_bonus: float = 0.0
 
     @property
     def names(self) -> list[str]:
         return [name for name, _ in self.groups]
+
+    def explicit(self, text: str) -> bool:
+        """Words that say outright that a statement is standing ("from now on", "new rule:")."""
+        return any(p.search(text) for p in self.explicit_markers)
 
     def vetoed(self, text: str) -> bool:
         """A question, hypothetical or task-scoped instruction: never a standing constraint."""
@@ -79,20 +85,42 @@ def load_cues(path: Path | None = None) -> Cues:
         if not name.startswith("_")
     )
     veto = tuple(re.compile(p, re.IGNORECASE) for p in data.get("_veto", ()))
-    return Cues(groups, hashlib.sha1(raw).hexdigest()[:16], veto)
+    explicit = tuple(re.compile(p, re.IGNORECASE) for p in data.get("_explicit", ()))
+    return Cues(groups, hashlib.sha1(raw).hexdigest()[:16], veto, explicit, float(data.get("_explicit_bonus", 0.0)))
+
+
+def adjusted(message: str, span: Span, p: float, cues: Cues | None = None) -> float:
+    """The head's score after the deterministic rules: 0 when vetoed, raised by explicit words."""
+    cues = cues or load_cues()
+    if vetoed(message, span, cues):
+        return 0.0
+    if cues.explicit(span.text):
+        return min(1.0, p + cues.explicit_bonus)
+    return p
 
 
 _QUOTED = re.compile(r"[\"“]([^\"“”]{8,})[\"”]")
 _INTRO = re.compile(r":\s*$")
 
 
+# 'single quotes' open after a space or colon and close before a space or punctuation, so
+# apostrophes ("don't") neither open nor close them.
+_SINGLE_QUOTED = re.compile(r"(?:^|(?<=[\s:(]))[‘']((?:[^'‘’\n]|['’](?=[a-z]))+)['’](?=$|[\s.,;:!?)—-])")
+_QUOTE_OPENS = re.compile(r":\s*[\"“'‘]")
+
+
 def quoted_ranges(message: str) -> list[tuple[int, int]]:
-    return [(m.start(1), m.end(1)) for m in _QUOTED.finditer(message)]
+    ranges = [(m.start(1), m.end(1)) for m in _QUOTED.finditer(message)]
+    ranges += [(m.start(1), m.end(1)) for m in _SINGLE_QUOTED.finditer(message) if len(m.group(1)) >= 8]
+    return ranges
 
 
 def in_quotes(span: Span, quoted: Sequence[tuple[int, int]]) -> bool:
-    """The span is (most of) a quotation: someone else's words, not the person's own rule."""
-    return any(s - 1 <= span.start and span.end <= e + 2 for s, e in quoted)
+    """The span is (mostly) a quotation: someone else's words, not the person's own rule."""
+    if any(s - 1 <= span.start and span.end <= e + 2 for s, e in quoted):
+        return True
+    opens = _QUOTE_OPENS.search(span.text)  # 'Ticket 219: "Going forward all services ...'
+    return bool(opens) and opens.end() < len(span.text) / 2
 
 
 def vetoed(message: str, span: Span, cues: Cues | None = None) -> bool:

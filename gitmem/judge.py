@@ -104,7 +104,7 @@ class Judge:
         Spans that promote the agent's proposal ("make that the rule") score 0 here; judge()
         handles them. Vetoed spans (questions, hypotheticals, task-scoped) score 0 too.
         """
-        from gitmem.head import load_cues, vetoed
+        from gitmem.head import adjusted, load_cues
         from gitmem.spans import candidate_spans, is_promotion
 
         spans = candidate_spans(packet.user)
@@ -114,7 +114,7 @@ class Judge:
             features = self.head.features(self.encoder, packet.user, plain)
             probs, kinds = self.head.predict(features)
             cues = load_cues()
-            scores = {s.start: (0.0 if vetoed(packet.user, s, cues) else float(p), k) for s, p, k in zip(plain, probs, kinds)}
+            scores = {s.start: (adjusted(packet.user, s, float(p), cues), k) for s, p, k in zip(plain, probs, kinds)}
         return [(s, *scores.get(s.start, (0.0, "law"))) for s in spans]
 
     def judge(self, packet: Packet, stored: Sequence[Entry]) -> list[Candidate]:

@@ -30,6 +30,9 @@ N_THREADS = 2
 N_CTX = 1024
 # Longest input one forward pass gets; longer texts are encoded in windows.
 MAX_TOKENS = 768
+# Tokens per decode call. llama.cpp keeps logits for every output token (262k vocabulary,
+# 1 MiB per token), so a small batch bounds the memory; the KV cache keeps the context.
+N_BATCH = 64
 
 
 class ModelError(GitmemError):
@@ -168,8 +171,8 @@ class Encoder:
                     embedding=True,
                     pooling_type=LLAMA_POOLING_TYPE_NONE,
                     n_ctx=N_CTX,
-                    n_batch=N_CTX,
-                    n_ubatch=N_CTX,
+                    n_batch=N_BATCH,
+                    n_ubatch=N_BATCH,
                     n_threads=n_threads,
                     n_threads_batch=n_threads,
                     verbose=False,
@@ -220,18 +223,32 @@ class Encoder:
             rows.append(out[1:] if begin else out)
         return np.concatenate(rows, axis=0) if rows else np.zeros((0, self.dim), np.float32)
 
-    def _embed_ids(self, ids: list[int]) -> list[list[float]]:
-        llm = self.llm
-        llm.reset()
-        llm._ctx.kv_cache_clear()
-        llm._batch.reset()
-        llm._batch.add_sequence(ids, 0, True)
-        llm._ctx.decode(llm._batch)
+    def _embed_ids(self, ids: list[int]) -> Any:
+        """Hidden states of one window, decoded N_BATCH tokens at a time into one KV cache."""
         import llama_cpp
+        import numpy as np
 
-        ptr = llama_cpp.llama_get_embeddings(llm._ctx.ctx)
-        dim = self.dim
-        return [ptr[i * dim : (i + 1) * dim] for i in range(len(ids))]
+        llm = self.llm
+        ctx = llm._ctx
+        ctx.kv_cache_clear()
+        out = np.empty((len(ids), self.dim), dtype=np.float32)
+        batch = llm._batch
+        for begin in range(0, len(ids), N_BATCH):
+            chunk = ids[begin : begin + N_BATCH]
+            batch.reset()
+            raw = batch.batch
+            for i, token in enumerate(chunk):
+                raw.token[i] = token
+                raw.pos[i] = begin + i
+                raw.seq_id[i][0] = 0
+                raw.n_seq_id[i] = 1
+                raw.logits[i] = True
+            raw.n_tokens = len(chunk)
+            ctx.decode(batch)
+            ptr = llama_cpp.llama_get_embeddings(ctx.ctx)
+            out[begin : begin + len(chunk)] = np.ctypeslib.as_array(ptr, shape=(len(chunk) * self.dim,)).reshape(
+                len(chunk), self.dim)
+        return out
 
     def encode(self, text: str) -> tuple[Any, list[tuple[int, int]]]:
         """Hidden states of ``text`` and each row's character range (row 0 is BOS)."""

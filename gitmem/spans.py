@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 # Messages are bounded: a huge paste must not make a judgement slow.
-MAX_CHARS = 12_000
+MAX_CHARS = 6_000
 MAX_SPANS = 48
 MAX_SPAN_CHARS = 600
 
@@ -222,7 +222,7 @@ def _has_paste(text: str, start: int, end: int) -> bool:
 
 _CONTINUES = re.compile(
     r"(?i)^(?:it|it's|its|that|that's|thats|this|these|those|they|they're|so|because|since|which|otherwise|"
-    r"else|hence|then|and|but|also|plus|same|everything|all of (?:it|them))\b"
+    r"else|hence|same|all of (?:it|them))\b"
 )
 
 
@@ -236,7 +236,7 @@ def continues(text: str, first: Span, second: Span) -> bool:
         return False
     if _CONTINUES.match(second.text) or len(_WORD.findall(second.text)) <= 5:
         return True
-    return bool(subject_words(first.text) & subject_words(second.text))
+    return len(subject_words(first.text) & subject_words(second.text)) >= 2
 
 
 # -- the user promoting the agent's proposal ----------------------------------------------------
@@ -251,6 +251,9 @@ _PROMOTE = re.compile(
   | \b(?:always|every\s+time)\s+do\s+(?:that|this|it)\b
   | \byes[,!]?\s+(?:always|from\s+now\s+on|going\s+forward)\b
   | \bthat'?s\s+(?:the|our)\s+(?:new\s+)?(?:rule|policy|standard)\b
+  | \b(?:do|doing|use|keep|apply|configure|handle)\s+(?:that|this)\b.{0,60}\b(?:from\s+now\s+on|going\s+forward|from\s+here\s+on)
+  | \bthat'?s\s+how\s+(?:we'?ll|we\s+will)\b.{0,60}\b(?:from\s+now\s+on|going\s+forward|from\s+here\s+on)
+  | \b(?:yes|yep|ok|okay)[,!]?\s+(?:a\s+)?(?:standing|new)\s+rule\b
     """
 )
 _PROPOSAL = re.compile(

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from gitmem.entry import KINDS  # noqa: E402
-from gitmem.head import FEATURE_VERSION, Head, lexical_width, load_cues, raw_features, vetoed  # noqa: E402
+from gitmem.head import FEATURE_VERSION, Head, lexical_width, load_cues, raw_features, adjusted  # noqa: E402
 from gitmem.model import Encoder, resolve_model_path  # noqa: E402
 from gitmem.paths import find_repo  # noqa: E402
 from gitmem.spans import Span, candidate_spans, continues, is_promotion, model_text  # noqa: E402
@@ -228,7 +228,7 @@ def turn_metrics(turns: list[dict], meta: list, probs: np.ndarray, kind_pred: li
     by_turn: dict[int, list[tuple[Span, float, str]]] = {}
     cues = load_cues()
     for (ti, span), p, kd in zip(meta, probs, kind_pred):
-        by_turn.setdefault(ti, []).append((span, 0.0 if vetoed(turns[ti]["user"], span, cues) else p, kd))
+        by_turn.setdefault(ti, []).append((span, adjusted(turns[ti]["user"], span, float(p), cues), kd))
     found = total = neg = fp = kind_ok = 0
     for ti, turn in enumerate(turns):
         recorded = recorded_bodies(turn["user"], by_turn.get(ti, []), threshold)

@@ -78,9 +78,8 @@ def test_spans_are_sentences_cut_verbatim():
     assert [s.text for s in spans] == [
         "Could you wire up the metrics endpoint?",
         "Also, e.g. for new code, we use pnpm.",
-        "thanks!",
-        "Also fix it",
-    ][: len(spans)] or len(spans) >= 3
+        "Also fix it",  # "thanks!" has a single word: no candidate
+    ]
     for s in spans:
         assert text[s.start : s.end] == s.text
 
@@ -99,7 +98,8 @@ def test_spans_skip_code_logs_quotes_and_pasted_blocks():
         "so does our code break"
     )
     candidates = [s.text for s in candidate_spans(text)]
-    assert candidates == ["here is the log:", "CHANGELOG snippet", "so does our code break"]
+    # everything under "here is the log:" up to the person's own words is pasted material
+    assert candidates == ["here is the log:", "so does our code break"]
     pasted = [s.text for s in all_spans(text) if s.pasted]
     assert "- never call `close()` twice" in pasted and "> from now on always use tabs" in pasted
 
@@ -144,13 +144,15 @@ def test_abstains_on_requests_questions_task_scope_and_pastes(judge, user):
 
 
 @pytest.mark.parametrize("user, kind, words", [
-    ("Fix the header. Also, we're moving off axios: built-in fetch only from now on.", "law", ["axios"]),
-    ("heads up: the reindex job took prod down last time it ran during business hours, only run it at night.",
-     "hazard", ["reindex"]),
-    ("Whenever you add an endpoint, update docs/endpoints.md in the same commit.", "ritual", ["docs/endpoints.md"]),
-    ("no no, we don't use class components anymore, everything is function components with hooks now.",
-     "correction", ["class components"]),
-    ("Skip the caching layer for now, we'll add it after the index migration is done.", "open_loop", ["caching"]),
+    ("Fix the header. Team rule: every API client sets an explicit timeout, we never rely on library defaults.",
+     "law", ["explicit timeout"]),
+    ("careful with the `sync_ledger()` task, calling it from a request handler took prod down in May.",
+     "hazard", ["sync_ledger()"]),
+    ("Whenever you add a new endpoint, update docs/api-changes.md in the same commit.", "ritual", ["docs/api-changes.md"]),
+    ("that's outdated, we moved from webpack to vite last quarter, don't touch webpack.config.js.",
+     "correction", ["webpack", "vite"]),
+    ("The search page still uses the old LIKE queries, we need real full-text search before the catalog grows.",
+     "open_loop", ["LIKE queries"]),
 ])
 def test_records_clear_positives_of_each_kind(judge, user, kind, words):
     found = judge.judge(packet(user), [])
@@ -163,7 +165,7 @@ def test_records_clear_positives_of_each_kind(judge, user, kind, words):
 
 
 def test_several_items_in_one_turn(judge):
-    user = ("Can you bump the lockfile? Two things while you're at it: all our migrations must be reversible, "
+    user = ("Can you bump the lockfile? all our migrations must be reversible, "
             "no irreversible ops without a plan. And whenever you touch the GraphQL schema, run `yarn codegen` "
             "and commit the generated types with it.")
     found = judge.judge(packet(user), [])
