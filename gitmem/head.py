@@ -94,8 +94,12 @@ def adjusted(message: str, span: Span, p: float, cues: Cues | None = None) -> fl
     cues = cues or load_cues()
     if vetoed(message, span, cues):
         return 0.0
-    if cues.explicit(span.text):
-        return min(1.0, p + cues.explicit_bonus)
+    quoted = quoted_ranges(message)
+    for pattern in cues.explicit_markers:
+        for m in pattern.finditer(span.text):
+            at = span.start + m.start()
+            if not any(s <= at < e for s, e in quoted):  # the person's own words, not a quotation
+                return min(1.0, p + cues.explicit_bonus)
     return p
 
 
@@ -117,7 +121,8 @@ def quoted_ranges(message: str) -> list[tuple[int, int]]:
 
 def in_quotes(span: Span, quoted: Sequence[tuple[int, int]]) -> bool:
     """The span is (mostly) a quotation: someone else's words, not the person's own rule."""
-    if any(s - 1 <= span.start and span.end <= e + 2 for s, e in quoted):
+    inside = sum(max(0, min(e, span.end) - max(s, span.start)) for s, e in quoted)
+    if inside >= 0.5 * (span.end - span.start):
         return True
     opens = _QUOTE_OPENS.search(span.text)  # 'Ticket 219: "Going forward all services ...'
     return bool(opens) and opens.end() < len(span.text) / 2
@@ -171,11 +176,6 @@ def lexical(message: str, spans: Sequence[Span], cues: Cues) -> np.ndarray:
 
 
 # -- hidden-state pooling ----------------------------------------------------------------------
-
-
-def embedding_width(x: np.ndarray, cues: Cues) -> int:
-    """Where the lexical columns start in a feature row."""
-    return x.shape[1] - lexical_width(cues)
 
 
 def lexical_width(cues: Cues) -> int:

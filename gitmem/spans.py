@@ -245,7 +245,7 @@ _PROMOTE = re.compile(
     r"""(?ix)
     \b(?:make|let'?s\s+make|lets\s+make|consider)\s+(?:that|this|it)\s+(?:the|a|our|a\s+standing|the\s+standing)?\s*(?:new\s+)?(?:rule|policy|standard|default|convention|practice)
   | \b(?:do|doing|use|keep\s+doing|apply|stick\s+to|follow)\s+(?:that|this|it)\s+(?:from\s+now\s+on|going\s+forward|every\s+time|always|in\s+future|in\s+the\s+future|from\s+here\s+on)
-  | \b(?:from\s+now\s+on|going\s+forward|in\s+future|in\s+the\s+future|from\s+here\s+on)[,]?\s+(?:let'?s\s+|lets\s+|we\s+)?(?:do|use|keep|follow|stick\s+to|go\s+with)\s+(?:that|this|it|your\s+\w+)\b
+  | \b(?:from\s+now\s+on|going\s+forward|in\s+future|in\s+the\s+future|from\s+here\s+on)[,]?\s+(?:let'?s\s+|lets\s+|we\s+)?(?:do|use|keep|follow|stick\s+to|go\s+with)\s+(?:that|this|it|your\s+\w+)\s*(?:$|[.,!;—-])
   | \b(?:that|this|your\s+(?:suggestion|idea|proposal|approach))\s+(?:should|will|is\s+going\s+to)\s+be\s+(?:the|a|our)\s+(?:new\s+)?(?:rule|policy|standard|default|convention)
   | \b(?:adopt|codify|enshrine)\s+(?:that|this|it|your\s+\w+)
   | \b(?:always|every\s+time)\s+do\s+(?:that|this|it)\b
