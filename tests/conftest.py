@@ -77,6 +77,15 @@ class GitRepo:
         self.git("commit", "-q", "-m", message)
         return self.git("rev-parse", "HEAD").strip()
 
+    def with_gitmem(self, files: dict[str, str]) -> "GitRepo":
+        """Commit `files`, run `gitmem init` and commit what it set up: a project using gitmem."""
+        for rel, text in files.items():
+            self.write(rel, text)
+        self.commit_all("initial")
+        self.gitmem("init")
+        self.commit_all("set up gitmem")
+        return self
+
     def entries(self) -> dict[str, dict]:
         """`gitmem list --json`, keyed by id."""
         import json

@@ -37,13 +37,9 @@ def no_daemon(monkeypatch, tmp_path):
 
 @pytest.fixture
 def project(repo):
-    repo.write("src/billing.py", "def charge(amount):\n    return amount\n")
-    repo.write("src/util.py", "def helper():\n    return 1\n")
-    repo.write("notebooks/explore.ipynb", "{}\n")
-    repo.commit_all("initial")
-    repo.gitmem("init")
-    repo.commit_all("gitmem init")
-    return repo
+    return repo.with_gitmem({"src/billing.py": "def charge(amount):\n    return amount\n",
+                             "src/util.py": "def helper():\n    return 1\n",
+                             "notebooks/explore.ipynb": "{}\n"})
 
 
 @pytest.fixture

@@ -35,12 +35,8 @@ class Ledger:
 @pytest.fixture
 def store(repo, monkeypatch):
     monkeypatch.setenv("GITMEM_NO_DAEMON", "1")
-    repo.write("src/billing.py", BILLING)
-    repo.write("src/notes.py", "NOTES = []\n")
-    repo.write("tests/test_db.py", "def test_db():\n    assert True\n")
-    repo.commit_all("initial")
-    repo.gitmem("init")
-    repo.commit_all("set up gitmem")
+    repo.with_gitmem({"src/billing.py": BILLING, "src/notes.py": "NOTES = []\n",
+                      "tests/test_db.py": "def test_db():\n    assert True\n"})
     ids = {
         "law": add_entry(repo, "law", "Never push to main; open a pull request."),
         "correction": add_entry(repo, "correction", "The test database is Postgres 15, not SQLite.",

@@ -44,14 +44,8 @@ def retry(fn, attempts=3):
 
 @pytest.fixture
 def code_repo(repo):
-    repo.write("src/ledger/sync.js", LEDGER)
-    repo.write("app/service.py", SERVICE)
-    repo.write("app/__init__.py", "")
-    repo.write("docs/index.md", "docs\n")
-    repo.commit_all("initial")
-    repo.gitmem("init")
-    repo.commit_all("set up gitmem")
-    return repo
+    return repo.with_gitmem({"src/ledger/sync.js": LEDGER, "app/service.py": SERVICE, "app/__init__.py": "",
+                             "docs/index.md": "docs\n"})
 
 
 def add(repo, kind, body, anchor=None):
