@@ -31,12 +31,7 @@ QUESTION_PROMPT = "what does with_retries do when every attempt times out?"
 def project(repo, monkeypatch):
     monkeypatch.setenv("GITMEM_NO_DAEMON", "1")  # `gitmem drain` below does the work, in the open
     monkeypatch.delenv("GITMEM_JUDGE_FACTORY", raising=False)
-    for rel, text in PROJECT.items():
-        repo.write(rel, text)
-    repo.commit_all("payments client")
-    repo.gitmem("init")
-    repo.commit_all("gitmem init")
-    return repo
+    return repo.with_gitmem(PROJECT)
 
 
 def _hook(project, data) -> str:
