@@ -40,11 +40,7 @@ def blob_id(content: bytes) -> str:
 
 
 def read(state_dir: str) -> dict:
-    try:
-        with open(os.path.join(state_dir, RANGES_FILE), "rb") as handle:
-            data = fastjson.loads(handle.read())
-    except (OSError, ValueError):
-        return {}
+    data = fastjson.read_file(os.path.join(state_dir, RANGES_FILE))
     return data if isinstance(data, dict) else {}
 
 
@@ -128,7 +124,7 @@ def refresh(repo, paths: list[str] | None = None, wait_until_settled: bool = Fal
                            for s in wanted[path]}
             table[path] = {"mtime_ns": st.st_mtime_ns, "size": st.st_size, "blob": blob, "racy": racy,
                            "symbols": symbols}
-        delivery_data.write_json(os.path.join(state, RANGES_FILE), table)
+        fastjson.write_file(os.path.join(state, RANGES_FILE), table)
     return table
 
 

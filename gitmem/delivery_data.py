@@ -67,7 +67,7 @@ def rebuild(worktree: str, git_dir: str, common_dir: str, sig: list | None = Non
     data = deliver.compile_rules(index.entries(idx), idx.get("config") or {})
     data["version"] = DATA_VERSION
     data["signature"] = sig
-    write_json(os.path.join(common_dir, "gitmem", DATA_FILE), data)
+    fastjson.write_file(os.path.join(common_dir, "gitmem", DATA_FILE), data)
     return data
 
 
@@ -83,14 +83,3 @@ def symbol_anchored_paths(data: dict) -> dict[str, list[str]]:
     return found
 
 
-def write_json(path: str, data: object) -> None:
-    """Atomic replace, without the tempfile module (≈ 5 ms to import)."""
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        with open(tmp, "w", encoding="utf-8") as handle:
-            handle.write(fastjson.dumps(data, ensure_ascii=False))
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)

@@ -47,20 +47,15 @@ def append(state_dir: str, *, session: object, event: str, delivered: list[str],
 
 
 def _touch_relevance(state_dir: str, ids: list[str], stamp: str) -> None:
-    from gitmem.delivery_data import write_json
 
     seen = read_relevance(state_dir)
     for entry_id in ids:
         seen[entry_id] = stamp
-    write_json(os.path.join(state_dir, RELEVANCE_FILE), seen)
+    fastjson.write_file(os.path.join(state_dir, RELEVANCE_FILE), seen)
 
 
 def read_relevance(state_dir: str) -> dict[str, str]:
-    try:
-        with open(os.path.join(state_dir, RELEVANCE_FILE), "rb") as handle:
-            data = fastjson.loads(handle.read())
-    except (OSError, ValueError):
-        return {}
+    data = fastjson.read_file(os.path.join(state_dir, RELEVANCE_FILE))
     return data if isinstance(data, dict) else {}
 
 

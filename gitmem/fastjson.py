@@ -9,6 +9,8 @@ by `_json`, which imports nothing; this module calls it directly. Same results a
 
 from __future__ import annotations
 
+import os
+
 try:
     import _json
 except ImportError:  # an interpreter without the accelerator: the json module will do
@@ -73,3 +75,26 @@ def dumps(value: object, ensure_ascii: bool = True) -> str:
 
         return json.dumps(value, ensure_ascii=ensure_ascii, separators=(",", ":"))
     return "".join(_encoders[ensure_ascii](value, 0))
+
+
+def read_file(path: str) -> object:
+    """The JSON value stored at `path`; None when it is missing, unreadable or malformed."""
+    try:
+        with open(path, "rb") as handle:
+            return loads(handle.read())
+    except (OSError, ValueError):
+        return None
+
+
+def write_file(path: str, data: object) -> None:
+    """Atomic replace through a unique temporary file (without the tempfile module, ≈ 5 ms to import)."""
+    folder, name = os.path.split(path)
+    os.makedirs(folder, exist_ok=True)
+    tmp = os.path.join(folder, f".{name}.{os.getpid()}.{os.urandom(4).hex()}")
+    try:
+        with open(tmp, "w", encoding="utf-8") as handle:
+            handle.write(dumps(data, ensure_ascii=False))
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)

@@ -99,21 +99,6 @@ def _write_new(path: str, data: Any) -> bool:
         os.unlink(tmp)
 
 
-def _write_replace(path: str, data: Any) -> None:
-    tmp = _tmp_for(path)
-    with open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(fastjson.dumps(data, ensure_ascii=False))
-    os.replace(tmp, path)
-
-
-def _read_json(path: str) -> Any:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return fastjson.loads(handle.read())
-    except (OSError, ValueError):
-        return None
-
-
 def _listdir(path: str) -> list[str]:
     try:
         return [n for n in os.listdir(path) if not n.startswith(".")]
@@ -274,7 +259,7 @@ def plan(repo: RepoPaths) -> int:
     try:
         by_session: dict[str, list[tuple[str, dict[str, Any]]]] = {}
         for name in sorted(_listdir(dirs["signals"])):
-            data = _read_json(os.path.join(dirs["signals"], name))
+            data = fastjson.read_file(os.path.join(dirs["signals"], name))
             if not isinstance(data, dict) or not isinstance(data.get("session"), str):
                 _remove(os.path.join(dirs["signals"], name))  # unreadable: nothing to act on
                 continue
@@ -294,7 +279,7 @@ def _plan_session(repo: RepoPaths, dirs: dict[str, str], session: str,
 
     skey = session_key(session)
     state_path = os.path.join(dirs["sessions"], f"{skey}.json")
-    state = _read_json(state_path) or {}
+    state = fastjson.read_file(state_path) or {}
     start = state.get("next", 0) if isinstance(state.get("next"), int) else 0
     transcript = next((s["transcript"] for s in reversed(signals) if isinstance(s.get("transcript"), str)),
                       state.get("transcript"))
@@ -323,7 +308,7 @@ def _plan_session(repo: RepoPaths, dirs: dict[str, str], session: str,
         if _write_new(os.path.join(dirs["ready"], f"{key}.json"), job.to_dict()):
             created += 1
     watermark = turns[count - 1].index + 1
-    _write_replace(state_path, {"session": session, "next": watermark, "transcript": transcript,
+    fastjson.write_file(state_path, {"session": session, "next": watermark, "transcript": transcript,
                                 "updated": time.time()})
     _prune_done(dirs["done"], skey, watermark)
     return created
@@ -347,7 +332,7 @@ def _remove(path: str) -> None:
 
 
 def watermark(repo: RepoPaths, session: str) -> int:
-    state = _read_json(os.path.join(_dirs(repo)["sessions"], f"{session_key(session)}.json")) or {}
+    state = fastjson.read_file(os.path.join(_dirs(repo)["sessions"], f"{session_key(session)}.json")) or {}
     value = state.get("next", 0)
     return value if isinstance(value, int) else 0
 
@@ -379,7 +364,7 @@ class Claim:
         """Park the job in failed/ with the reason (it is kept, never silently dropped)."""
         dirs = _dirs(self.repo)
         data = self.job.to_dict() | {"reason": reason, "time": time.time()}
-        _write_replace(os.path.join(dirs["failed"], f"{self.job.key}.json"), data)
+        fastjson.write_file(os.path.join(dirs["failed"], f"{self.job.key}.json"), data)
         _remove(self.path)
         _remove(_attempts_path(self.path))
         self.release()
@@ -403,7 +388,7 @@ def pending(repo: RepoPaths) -> list[Job]:
     jobs = []
     for name in _listdir(ready):
         if name.endswith(".json"):
-            job = Job.from_dict(_read_json(os.path.join(ready, name)))
+            job = Job.from_dict(fastjson.read_file(os.path.join(ready, name)))
             if job is not None:
                 jobs.append(job)
     jobs.sort(key=lambda j: (j.priority, j.enqueued, j.session, j.turn))
@@ -441,7 +426,7 @@ def claim(repo: RepoPaths, key: str) -> Claim | None:
     if not same:  # finished (and removed) between our open and our lock
         _unlock(fd)
         return None
-    job = Job.from_dict(_read_json(path))
+    job = Job.from_dict(fastjson.read_file(path))
     if job is None:
         _unlock(fd)
         _quarantine_broken(dirs, path)
@@ -517,6 +502,6 @@ def counts(repo: RepoPaths) -> dict[str, int]:
 def failed(repo: RepoPaths) -> Iterator[dict[str, Any]]:
     folder = _dirs(repo)["failed"]
     for name in sorted(_listdir(folder)):
-        data = _read_json(os.path.join(folder, name))
+        data = fastjson.read_file(os.path.join(folder, name))
         if isinstance(data, dict):
             yield data

@@ -78,11 +78,7 @@ class Locked:
 
 def read(state_dir: str, session_id: object) -> dict:
     """A session's record without locking (for `gitmem render --session`)."""
-    try:
-        with open(record_path(state_dir, session_id), "rb") as handle:
-            data = fastjson.loads(handle.read())
-    except (OSError, ValueError):
-        return empty()
+    data = fastjson.read_file(record_path(state_dir, session_id))
     return data if isinstance(data, dict) and isinstance(data.get("delivered"), dict) else empty()
 
 
