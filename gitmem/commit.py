@@ -104,7 +104,3 @@ def subject_for(action: str, kind: str, body: str, limit: int = 72) -> str:
     return head + (text if len(text) <= room else text[: room - 1].rstrip() + "…")
 
 
-def entry_path(entry_id: str) -> str:
-    return f".gitmem/entries/{entry_id}.yaml"
-
-
