@@ -38,7 +38,7 @@ _PREFIXES = ("sudo", "time", "command", "exec", "nohup")
 
 
 def main() -> int:
-    state = where = payload = None
+    state = where = payload = hook = None
     try:
         raw = sys.stdin.buffer.read(MAX_INPUT_BYTES)
         payload = fastjson.loads(raw) if raw.strip() else None
@@ -55,7 +55,6 @@ def main() -> int:
             out = {"hookSpecificOutput": {"hookEventName": hook.event, "additionalContext": text}}
             sys.stdout.write(fastjson.dumps(out))  # ASCII only: safe whatever the locale
             sys.stdout.flush()
-        hook.finish()
     except Exception:
         _log_error(state, "claude hook")
     if where is not None and state is not None and payload["hook_event_name"] in CAPTURED:
@@ -63,6 +62,11 @@ def main() -> int:
             _capture(where, payload)
         except Exception:
             _log_error(state, "claude hook (capture)")
+    if hook is not None:
+        try:
+            hook.finish()
+        except Exception:
+            _log_error(state, "claude hook")
     return 0
 
 
@@ -256,8 +260,8 @@ class Hook:
             except OSError:
                 st = None
             ok = st is not None and decl_ranges.fresh(record, st, lambda: self._read(path))
-            if not ok or record.get("racy"):
-                self.stale.append(path)  # racy: usable now, but settle it for the next call
+            if not ok:
+                self.stale.append(path)
             self._records[path] = record if ok else None
         return self._records[path]
 

@@ -145,20 +145,33 @@ def status(repo: RepoPaths) -> dict:
     settings, problem = _read(settings_path(repo))
     hooks = settings.get("hooks") if isinstance(settings.get("hooks"), dict) else {}
     events = [e for e, _ in HOOKS if any(_has_ours(g) for g in hooks.get(e) or [] if isinstance(g, dict))]
-    python = None
     shim = shim_path(repo)
-    if shim.exists():
-        for line in shim.read_text(encoding="utf-8", errors="replace").splitlines():
-            if line.startswith("GITMEM_PYTHON="):
-                python = (shlex.split(line.partition("=")[2]) or [None])[0]
+    python = shim_python(shim.read_text(encoding="utf-8", errors="replace")) if shim.exists() else None
     return {"events": events, "missing": [e for e, _ in HOOKS if e not in events],
             "shim": shim.exists(), "python": python, "problem": problem}
 
 
 def shim_text(python: str) -> str:
-    template = resources.files("gitmem.hook_templates").joinpath("claude-hook.sh").read_text(encoding="utf-8")
+    """The shim: a Python script naming the interpreter on its #! line (one process fewer than a
+    shell script), or a shell script where that line cannot hold the path (spaces, length)."""
+    simple = len(python) < 200 and not any(c.isspace() or c in "\"'\\" for c in python)
+    name = "claude-hook.py" if simple else "claude-hook.sh"
+    template = resources.files("gitmem.hook_templates").joinpath(name).read_text(encoding="utf-8")
+    if simple:
+        return template.replace("@PYTHON@", python).replace("@PATHS@", repr(import_roots()))
     roots = " ".join(shlex.quote(p) for p in import_roots())
     return template.replace("@PYTHON@", shlex.quote(python)).replace("@PATHS@", roots)
+
+
+def shim_python(text: str) -> str | None:
+    """The interpreter a shim written by shim_text runs."""
+    lines = text.splitlines()
+    if lines and lines[0].startswith("#!") and not lines[0].startswith("#!/bin/sh"):
+        return lines[0][2:].rsplit(" -IS", 1)[0]
+    for line in lines:
+        if line.startswith("GITMEM_PYTHON="):
+            return (shlex.split(line.partition("=")[2]) or [None])[0]
+    return None
 
 
 def import_roots() -> list[str]:

@@ -9,23 +9,28 @@ fires for the whole file (deliver rather than miss) and a refresh starts in the 
 
 Racy content: a file modified again within the filesystem's timestamp granularity right after
 it was read could keep mtime and size with new content. A record whose content was read less
-than RACY_NS after its mtime is marked racy; the hook then compares blob ids (paying for the
-hash only in that case) and asks for a refresh, which waits until the file is old enough.
+than RACY_NS after its mtime is marked racy; the hook then compares blob ids, paying for a read
+and a hash (well under a millisecond for source files) only in that case.
 
 Refreshes happen after an edit lands (PostToolUse), when the hook meets stale ranges, after
 `gitmem init`/`add`/`revoke`, and after merges and rebases; each one parses only files whose
-content changed, through the blob-keyed declaration cache.
+content changed, through the blob-keyed declaration cache. A hook never waits for one: it
+queues the paths in decl-ranges.pending and starts a detached refresher unless one is already
+running (it holds decl-ranges.runner), so a burst of edits costs one refresher, not one each.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import time
 
 from gitmem import fastjson
 
 RANGES_FILE = "decl-ranges.json"
 LOCK_FILE = "decl-ranges.lock"
+PENDING_FILE = "decl-ranges.pending"  # paths waiting for the background refresher, one per line
+RUNNER_LOCK = "decl-ranges.runner"  # held by the running background refresher
 MAX_BYTES = 2 * 1024 * 1024  # anchors.MAX_SOURCE_BYTES: bigger files have no declarations
 RACY_NS = 2_000_000_000  # covers coarse kernel clocks and 2-second filesystems
 
@@ -72,7 +77,7 @@ def is_fresh(state_dir: str, worktree: str, path: str) -> bool:
     except OSError:
         return False
     record = read(state_dir).get(path)
-    return fresh(record, st, lambda: _read_bytes(full)) and not (isinstance(record, dict) and record.get("racy"))
+    return fresh(record, st, lambda: _read_bytes(full))
 
 
 def _read_bytes(path: str) -> bytes | None:
@@ -83,12 +88,11 @@ def _read_bytes(path: str) -> bytes | None:
         return None
 
 
-def refresh(repo, paths: list[str] | None = None, wait_until_settled: bool = False) -> dict:
+def refresh(repo, paths: list[str] | None = None) -> dict:
     """Recompute ranges for symbol-anchored files (all of them, or `paths`); returns the table.
 
     `repo` is a gitmem.paths.RepoPaths. Imports tree-sitter when something must be parsed
-    (only content not seen before). wait_until_settled: sleep until a just-modified file is
-    older than RACY_NS, so the record is not racy (for the background refresh).
+    (only content not seen before).
     """
     import fcntl
 
@@ -100,8 +104,8 @@ def refresh(repo, paths: list[str] | None = None, wait_until_settled: bool = Fal
     data = delivery_data.load(str(repo.worktree), str(repo.git_dir), str(repo.common_dir))
     wanted = delivery_data.symbol_anchored_paths(data)
     targets = list(wanted) if paths is None else [p for p in paths if p in wanted]
-    # Read first (this may wait for a file to settle), then parse and write under the lock.
-    snapshots = {p: _snapshot(os.path.join(str(repo.worktree), p), wait_until_settled) for p in targets}
+    # Read first, then parse and write under the lock.
+    snapshots = {p: _snapshot(os.path.join(str(repo.worktree), p)) for p in targets}
     cache = DeclarationCache(repo.state / "decl-cache")
     os.makedirs(state, exist_ok=True)
     with open(os.path.join(state, LOCK_FILE), "a") as lock:
@@ -128,16 +132,11 @@ def refresh(repo, paths: list[str] | None = None, wait_until_settled: bool = Fal
     return table
 
 
-def _snapshot(path: str, wait_until_settled: bool) -> tuple[os.stat_result, bytes, bool] | None:
+def _snapshot(path: str) -> tuple[os.stat_result, bytes, bool] | None:
     """(stat, content, racy) of a file read consistently; None when missing or always changing."""
     for _ in range(5):
         try:
             before = os.stat(path)
-            if wait_until_settled:
-                age = time.time_ns() - before.st_mtime_ns
-                if 0 <= age < RACY_NS:
-                    time.sleep((RACY_NS - age) / 1e9)
-                    continue
             with open(path, "rb") as handle:
                 content = handle.read(MAX_BYTES + 1)
             after = os.stat(path)
@@ -148,49 +147,106 @@ def _snapshot(path: str, wait_until_settled: bool) -> tuple[os.stat_result, byte
     return None
 
 
-def _settle(files) -> None:
-    for path in files:
-        try:
-            age = time.time_ns() - os.stat(path).st_mtime_ns
-        except OSError:
-            continue
-        if 0 <= age < RACY_NS:
-            time.sleep((RACY_NS - age) / 1e9)
+# -- the background refresher --------------------------------------------------------------------
 
 
 def refresh_in_background(worktree: str, git_dir: str, common_dir: str, paths: list[str]) -> None:
-    """Fork a detached child that refreshes `paths`; the hook returns without waiting.
+    """Queue `paths` and make sure a detached refresher runs; the hook returns without waiting.
 
-    Called last in the hook, after every lock is released. The child gives up the hook's
-    stdin/stdout/stderr at once, so Claude Code sees the hook finish when the parent exits.
+    Called last in the hook, after its answer and every lock: it points the hook's stdin,
+    stdout and stderr at /dev/null.
     """
+    import fcntl
+
+    state = os.path.join(common_dir, "gitmem")
+    _queue(state, paths)
+    runner = os.open(os.path.join(state, RUNNER_LOCK), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(runner, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(runner)  # a refresher is running: it takes the queued paths before it stops
+        return
+    # The hook has answered: let go of Claude Code's pipes before forking, so that the hook
+    # is seen finished when this process exits, however late the child is scheduled.
+    sys.stdout.flush()
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    if devnull > 2:
+        os.close(devnull)
     try:
         pid = os.fork()
     except (OSError, AttributeError):
+        os.close(runner)
         return
     if pid:
+        os.close(runner)  # the child's copy keeps the lock
         return
     try:
         os.setsid()
-        devnull = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1, 2):
-            os.dup2(devnull, fd)
-        os.closerange(3, 1024)
+        os.closerange(3, runner)
+        os.closerange(runner + 1, 1024)
         os.nice(10)  # yield the CPU to the agent and to the next hook
-        _settle(os.path.join(worktree, p) for p in paths)  # sleep before importing anything heavy
         from pathlib import Path
 
         from gitmem.paths import RepoPaths
 
-        refresh(RepoPaths(Path(worktree), Path(git_dir), Path(common_dir)), paths, wait_until_settled=True)
+        repo = RepoPaths(Path(worktree), Path(git_dir), Path(common_dir))
+        while True:
+            queued = _take(state)
+            if queued:
+                refresh(repo, queued)
+                continue
+            # Paths queued after the last take by a hook that found the lock held: look once
+            # more after letting go, and carry on if no other refresher took over.
+            fcntl.flock(runner, fcntl.LOCK_UN)
+            if not _has_queued(state):
+                break
+            try:
+                fcntl.flock(runner, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                break
     except BaseException:
         try:
             from pathlib import Path
 
             from gitmem import faillog
 
-            faillog.record(Path(common_dir) / "gitmem", "declaration ranges refresh")
+            faillog.record(Path(state), "declaration ranges refresh")
         except BaseException:
             pass
     finally:
         os._exit(0)
+
+
+def _queue(state: str, paths: list[str]) -> None:
+    import fcntl
+
+    fd = os.open(os.path.join(state, PENDING_FILE), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        os.write(fd, "".join(p + "\n" for p in paths).encode("utf-8", "surrogateescape"))
+    finally:
+        os.close(fd)
+
+
+def _take(state: str) -> list[str]:
+    """The queued paths, once each, emptying the queue."""
+    import fcntl
+
+    fd = os.open(os.path.join(state, PENDING_FILE), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            data = handle.read()
+        os.ftruncate(fd, 0)
+    finally:
+        os.close(fd)
+    return list(dict.fromkeys(p for p in data.decode("utf-8", "surrogateescape").split("\n") if p))
+
+
+def _has_queued(state: str) -> bool:
+    try:
+        return os.stat(os.path.join(state, PENDING_FILE)).st_size > 0
+    except OSError:
+        return False

@@ -138,7 +138,7 @@ def own_errors(root: Path) -> str:
 
 
 def wait_for_fresh_ranges(root: Path, rel: str, timeout: float = 20.0) -> None:
-    """The background refresh after an edit settles the file first (about 2 s), then parses."""
+    """The background refresh after an edit runs detached: wait until it has written the ranges."""
     from gitmem import decl_ranges
 
     state = str(Path(root) / ".git" / "gitmem")

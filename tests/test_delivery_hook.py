@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
-import shlex
 import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from gitmem import claude_settings
 from delivery_support import ClaudeCode, add_entry, own_errors, wait_for_fresh_ranges
 
 SOURCE = '''\
@@ -81,6 +82,32 @@ def test_stale_ranges_fire_for_the_whole_file_until_the_background_refresh(gm):
     assert own_errors(gm.path) == ""
 
 
+def test_a_burst_of_edits_is_refreshed_by_one_queue_and_none_is_lost(gm):
+    for name in ("b", "c", "d"):
+        gm.write(f"src/{name}.py", SOURCE)
+    gm.commit_all("more modules")
+    ids = {name: add_entry(gm, "hazard", f"{name}.f is re-entrant.", "--anchor", f"src/{name}.py::f")
+           for name in ("a", "b", "c", "d")}
+    claude = ClaudeCode(gm.path, "burst")
+    # Back to back, as fast as hooks can run: each edit lands and its PostToolUse queues a refresh.
+    for round_ in range(3):
+        for name in ids:
+            claude.edit(f"src/{name}.py", "import os\n" if round_ == 0 else f"# round {round_ - 1}\n",
+                        f"# round {round_}\n", apply=True)
+    for name in ids:
+        wait_for_fresh_ranges(gm.path, f"src/{name}.py")
+    state = gm.path / ".git" / "gitmem"
+    deadline = time.time() + 20
+    while (state / "decl-ranges.pending").stat().st_size and time.time() < deadline:
+        time.sleep(0.1)
+    assert (state / "decl-ranges.pending").read_bytes() == b""
+    # Fresh ranges for the edited content: the header edit stays quiet, an edit inside f fires.
+    later = ClaudeCode(gm.path, "after")
+    assert not later.edit("src/c.py", "# round 2\n", "# round 3\n")
+    assert later.edit("src/c.py", "    y = x + 1\n", "    y = x + 3\n").active == [ids["c"]]
+    assert own_errors(gm.path) == ""
+
+
 def test_notebooks_and_files_outside_anchors(gm):
     nb = add_entry(gm, "hazard", "The notebook reads production data.", "--anchor", "nb/analysis.ipynb")
     claude = ClaudeCode(gm.path)
@@ -103,8 +130,8 @@ def test_the_hook_imports_nothing_heavy(gm):
     claude = ClaudeCode(gm.path, "warm")
     claude.start()  # the first call after the store changed recompiles the rules (rare path)
     shim = (gm.path / ".git/gitmem/claude-hook").read_text()
-    python = shlex.split(next(l for l in shim.splitlines() if l.startswith("GITMEM_PYTHON=")).partition("=")[2])[0]
-    roots = shlex.split(next(l for l in shim.splitlines() if l.startswith("exec ")))[6:]
+    python = claude_settings.shim_python(shim)
+    roots = ast.literal_eval(next(l for l in shim.splitlines() if l.startswith("sys.path += ")).partition("+= ")[2])
     dump = gm.path.parent / "modules.json"
     code = ("import sys; sys.path += sys.argv[1:]; from gitmem.claude_hook import main; main(); "
             f"import json; open({str(dump)!r}, 'w').write(json.dumps(sorted(sys.modules)))")

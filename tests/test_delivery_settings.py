@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import subprocess
 import sys
 
@@ -12,6 +11,7 @@ import pytest
 from delivery_support import ClaudeCode, add_entry
 
 from gitmem import claude_settings
+from gitmem.paths import find_repo
 
 USER_SETTINGS = {
     "permissions": {"allow": ["Bash(npm test:*)"], "deny": ["Read(.env)"]},
@@ -68,9 +68,22 @@ def test_the_committed_file_names_no_path_of_this_machine(project):
     for local in (str(project.path), sys.executable, os.environ["HOME"], sys.prefix, "/work", "/tmp"):
         assert local not in text
     shim = (project.path / ".git/gitmem/claude-hook").read_text()  # machine-local, under .git/
-    python = next(line for line in shim.splitlines() if line.startswith("GITMEM_PYTHON=")).partition("=")[2]
-    assert os.path.samefile(shlex.split(python)[0], sys.executable)
-    assert "-I -S" in shim
+    assert os.path.samefile(claude_settings.shim_python(shim), sys.executable)
+    assert shim.startswith(f"#!{claude_settings.shim_python(shim)} -IS\n")  # isolated, no site scan
+
+
+def test_an_interpreter_path_the_shebang_cannot_hold_gets_a_shell_shim(project, tmp_path):
+    odd = tmp_path / "my tools" / "python"
+    odd.parent.mkdir()
+    odd.symlink_to(sys.executable)
+    shim = claude_settings.shim_text(str(odd))
+    assert shim.startswith("#!/bin/sh\n")
+    assert claude_settings.shim_python(shim) == str(odd)
+    project.gitmem("init")
+    law = add_entry(project, "law", "Use tabs.")
+    claude_settings.install(find_repo(project.path), python=str(odd))
+    assert (project.path / ".git/gitmem/claude-hook").read_text().startswith("#!/bin/sh\n")
+    assert ClaudeCode(project.path).start().active == [law]  # through the shell shim
 
 
 def test_init_repairs_a_moved_or_edited_gitmem_hook(project):
