@@ -135,11 +135,22 @@ class Judge:
                 raw.append((best[2], "user", body, best[1]))
                 run.clear()
 
+        previous: tuple[Any, float, str] | None = None
         for span, p, kind in scored:
             if is_promotion(span.text):
-                promoted = True  # "make that the rule": the rule is in the agent's words
-                flush()
+                if previous is not None and own_statement(packet.user, previous[0], previous[1], span):
+                    # "Queue a job instead. That's our rule from now on.": the rule is the
+                    # user's own sentence before it, made explicit; the marker joins its body.
+                    if not run or run[-1][0] is not previous[0]:
+                        flush()
+                        run.append((previous[0], max(previous[1], threshold), previous[2]))
+                    run.append((span, run[-1][1], run[-1][2]))
+                else:
+                    promoted = True  # "make that the rule": the rule is in the agent's words
+                    flush()
+                previous = None
                 continue
+            previous = (span, p, kind)
             if p < threshold:
                 flush()
                 continue
@@ -154,3 +165,13 @@ class Judge:
                 probs, kinds = self.head.predict(features)
                 raw.append((kinds[0], "agent", chosen.text, max(float(probs[0]), threshold)))
         return validate.finalize(self.repo, packet, raw, list(stored))
+
+
+def own_statement(message: str, before: Any, score: float, marker: Any) -> bool:
+    """Whether a promotion marker ("that's the rule from now on") right after `before` refers to
+    that sentence of the user's rather than to the agent's proposal: `before` is adjacent, says
+    something (four words or more), and is not a question or task-scoped (vetoed spans score 0)."""
+    import re
+
+    gap = message[before.end : marker.start]
+    return not gap.strip() and gap.count("\n") <= 1 and score > 0 and len(re.findall(r"\w+", before.text)) >= 4

@@ -182,6 +182,13 @@ def test_user_promotes_the_agents_proposal(judge):
     assert found[0].source == "agent" and found[0].body in assistant and "--dry-run" in found[0].body
 
 
+def test_a_marker_after_the_users_own_sentence_makes_that_sentence_the_rule(judge):
+    assistant = "Moved the charge call into the worker. We could also add retries to the client."
+    user = "Never call the payments API from a web request handler, enqueue a job instead. That's our rule from now on."
+    found = judge.judge(packet(user, assistant), [])
+    assert [(c.source, c.body) for c in found] == [("user", user)]
+
+
 def test_mere_acceptance_records_nothing(judge):
     assistant = "I'd suggest splitting the 900-line service into three modules: pricing, inventory and checkout."
     assert judge.judge(packet("sure, go ahead", assistant), []) == []
