@@ -18,7 +18,7 @@ from gitmem import git
 from gitmem.errors import GitmemError
 from gitmem.paths import RepoPaths
 
-HOOK_NAMES = ("pre-commit", "post-merge", "post-rewrite")
+HOOK_NAMES = ("pre-commit", "post-commit", "post-merge", "post-rewrite")
 MARKER = "# gitmem: managed hook stub"
 ORIG_SUFFIX = ".gitmem-orig"
 TEXTCONV_KEY = "diff.gitmem.textconv"

@@ -2,6 +2,10 @@
 
 pre-commit re-resolves anchors in the STAGED content and stages entry changes into the
 same commit, so a pull request shows a code removal and the memory retirement together.
+A partial commit (`git commit -- PATH`) is built in a temporary index, and git updates the
+main index afterwards only for the named paths; so pre-commit notes the files it staged and
+post-commit brings them in step in the main index (else the next plain `git commit` would
+commit the old entry back).
 post-merge and post-rewrite cannot change the commit that triggered them, so they
 commit their entry changes as one follow-up commit. Every path fails open.
 
@@ -10,6 +14,8 @@ Run as `python -I -m gitmem.on_commit HOOK [ARGS...]` by the stubs in hooks/git-
 
 from __future__ import annotations
 
+import json
+import os
 import sys
 
 from gitmem import faillog
@@ -44,9 +50,38 @@ def pre_commit(repo: RepoPaths) -> None:
     changes = git.staged_changes(repo.worktree)
     outcomes = recheck(repo, _entries(repo), changes, Snapshot(repo, "HEAD"), Snapshot(repo, None))
     if outcomes:
-        git.stage(repo.worktree, _apply(repo, outcomes))
+        staged = _apply(repo, outcomes)
+        git.stage(repo.worktree, staged)
         index.current(repo)
-        git.stage(repo.worktree, _refresh_delivery(repo))
+        refreshed = _refresh_delivery(repo)
+        git.stage(repo.worktree, refreshed)
+        if os.path.basename(os.environ.get("GIT_INDEX_FILE", "")).startswith("next-index-"):
+            (repo.state / PARTIAL_COMMIT).write_text(json.dumps(staged + refreshed), encoding="utf-8")
+
+
+PARTIAL_COMMIT = "partial-commit.json"  # files pre-commit staged into a partial commit's index
+
+
+def post_commit(repo: RepoPaths) -> None:
+    """After a partial commit: the main index takes the committed version of the files
+    pre-commit staged, where the work tree has that version too (nothing of the user's lost)."""
+    from gitmem import git
+
+    marker = repo.state / PARTIAL_COMMIT
+    try:
+        paths = json.loads(marker.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    finally:
+        marker.unlink(missing_ok=True)
+    committed = git.tree_blob_ids(repo.worktree, "HEAD", paths)
+    present = [p for p in paths if p in committed and (repo.worktree / p).is_file()]
+    if not present:
+        return
+    in_tree = git.git_text(repo.worktree, "hash-object", "--", *present).split()
+    in_step = [p for p, blob in zip(present, in_tree) if committed[p] == blob]
+    if in_step:
+        git.git(repo.worktree, "reset", "-q", "HEAD", "--", *in_step)
 
 
 def after_history_change(repo: RepoPaths, base: str | None, what: str) -> None:
@@ -100,6 +135,8 @@ def main(argv: list[str] | None = None) -> int:
         repo = find_repo()
         if hook == "pre-commit":
             pre_commit(repo)
+        elif hook == "post-commit":
+            post_commit(repo)
         elif hook == "post-merge":
             if argv[1:2] != ["1"]:  # a squash merge commits nothing; pre-commit will see it
                 after_history_change(repo, "ORIG_HEAD", "merge")

@@ -27,11 +27,14 @@ if [ ! -x "$GITMEM_PYTHON" ]; then
   exit $status
 fi
 
+state=.git/gitmem
+[ -d .git ] || state="$(git rev-parse --git-common-dir 2>/dev/null)/gitmem"
+# post-commit has work only after a partial commit in which pre-commit staged entry changes.
+[ "$GITMEM_HOOK" = post-commit ] && [ ! -f "$state/partial-commit.json" ] && exit $status
+
 if [ "$GITMEM_HOOK" = pre-commit ]; then
   # Fast path in shell, no extra processes but one git call: Python starts only if the commit
   # touches a file an entry is anchored to (or the entries changed since that list was written).
-  state=.git/gitmem
-  [ -d .git ] || state="$(git rev-parse --git-common-dir 2>/dev/null)/gitmem"
   anchored="$state/anchored-paths.sh"
   if [ -f "$anchored" ] && [ ! .gitmem/entries -nt "$anchored" ]; then
     . "$anchored"  # sets the positional parameters to the anchored paths, quoted for sh

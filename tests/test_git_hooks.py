@@ -147,6 +147,18 @@ def test_commit_all_and_partial_paths_use_the_right_index(code_repo):
     assert f".gitmem/entries/{entry}.yaml" in committed_files(code_repo)
 
 
+def test_a_partial_commit_of_named_paths_leaves_index_and_tree_in_step(code_repo):
+    entry = add(code_repo, "hazard", "retry hammers the API", "app/service.py::retry")
+    code_repo.write("app/service.py", SERVICE.split("def retry")[0])
+    code_repo.write("docs/index.md", "docs, edited but not committed\n")
+    code_repo.git("commit", "-q", "-m", "partial", "--", "app/service.py")
+    assert f".gitmem/entries/{entry}.yaml" in committed_files(code_repo)
+    assert "status: revoked" in code_repo.git("show", f"HEAD:.gitmem/entries/{entry}.yaml")
+    # The retirement is in HEAD, in the index and in the work tree alike; only the file the
+    # user left out of the commit is still modified.
+    assert code_repo.git("status", "--porcelain").splitlines() == [" M docs/index.md"]
+
+
 def test_existing_user_hook_still_runs_and_can_still_block(repo):
     hook = repo.path / ".git/hooks/pre-commit"
     original = "#!/bin/sh\necho ran >> \"$(git rev-parse --git-dir)/user-hook-ran\"\n[ ! -f BLOCK ]\n"
