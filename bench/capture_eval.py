@@ -3,8 +3,11 @@
     .venv/bin/python bench/capture_eval.py [--repo PATH] [--model GGUF] [--split heldout|dev|train|all]
 
 Splits: the held-out corpus (models/corpus/heldout.jsonl, written by an author independent
-of the training corpus and never used for training) and ../shared/capture-dev.jsonl next to
-the repository (skipped when absent). Each turn is judged with the embedded model (or
+of the training corpus and never used for training), ../shared/capture-dev.jsonl next to
+the repository (skipped when absent), and the stress set (models/corpus/stress.jsonl, never
+trained on: 150 adversarial negatives — bug reports and one-off directives saying "always",
+"never", "every time", background facts, quoted tool output — and 70 positives in the same
+style). Each turn is judged with the embedded model (or
 --model) against an empty store, exactly as the daemon would.
 
 Figures per split:
@@ -108,7 +111,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repo", default=str(ROOT))
     parser.add_argument("--model", default=None)
-    parser.add_argument("--split", choices=("heldout", "dev", "train", "all"), default="all")
+    parser.add_argument("--split", choices=("heldout", "dev", "stress", "train", "all"), default="all")
     parser.add_argument("--verbose", action="store_true", help="per-turn output (train split only)")
     args = parser.parse_args()
 
@@ -118,6 +121,8 @@ def main() -> int:
         splits.append(("held-out", ROOT / "models" / "corpus" / "heldout.jsonl"))
     if args.split in ("dev", "all"):
         splits.append(("capture-dev", Path(repo.worktree).parent / "shared" / "capture-dev.jsonl"))
+    if args.split in ("stress", "all"):
+        splits.append(("stress", ROOT / "models" / "corpus" / "stress.jsonl"))
     if args.split == "train":
         splits.append(("train", sorted((ROOT / "models" / "corpus").glob("train-*.jsonl"))))
 
