@@ -143,23 +143,14 @@ def events_path(repo: Any, session: str) -> str:
 
 def files_modified(repo: Any, session: str, start: float | None, end: float | None) -> tuple[str, ...]:
     """Paths the session edited with `start <= time < end` (None = open), first edit first."""
-    try:
-        handle = open(events_path(repo, session), encoding="utf-8")
-    except FileNotFoundError:
-        return ()
     seen: dict[str, None] = {}
-    with handle:
-        for line in handle:
-            try:
-                record = fastjson.loads(line)
-            except ValueError:
-                continue
-            if not isinstance(record, dict) or record.get("session") != session:
-                continue
-            at = record.get("time")
-            rel = record.get("path")
-            if not isinstance(at, (int, float)) or not isinstance(rel, str):
-                continue
-            if (start is None or at >= start) and (end is None or at < end):
-                seen.setdefault(rel, None)
+    for record in fastjson.read_rows(events_path(repo, session)):
+        if record.get("session") != session:
+            continue
+        at = record.get("time")
+        rel = record.get("path")
+        if not isinstance(at, (int, float)) or not isinstance(rel, str):
+            continue
+        if (start is None or at >= start) and (end is None or at < end):
+            seen.setdefault(rel, None)
     return tuple(seen)

@@ -65,14 +65,7 @@ def read_log(state_dir: str) -> list[dict]:
     log = os.path.join(state_dir, LOG_FILE)
     for path in (log + ".1", log):
         try:
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                for line in handle:
-                    try:
-                        row = fastjson.loads(line)
-                    except ValueError:
-                        continue
-                    if isinstance(row, dict):
-                        rows.append(row)
+            rows += fastjson.read_rows(path)
         except OSError:
             continue
     return rows

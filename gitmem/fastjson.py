@@ -86,6 +86,26 @@ def read_file(path: str) -> object:
         return None
 
 
+def read_rows(path: str):
+    """The objects of a JSON Lines file, in order; lines that are not a JSON object are skipped.
+
+    A missing file has no rows; other errors opening it are raised. (A generator: no typing
+    import on the hook path.)
+    """
+    try:
+        handle = open(path, encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return
+    with handle:
+        for line in handle:
+            try:
+                row = loads(line)
+            except ValueError:
+                continue
+            if isinstance(row, dict):
+                yield row
+
+
 def write_file(path: str, data: object) -> None:
     """Atomic replace through a unique temporary file (without the tempfile module, ≈ 5 ms to import)."""
     folder, name = os.path.split(path)

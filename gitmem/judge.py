@@ -11,6 +11,7 @@ The safety gate (instruction-override patterns, invisible Unicode) is the caller
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -171,7 +172,5 @@ def own_statement(message: str, before: Any, score: float, marker: Any) -> bool:
     """Whether a promotion marker ("that's the rule from now on") right after `before` refers to
     that sentence of the user's rather than to the agent's proposal: `before` is adjacent, says
     something (four words or more), and is not a question or task-scoped (vetoed spans score 0)."""
-    import re
-
     gap = message[before.end : marker.start]
     return not gap.strip() and gap.count("\n") <= 1 and score > 0 and len(re.findall(r"\w+", before.text)) >= 4

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+from gitmem import fastjson
 from gitmem.paths import RepoPaths
 
 QUARANTINE_FILE = "quarantine.jsonl"
@@ -183,18 +184,7 @@ def quarantine(repo: RepoPaths, candidate: Any, findings: list[Finding], *, sess
 
 def quarantined(repo: RepoPaths) -> Iterator[dict[str, Any]]:
     """Every quarantined candidate, oldest first; unreadable lines are skipped."""
-    try:
-        handle = open(quarantine_path(repo), encoding="utf-8")
-    except FileNotFoundError:
-        return
-    with handle:
-        for line in handle:
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(record, dict):
-                yield record
+    yield from fastjson.read_rows(str(quarantine_path(repo)))
 
 
 def visible(text: str) -> str:
