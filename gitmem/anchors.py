@@ -15,6 +15,7 @@ import json
 import os
 import re
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import astuple, dataclass
 from pathlib import Path, PurePosixPath
@@ -33,6 +34,11 @@ _BINARY_SNIFF_BYTES = 8000
 
 # Bump when the meaning of cached results changes (fingerprint recipe, naming).
 _CACHE_VERSION = 1
+# Cache entries unread for this long are pruned (a miss only costs one parse), at most
+# once per PRUNE_EVERY_S, so the cache follows the code instead of growing forever.
+PRUNE_AFTER_S = 30 * 86400
+PRUNE_EVERY_S = 86400
+_PRUNED_STAMP = ".pruned"
 
 # Stands in for a declaration's own name in its fingerprint, so renames keep it.
 _NAME_PLACEHOLDER = b"\x00"
@@ -232,7 +238,8 @@ class DeclarationCache:
     when the query or this module's recipe changes; both are part of the key.
     Files are written to a temporary name and renamed into place, so
     concurrent processes only ever see complete entries; an unreadable or
-    corrupt entry is treated as a miss and rewritten.
+    corrupt entry is treated as a miss and rewritten. A hit refreshes the
+    entry's mtime (at most daily); a miss prunes entries unused for a month.
     """
 
     def __init__(self, cache_dir: Path) -> None:
@@ -246,7 +253,38 @@ class DeclarationCache:
             return cached
         decls = declarations(load(), language)
         _write_entry(path, decls)
+        self.prune()  # the cache grew: drop what has gone unused (a stat, except once a day)
         return decls
+
+    def prune(self, now: float | None = None, force: bool = False) -> int:
+        """Remove entries unread for PRUNE_AFTER_S; returns how many. Does nothing when the
+        last prune was less than PRUNE_EVERY_S ago, unless ``force``."""
+        now = time.time() if now is None else now
+        stamp = self.cache_dir / _PRUNED_STAMP
+        try:
+            if not force and now - stamp.stat().st_mtime < PRUNE_EVERY_S:
+                return 0
+        except OSError:
+            pass  # never pruned
+        if not self.cache_dir.is_dir():
+            return 0
+        removed = 0
+        for fan in os.scandir(self.cache_dir):
+            if not fan.is_dir(follow_symlinks=False):
+                continue
+            for item in os.scandir(fan.path):
+                try:
+                    if now - item.stat(follow_symlinks=False).st_mtime > PRUNE_AFTER_S:
+                        os.unlink(item.path)
+                        removed += 1
+                except OSError:
+                    continue  # raced with another pruner or a writer: fine either way
+        try:
+            stamp.touch()
+            os.utime(stamp, (now, now))
+        except OSError:
+            pass
+        return removed
 
     def path_for(self, blob_id: str, language: str) -> Path:
         if not _BLOB_ID.fullmatch(blob_id):
@@ -261,7 +299,12 @@ _ROW_TYPES = (str, str, int, int, int, int, str)
 
 def _read_entry(path: Path) -> list[Declaration] | None:
     try:
-        rows = json.loads(path.read_bytes())
+        with open(path, "rb") as handle:
+            raw = handle.read()
+            used = os.fstat(handle.fileno()).st_mtime
+            if time.time() - used > PRUNE_EVERY_S:
+                os.utime(handle.fileno())  # still in use: keep it out of the next prune
+        rows = json.loads(raw)
     except (OSError, ValueError):  # missing, unreadable, or not JSON
         return None
     if not isinstance(rows, list) or not all(_valid_row(row) for row in rows):

@@ -353,7 +353,36 @@ def test_cache_hit_skips_load(tmp_path: Path) -> None:
     # Same blob, other language: a different entry.
     cache.get(BLOB, "python", Loader(b"def f(): pass\n"))
     assert len(list(tmp_path.rglob("*.json"))) == 2
-    assert not [p for p in tmp_path.rglob("*") if p.is_file() and p.suffix != ".json"]  # no temp files
+    leftovers = [p for p in tmp_path.rglob("*") if p.is_file() and p.suffix != ".json" and p.name != ".pruned"]
+    assert not leftovers  # no temp files
+
+
+def _age(path: Path, days: float) -> None:
+    then = time.time() - days * 86400
+    os.utime(path, (then, then))
+
+
+def test_cache_prunes_entries_unused_for_a_month(tmp_path: Path) -> None:
+    cache = DeclarationCache(tmp_path)
+    old_blob, used_blob = "a" * 40, "b" * 40
+    cache.get(old_blob, "python", Loader(b"def old(): pass\n"))
+    cache.get(used_blob, "python", Loader(b"def used(): pass\n"))
+    old, used = cache.path_for(old_blob, "python"), cache.path_for(used_blob, "python")
+    _age(old, 40)
+    _age(used, 40)
+    loader = Loader(b"def used(): pass\n")
+    assert [d.name for d in cache.get(used_blob, "python", loader)] == ["used"] and loader.calls == 0
+    assert time.time() - used.stat().st_mtime < 60  # a hit marks the entry as in use
+    # A prune ran with the first miss, less than a day ago: a new miss does not walk the cache.
+    cache.get("c" * 40, "python", Loader(b"def new(): pass\n"))
+    assert old.exists()
+    _age(tmp_path / ".pruned", 2)
+    cache.get("d" * 40, "python", Loader(b"def newer(): pass\n"))
+    assert not old.exists() and used.exists() and cache.path_for("c" * 40, "python").exists()
+    assert cache.prune(force=True) == 0
+    # A pruned entry is only a miss: parsed again when asked for.
+    again = Loader(b"def old(): pass\n")
+    assert [d.name for d in cache.get(old_blob, "python", again)] == ["old"] and again.calls == 1
 
 
 def test_cache_key_includes_query_digest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
