@@ -24,6 +24,10 @@ ORIG_SUFFIX = ".gitmem-orig"
 TEXTCONV_KEY = "diff.gitmem.textconv"
 ATTRIBUTES = ".gitmem/.gitattributes"
 ATTRIBUTES_LINE = "entries/*.yaml diff=gitmem\n"
+# AGENTS.md's managed section merges through gitmem (gitmem.agents_md.main). Set per clone in
+# .git/info/attributes, next to the driver it names; a clone without it merges as plain text.
+MERGE_KEY = "merge.gitmem-agents-md.driver"
+MERGE_ATTRIBUTE = "/AGENTS.md merge=gitmem-agents-md\n"
 
 
 def _template() -> str:
@@ -90,6 +94,18 @@ def install(repo: RepoPaths, python: str | None = None) -> list[str]:
     if not attributes.exists():
         attributes.parent.mkdir(parents=True, exist_ok=True)
         attributes.write_text(ATTRIBUTES_LINE, encoding="utf-8")
+
+    driver = f"{shlex.quote(python)} -I -m gitmem.agents_md %O %A %B"
+    if git.config_get(repo.worktree, MERGE_KEY) != driver:
+        git.config_set(repo.worktree, MERGE_KEY, driver)
+        git.config_set(repo.worktree, "merge.gitmem-agents-md.name", "gitmem: AGENTS.md managed section")
+        done.append("configured the AGENTS.md merge driver")
+    info = repo.common_dir / "info" / "attributes"
+    lines = info.read_text(encoding="utf-8").splitlines(keepends=True) if info.exists() else []
+    if MERGE_ATTRIBUTE not in lines:
+        info.parent.mkdir(parents=True, exist_ok=True)
+        separator = "\n" if lines and not lines[-1].endswith("\n") else ""
+        info.write_text("".join(lines) + separator + MERGE_ATTRIBUTE, encoding="utf-8")
     return done
 
 
@@ -112,4 +128,12 @@ def uninstall(repo: RepoPaths) -> list[str]:
         git.config_unset(repo.worktree, TEXTCONV_KEY)
         git.git(repo.worktree, "config", "--remove-section", "diff.gitmem", check=False)
         done.append("removed the textconv setting")
+    if git.config_get(repo.worktree, MERGE_KEY):
+        git.git(repo.worktree, "config", "--remove-section", "merge.gitmem-agents-md", check=False)
+        done.append("removed the AGENTS.md merge driver")
+    info = repo.common_dir / "info" / "attributes"
+    if info.exists():
+        lines = info.read_text(encoding="utf-8").splitlines(keepends=True)
+        if MERGE_ATTRIBUTE in lines:
+            info.write_text("".join(line for line in lines if line != MERGE_ATTRIBUTE), encoding="utf-8")
     return done

@@ -120,3 +120,41 @@ def test_agents_md_follows_entries_that_arrive_by_merge_and_retire_by_commit(gm)
     assert pinned not in gm.read("AGENTS.md")
     assert "AGENTS.md" in gm.git("show", "--name-only", "--format=", "HEAD")
     assert gm.git("status", "--porcelain") == ""
+
+
+def test_agents_md_sections_of_two_branches_merge_without_conflict(gm):
+    gm.write("AGENTS.md", "# Agents\n\nRun `make test` before pushing.\n")
+    gm.gitmem("render", "--agents-md")
+    gm.commit_all("agents section")
+    kept = add_entry(gm, "law", "Use tabs.")  # commits the entry and the section
+    gm.git("checkout", "-q", "-b", "feature")
+    theirs = add_entry(gm, "law", "Feature flags live in flags.yaml.")
+    gone = kept
+    gm.gitmem("revoke", gone, "--reason", "spaces now")
+    gm.git("checkout", "-q", "main")
+    ours = add_entry(gm, "hazard", "Never run two migrations at once.")
+    gm.write("AGENTS.md", gm.read("AGENTS.md").replace("before pushing", "before every push"))
+    gm.git("commit", "-q", "-am", "reword")
+    gm.git("merge", "-q", "--no-ff", "-m", "merge feature", "feature")
+    for text in (gm.git("show", "HEAD:AGENTS.md"), gm.read("AGENTS.md")):  # merged; rendered by post-merge
+        assert "<<<<<<<" not in text and "before every push" in text
+        assert ours in text and theirs in text and gone not in text
+        assert text.count(BEGIN) == 1 and text.count(END) == 1
+    assert "up to date" in gm.gitmem("render", "--agents-md").stdout
+    gm.commit_all("entries in reading order")
+    # The text outside the section still conflicts the way git would show it.
+    gm.git("checkout", "-q", "-b", "other", "HEAD~1")
+    gm.write("AGENTS.md", gm.read("AGENTS.md").replace("# Agents", "# Agents (other)"))
+    gm.git("commit", "-q", "-am", "other title")
+    gm.git("checkout", "-q", "main")
+    gm.write("AGENTS.md", gm.read("AGENTS.md").replace("# Agents", "# Agents (main)"))
+    gm.git("commit", "-q", "-am", "main title")
+    assert "CONFLICT (content): Merge conflict in AGENTS.md" in gm.git("merge", "-m", "merge other", "other", check=False)
+    text = gm.read("AGENTS.md")
+    assert "<<<<<<< " in text and "# Agents (other)" in text and text.count(BEGIN) == 1
+    assert ours in text and theirs in text
+    gm.git("merge", "--abort")
+    # uninstall takes the driver away with the hooks
+    gm.gitmem("uninstall")
+    assert gm.git("config", "--get", "merge.gitmem-agents-md.driver", check=False) == ""
+    assert "gitmem" not in (gm.path / ".git/info/attributes").read_text()

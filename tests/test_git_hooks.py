@@ -166,8 +166,11 @@ def test_existing_user_hook_still_runs_and_can_still_block(repo):
     hook.chmod(0o755)
     repo.write("a.py", "def f():\n    return 1\n")
     repo.commit_all("first")  # the user's hook alone
+    (repo.path / ".git/info").mkdir(exist_ok=True)
+    (repo.path / ".git/info/attributes").write_text("*.bin binary")  # the user's own, no newline
     repo.gitmem("init")
     repo.gitmem("init")  # idempotent
+    assert (repo.path / ".git/info/attributes").read_text() == "*.bin binary\n/AGENTS.md merge=gitmem-agents-md\n"
     assert (repo.path / ".git/hooks/pre-commit.gitmem-orig").read_text() == original
     assert not (repo.path / ".git/hooks/pre-commit.gitmem-orig.prev").exists()
     repo.write("a.py", "def f():\n    return 2\n")
@@ -182,6 +185,7 @@ def test_existing_user_hook_still_runs_and_can_still_block(repo):
     assert stat.S_IMODE(hook.stat().st_mode) & 0o111
     assert not (repo.path / ".git/hooks/post-merge").exists()
     assert repo.git("config", "--get", "diff.gitmem.textconv", check=False) == ""
+    assert (repo.path / ".git/info/attributes").read_text() == "*.bin binary\n"
 
 
 def test_husky_style_hooks_path_inside_the_repository(repo):
