@@ -1,8 +1,10 @@
 """Features of candidate spans and the small trained head that scores them.
 
 Per span: the mean of the encoder's hidden states over the span's tokens (one causal
-pass over the message's prose, so each span is read in its left context), and lexical cues from models/cues.json (scope
-words such as "from now on" versus "for this one", questions, pasted context, ...).
+pass over the message's prose, so each span is read in its left context), the mean over
+the whole message (what kind of message it sits in: a bug report, a plan for the current
+task, an aside in a request), and lexical cues from models/cues.json (scope words such as
+"from now on" versus "for this one", questions, pasted context, ...).
 The head is two logistic regressions over the standardised features: one says whether
 the span is a standing constraint, the other which kind. Its weights, the threshold and
 the digest of the cue file it was trained with live in models/head.npz, written by
@@ -29,7 +31,7 @@ from gitmem.spans import Span, all_spans, model_text
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
 HEAD_FILE = "head.npz"
 CUES_FILE = "cues.json"
-FEATURE_VERSION = 2
+FEATURE_VERSION = 3
 
 
 class HeadError(GitmemError):
@@ -204,7 +206,9 @@ def encode(encoder: Any, message: str, spans: Sequence[Span]) -> tuple[np.ndarra
 
 def raw_features(states: np.ndarray, ranges: Sequence[tuple[int, int]], where: Sequence[tuple[int, int]],
                  message: str, spans: Sequence[Span], cues: Cues) -> np.ndarray:
-    return np.concatenate([pooled(states, ranges, where), lexical(message, spans, cues)], axis=1)
+    whole = states[1:] if len(states) > 1 else states  # row 0 is BOS
+    context = np.repeat(whole.mean(axis=0, keepdims=True), len(where), axis=0)
+    return np.concatenate([pooled(states, ranges, where), context, lexical(message, spans, cues)], axis=1)
 
 
 # -- the head ----------------------------------------------------------------------------------

@@ -254,7 +254,7 @@ def main() -> int:
                         help="cross-validation folds: one per corpus file (default), or shuffled turns")
     parser.add_argument("--folds", type=int, default=5, help="number of folds by turn")
     parser.add_argument("--repeats", type=int, default=3, help="cross-validation shuffles averaged")
-    parser.add_argument("--l2", type=float, default=0.1)
+    parser.add_argument("--l2", type=float, default=0.02)
     parser.add_argument("--l2-kind", type=float, default=0.1)
     parser.add_argument("--l2-lex", type=float, default=0.01, help="L2 of the lexical-only regression")
     parser.add_argument("--mix", type=float, default=1.0,
