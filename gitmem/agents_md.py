@@ -99,7 +99,6 @@ def refresh_if_managed(repo: RepoPaths) -> str | None:
 
 # -- merging two branches' copies -----------------------------------------------------------------
 
-MERGE_DRIVER = "gitmem-agents-md"
 _ENTRY_LINE = "- "
 
 

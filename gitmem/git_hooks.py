@@ -26,8 +26,9 @@ ATTRIBUTES = ".gitmem/.gitattributes"
 ATTRIBUTES_LINE = "entries/*.yaml diff=gitmem\n"
 # AGENTS.md's managed section merges through gitmem (gitmem.agents_md.main). Set per clone in
 # .git/info/attributes, next to the driver it names; a clone without it merges as plain text.
-MERGE_KEY = "merge.gitmem-agents-md.driver"
-MERGE_ATTRIBUTE = "/AGENTS.md merge=gitmem-agents-md\n"
+MERGE_DRIVER = "gitmem-agents-md"
+MERGE_SECTION = f"merge.{MERGE_DRIVER}"
+MERGE_ATTRIBUTE = f"/AGENTS.md merge={MERGE_DRIVER}\n"
 
 
 def _template() -> str:
@@ -96,9 +97,9 @@ def install(repo: RepoPaths, python: str | None = None) -> list[str]:
         attributes.write_text(ATTRIBUTES_LINE, encoding="utf-8")
 
     driver = f"{shlex.quote(python)} -I -m gitmem.agents_md %O %A %B"
-    if git.config_get(repo.worktree, MERGE_KEY) != driver:
-        git.config_set(repo.worktree, MERGE_KEY, driver)
-        git.config_set(repo.worktree, "merge.gitmem-agents-md.name", "gitmem: AGENTS.md managed section")
+    if git.config_get(repo.worktree, f"{MERGE_SECTION}.driver") != driver:
+        git.config_set(repo.worktree, f"{MERGE_SECTION}.driver", driver)
+        git.config_set(repo.worktree, f"{MERGE_SECTION}.name", "gitmem: AGENTS.md managed section")
         done.append("configured the AGENTS.md merge driver")
     info = repo.common_dir / "info" / "attributes"
     lines = info.read_text(encoding="utf-8").splitlines(keepends=True) if info.exists() else []
@@ -128,8 +129,8 @@ def uninstall(repo: RepoPaths) -> list[str]:
         git.config_unset(repo.worktree, TEXTCONV_KEY)
         git.git(repo.worktree, "config", "--remove-section", "diff.gitmem", check=False)
         done.append("removed the textconv setting")
-    if git.config_get(repo.worktree, MERGE_KEY):
-        git.git(repo.worktree, "config", "--remove-section", "merge.gitmem-agents-md", check=False)
+    if git.config_get(repo.worktree, f"{MERGE_SECTION}.driver"):
+        git.git(repo.worktree, "config", "--remove-section", MERGE_SECTION, check=False)
         done.append("removed the AGENTS.md merge driver")
     info = repo.common_dir / "info" / "attributes"
     if info.exists():

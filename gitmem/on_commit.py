@@ -14,11 +14,10 @@ Run as `python -I -m gitmem.on_commit HOOK [ARGS...]` by the stubs in hooks/git-
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
-from gitmem import faillog
+from gitmem import faillog, fastjson
 from gitmem.paths import RepoPaths, find_repo
 
 
@@ -56,7 +55,7 @@ def pre_commit(repo: RepoPaths) -> None:
         refreshed = _refresh_delivery(repo)
         git.stage(repo.worktree, refreshed)
         if os.path.basename(os.environ.get("GIT_INDEX_FILE", "")).startswith("next-index-"):
-            (repo.state / PARTIAL_COMMIT).write_text(json.dumps(staged + refreshed), encoding="utf-8")
+            fastjson.write_file(str(repo.state / PARTIAL_COMMIT), staged + refreshed)
 
 
 PARTIAL_COMMIT = "partial-commit.json"  # files pre-commit staged into a partial commit's index
@@ -68,12 +67,10 @@ def post_commit(repo: RepoPaths) -> None:
     from gitmem import git
 
     marker = repo.state / PARTIAL_COMMIT
-    try:
-        paths = json.loads(marker.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    paths = fastjson.read_file(str(marker))
+    marker.unlink(missing_ok=True)
+    if not isinstance(paths, list) or not paths:
         return
-    finally:
-        marker.unlink(missing_ok=True)
     committed = git.tree_blob_ids(repo.worktree, "HEAD", paths)
     present = [p for p in paths if p in committed and (repo.worktree / p).is_file()]
     if not present:
