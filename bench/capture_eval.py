@@ -2,9 +2,9 @@
 
     .venv/bin/python bench/capture_eval.py [--repo PATH] [--model GGUF] [--split heldout|dev|train|all]
 
-Splits: the held-out corpus (models/corpus/heldout.jsonl, written by an author independent
+Splits: the held-out corpus (training/corpus/heldout.jsonl, written by an author independent
 of the training corpus and never used for training), ../shared/capture-dev.jsonl next to
-the repository (skipped when absent), and the stress set (models/corpus/stress.jsonl, never
+the repository (skipped when absent), and the stress set (training/corpus/stress.jsonl, never
 trained on: 150 adversarial negatives — bug reports and one-off directives saying "always",
 "never", "every time", background facts, quoted tool output — and 70 positives in the same
 style). Each turn is judged with the embedded model (or
@@ -32,8 +32,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from gitmem.judge import Judge, Packet  # noqa: E402
-from gitmem.paths import find_repo  # noqa: E402
+from gitmem.base.paths import find_repo  # noqa: E402
+from gitmem.judge.turn_judge import Judge  # noqa: E402
+from gitmem.judge.types import Packet  # noqa: E402
 
 BARS = {"recall": (">=", 0.90), "fp_turns": ("<=", 0.05), "verbatim": (">=", 0.95), "kind_acc": (">=", 0.80),
         "median_s": ("<=", 1.0)}
@@ -118,13 +119,13 @@ def main() -> int:
     repo = find_repo(args.repo)
     splits: list[tuple[str, Path | list[Path]]] = []
     if args.split in ("heldout", "all"):
-        splits.append(("held-out", ROOT / "models" / "corpus" / "heldout.jsonl"))
+        splits.append(("held-out", ROOT / "training" / "corpus" / "heldout.jsonl"))
     if args.split in ("dev", "all"):
         splits.append(("capture-dev", Path(repo.worktree).parent / "shared" / "capture-dev.jsonl"))
     if args.split in ("stress", "all"):
-        splits.append(("stress", ROOT / "models" / "corpus" / "stress.jsonl"))
+        splits.append(("stress", ROOT / "training" / "corpus" / "stress.jsonl"))
     if args.split == "train":
-        splits.append(("train", sorted((ROOT / "models" / "corpus").glob("train-*.jsonl"))))
+        splits.append(("train", sorted((ROOT / "training" / "corpus").glob("train-*.jsonl"))))
 
     t0 = time.perf_counter()
     judge = Judge(repo, args.model).load()

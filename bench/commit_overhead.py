@@ -48,7 +48,7 @@ def make_repo(source: Path, dest: Path, env: dict[str, str]) -> None:
 
 def seed_entries(repo: Path, files: list[str], count: int, env: dict[str, str], rng: random.Random) -> list[str]:
     """Anchor `count` entries to real declarations; returns the anchored files."""
-    from gitmem.anchors import declarations
+    from gitmem.code.anchors import declarations
 
     anchored: list[str] = []
     gitmem = [sys.executable, "-m", "gitmem.cli"]

@@ -14,7 +14,7 @@ queues its work, but the daemon that judges turns would compete for the CPU bein
     python bench/hook_latency.py [--sessions 8] [--seed 1] [--think SECONDS]
 
 `python -I -S -c "import json"` is measured alongside as a reference: importing the json module
-alone, which gitmem's hook avoids (gitmem.fastjson), costs about as much as starting Python.
+alone, which gitmem's hook avoids (gitmem.base.fastjson), costs about as much as starting Python.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def setup(work: Path, env: dict[str, str], rng: random.Random) -> Path:
     run(["git", "add", "-A"], repo, env)
     run(["git", "commit", "-q", "-m", "memory"], repo, env)
     # Warm what a working repository has warm: compiled rules, declaration ranges.
-    run([PYTHON, "-c", "from gitmem.paths import find_repo; from gitmem import decl_ranges; "
+    run([PYTHON, "-c", "from gitmem.base.paths import find_repo; from gitmem import decl_ranges; "
                        "decl_ranges.refresh(find_repo())"], repo, env)
     return repo
 
@@ -67,9 +67,9 @@ def setup(work: Path, env: dict[str, str], rng: random.Random) -> Path:
 # Runs inside the benchmark repository: writes 200 entries through the store, without commits.
 SEED_SCRIPT = r'''
 import random, sys
-from gitmem.entry import Anchor, Entry, Trigger, new_id, now_iso
-from gitmem.paths import find_repo
-from gitmem.store import Store
+from gitmem.store.entry import Anchor, Entry, Trigger, new_id, now_iso
+from gitmem.base.paths import find_repo
+from gitmem.store.yaml_files import Store
 
 rng = random.Random(sys.argv[1])
 store = Store(find_repo())
@@ -187,7 +187,7 @@ def session(h: Harness, sid: str, rng: random.Random) -> None:
 
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def rebuild_cost(h: Harness, rounds: int = 5) -> list[float]:
@@ -211,7 +211,7 @@ def refresh_cost(repo: Path, env: dict[str, str], rounds: int = 5) -> list[float
         path = repo / "src" / f"mod{30 + i}.py"
         path.write_text(path.read_text() + f"\n# edit {i}\n")
         start = time.perf_counter()
-        run([PYTHON, "-I", "-c", "from gitmem.paths import find_repo; from gitmem import decl_ranges; "
+        run([PYTHON, "-I", "-c", "from gitmem.base.paths import find_repo; from gitmem import decl_ranges; "
                                  f"decl_ranges.refresh(find_repo(), ['src/mod{30 + i}.py'])"], repo, env)
         times.append((time.perf_counter() - start) * 1000)
     return times

@@ -12,8 +12,8 @@ import sys
 
 import click
 
-from gitmem.entry import EVENTS, KINDS
 from gitmem.errors import GitmemError
+from gitmem.store.entry import EVENTS, KINDS
 
 
 def _memory():
@@ -102,7 +102,7 @@ def list_(as_json, show_all) -> None:
 @reports_errors
 def show(entry_id) -> None:
     """Show one entry in full."""
-    from gitmem.review import entry_text
+    from gitmem.githooks.review import entry_text
 
     memory = _memory()
     click.echo(entry_text(memory.get(entry_id)), nl=False)
@@ -145,7 +145,7 @@ def check(mode, rev_range) -> None:
 @reports_errors
 def diff(rev_range) -> None:
     """Markdown summary of memory changes between two revisions (for PR descriptions)."""
-    from gitmem.review import diff_markdown, split_range
+    from gitmem.githooks.review import diff_markdown, split_range
 
     memory = _memory()
     base, head = split_range(memory.repo, rev_range)
@@ -172,7 +172,7 @@ def turns(transcript) -> None:
     """Print each turn of a Claude Code transcript as one JSON object per line."""
     from dataclasses import asdict
 
-    from gitmem.transcript import read_turns
+    from gitmem.writer.transcript import read_turns
 
     for turn in read_turns(transcript):
         click.echo(json.dumps(asdict(turn), ensure_ascii=False))
@@ -189,10 +189,10 @@ def judge(packet) -> None:
     PACKET has session_id, turn, user, assistant and files_modified. Prints one JSON object
     per entry (kind, source, anchor, body) after validation and the safety gate; nothing
     when the turn carries no standing constraint."""
-    from gitmem.daemon import make_judge
-    from gitmem.judge import Packet
-    from gitmem.paths import find_repo
-    from gitmem.writer import gate, stored_entries
+    from gitmem.base.paths import find_repo
+    from gitmem.judge.types import Packet
+    from gitmem.writer.daemon import make_judge
+    from gitmem.writer.turn_writer import gate, stored_entries
 
     try:
         data = json.load(packet)
@@ -213,8 +213,8 @@ def judge(packet) -> None:
 @reports_errors
 def drain() -> None:
     """Judge every queued turn in this process, record what passes, then exit."""
-    from gitmem.daemon import drain as drain_queue
-    from gitmem.paths import find_repo
+    from gitmem.base.paths import find_repo
+    from gitmem.writer.daemon import drain as drain_queue
 
     result = drain_queue(find_repo(), on_outcome=lambda o: click.echo(o.summary()))
     click.echo(f"judged {len(result.outcomes)} turns: recorded {result.recorded} entries, "
@@ -236,8 +236,8 @@ def daemon() -> None:
 @reports_errors
 def daemon_start(idle_timeout) -> None:
     """Start the daemon for this repository (no-op when it runs)."""
-    from gitmem import daemon as d
-    from gitmem.paths import find_repo
+    from gitmem.base.paths import find_repo
+    from gitmem.writer import daemon as d
 
     for line in d.describe(d.start(find_repo(), idle_timeout)):
         click.echo(line)
@@ -247,8 +247,8 @@ def daemon_start(idle_timeout) -> None:
 @reports_errors
 def daemon_stop() -> None:
     """Stop the daemon after its current judgement (a killed judgement is redone later)."""
-    from gitmem import daemon as d
-    from gitmem.paths import find_repo
+    from gitmem.base.paths import find_repo
+    from gitmem.writer import daemon as d
 
     click.echo("stopped" if d.stop(find_repo()) else "not running")
 
@@ -258,8 +258,8 @@ def daemon_stop() -> None:
 @reports_errors
 def daemon_status(as_json) -> None:
     """Whether the daemon runs, what it does, its memory, and the queue."""
-    from gitmem import daemon as d
-    from gitmem.paths import find_repo
+    from gitmem.base.paths import find_repo
+    from gitmem.writer import daemon as d
 
     info = d.status(find_repo())
     if as_json:
@@ -274,8 +274,8 @@ def daemon_status(as_json) -> None:
 @reports_errors
 def quarantine(as_json) -> None:
     """Candidates the safety gate kept out of memory, with the reasons."""
-    from gitmem.paths import find_repo
-    from gitmem.safety import quarantined, visible
+    from gitmem.base.paths import find_repo
+    from gitmem.judge.safety import quarantined, visible
 
     records = list(quarantined(find_repo()))
     if not records:
@@ -296,7 +296,7 @@ def quarantine(as_json) -> None:
 # -- delivery -------------------------------------------------------------------------------
 
 def _delivery():
-    from gitmem.delivery import Delivery
+    from gitmem.delivery.upkeep import Delivery
 
     return Delivery()
 
@@ -372,7 +372,7 @@ def stats(as_json) -> None:
 @reports_errors
 def status() -> None:
     """What sessions receive at start, what the budget leaves out, and whether the hooks are set up."""
-    from gitmem.deliver import entry_line
+    from gitmem.delivery.rules import entry_line
 
     info = _delivery().status()
     active = info["rules"]["active"]

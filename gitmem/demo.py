@@ -3,7 +3,7 @@
 Session 1 is played from a transcript in Claude Code's JSONL format (demo_data/session-1.jsonl):
 a developer asks for unrelated work and, in passing, states two standing constraints. Every
 record is appended to a live transcript file and the real hooks run at the moments Claude Code
-runs them (`python -m gitmem.claude_hook`, JSON on stdin): UserPromptSubmit before each typed
+runs them (`python -m gitmem.hook.claude`, JSON on stdin): UserPromptSubmit before each typed
 prompt, PostToolUse after each file edit (the edits really happen), Stop at the end of each
 turn, SessionEnd at the end. The hooks only enqueue. Then the writer drains the queue with the
 embedded model, and session 2 starts: what the agent receives at session start, and before it
@@ -137,7 +137,7 @@ def make_project(root: Path) -> None:
 
 
 def _repo(root: Path):
-    from gitmem.paths import find_repo
+    from gitmem.base.paths import find_repo
 
     return find_repo(root)
 
@@ -145,7 +145,7 @@ def _repo(root: Path):
 # -- hooks ----------------------------------------------------------------------------------------------
 
 class Hooks:
-    """Runs `python -m gitmem.claude_hook` with the event on stdin, as Claude Code does."""
+    """Runs `python -m gitmem.hook.claude` with the event on stdin, as Claude Code does."""
 
     def __init__(self, root: Path, transcript: Path, session: str) -> None:
         self.root = root
@@ -161,7 +161,7 @@ class Hooks:
         payload = {"session_id": self.session, "transcript_path": str(self.transcript), "cwd": str(self.root),
                    "permission_mode": "default", "hook_event_name": event, **fields}
         started = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "gitmem.claude_hook"], input=json.dumps(payload),
+        proc = subprocess.run([sys.executable, "-m", "gitmem.hook.claude"], input=json.dumps(payload),
                               cwd=self.root, env=self.env, capture_output=True, text=True, timeout=60)
         self.times.append(time.perf_counter() - started)
         if not proc.stdout.strip():
@@ -273,9 +273,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def demo(root: Path) -> None:
-    from gitmem import daemon, queue
+    from gitmem.judge.encoder import resolve_model_path
     from gitmem.memory import Memory
-    from gitmem.model import resolve_model_path
+    from gitmem.writer import daemon, queue
 
     project = root / "ledgerline"
     project.mkdir()

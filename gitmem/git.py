@@ -8,9 +8,9 @@ index, and the staged content we must check is in that one). Paths go NUL-separa
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 from gitmem.errors import GitmemError
 

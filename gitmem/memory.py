@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import Any
 
-from gitmem import git, index
-from gitmem.commit import CommitResult, commit_files, subject_for
-from gitmem.entry import KINDS, SOURCES, Entry, Trigger, new_id, now_iso
+from gitmem import git
+from gitmem.base.paths import RepoPaths, find_repo
 from gitmem.errors import GitmemError
-from gitmem.paths import RepoPaths, find_repo
-from gitmem.store import DEFAULT_CONFIG, LoadResult, Store
+from gitmem.store import index
+from gitmem.store.commit import CommitResult, commit_files, subject_for
+from gitmem.store.entry import KINDS, SOURCES, Entry, Trigger, new_id, now_iso
+from gitmem.store.yaml_files import DEFAULT_CONFIG, LoadResult, Store
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,7 +28,7 @@ class Memory:
 
     # -- set-up ---------------------------------------------------------------------------
     def init(self) -> list[str]:
-        from gitmem import git_hooks
+        from gitmem.githooks import install as git_hooks
 
         done: list[str] = []
         self.repo.entries.mkdir(parents=True, exist_ok=True)
@@ -41,17 +43,17 @@ class Memory:
 
     def _install_agents(self) -> list[str]:
         try:
-            from gitmem import claude_settings
+            from gitmem.delivery import claude_settings
         except ImportError:  # delivery not built into this installation
             return []
         return claude_settings.install(self.repo)
 
     def uninstall(self) -> list[str]:
-        from gitmem import git_hooks
+        from gitmem.githooks import install as git_hooks
 
         done = git_hooks.uninstall(self.repo)
         try:
-            from gitmem import claude_settings
+            from gitmem.delivery import claude_settings
         except ImportError:
             return done
         return done + claude_settings.uninstall(self.repo)
@@ -67,7 +69,7 @@ class Memory:
     def add(self, kind: str, body: str, *, anchor: str | None = None, on: Sequence[str] = (),
             source: str = "user", session: str | None = None, turn: int | None = None,
             supersedes: Sequence[str] = (), expires: str | None = None, commit: bool = True) -> Recorded:
-        from gitmem.recheck import resolve_in_worktree
+        from gitmem.githooks.recheck import resolve_in_worktree
 
         if kind not in KINDS:
             raise GitmemError(f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
@@ -107,7 +109,8 @@ class Memory:
         return Recorded(revoked, self._commit([revoked], subject_for("revoke", entry.kind, entry.body),
                                               trailers, commit))
 
-    def _commit(self, entries: Sequence[Entry], subject: str, trailers, commit: bool) -> CommitResult:
+    def _commit(self, entries: Sequence[Entry], subject: str, trailers: Sequence[tuple[str, str]],
+                commit: bool) -> CommitResult:
         paths = [self.store.relpath_of(e.id) for e in entries]
         paths += self._delivery_changed()  # AGENTS.md's section joins the commit when it can
         if commit:
@@ -120,15 +123,15 @@ class Memory:
 
     def _delivery_changed(self) -> list[str]:
         """Keep what agents are handed current: AGENTS.md's managed section, declaration ranges."""
-        from gitmem.delivery import after_memory_change
+        from gitmem.delivery.upkeep import after_memory_change
 
         return after_memory_change(self.repo)
 
     # -- checks and review ----------------------------------------------------------------
     def check_rev(self, rev: str) -> list[tuple[Entry, str]]:
         """Active entries whose anchors do not resolve at `rev` (entries as stored at `rev`)."""
-        from gitmem.recheck import check_all
-        from gitmem.review import entries_at
+        from gitmem.githooks.recheck import check_all
+        from gitmem.githooks.review import entries_at
 
         commit = git.rev_parse(self.repo.worktree, rev)
         if commit is None:
@@ -137,7 +140,7 @@ class Memory:
 
     def check_staged(self) -> list[tuple[Entry, str]]:
         """What the pre-commit hook would do with the staged change, without doing it."""
-        from gitmem.recheck import Snapshot, recheck
+        from gitmem.githooks.recheck import Snapshot, recheck
 
         if not git.has_head(self.repo.worktree):
             return []
@@ -156,7 +159,7 @@ class Memory:
         return out or None
 
     def as_json(self, entry: Entry) -> dict[str, Any]:
-        data = {
+        data: dict[str, Any] = {
             "id": entry.id, "kind": entry.kind, "body": entry.body, "status": entry.status,
             "source": entry.source, "anchor": str(entry.anchor) if entry.anchor else None,
             "triggers": [str(t) for t in entry.triggers], "created": entry.created_at,

@@ -77,7 +77,7 @@ class GitRepo:
         self.git("commit", "-q", "-m", message)
         return self.git("rev-parse", "HEAD").strip()
 
-    def with_gitmem(self, files: dict[str, str]) -> "GitRepo":
+    def with_gitmem(self, files: dict[str, str]) -> GitRepo:
         """Commit `files`, run `gitmem init` and commit what it set up: a project using gitmem."""
         for rel, text in files.items():
             self.write(rel, text)

@@ -139,7 +139,7 @@ def own_errors(root: Path) -> str:
 
 def wait_for_fresh_ranges(root: Path, rel: str, timeout: float = 20.0) -> None:
     """The background refresh after an edit runs detached: wait until it has written the ranges."""
-    from gitmem import decl_ranges
+    from gitmem.code import decl_ranges
 
     state = str(Path(root) / ".git" / "gitmem")
     deadline = time.time() + timeout

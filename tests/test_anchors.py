@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from gitmem import anchors, grammar
-from gitmem.anchors import Declaration, DeclarationCache, closest, declarations, find, split_anchor
+from gitmem.code import anchors, grammar
+from gitmem.code.anchors import Declaration, DeclarationCache, closest, declarations, find, split_anchor
 
 FIXTURES = Path(__file__).parent / "fixtures" / "langs"
 
@@ -189,7 +189,7 @@ def test_unsupported_language_is_a_caller_error() -> None:
 
 
 def test_importing_anchors_does_not_load_tree_sitter() -> None:
-    code = "import sys, gitmem.anchors; print(any(m.startswith('tree_sitter') for m in sys.modules))"
+    code = "import sys, gitmem.code.anchors; print(any(m.startswith('tree_sitter') for m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

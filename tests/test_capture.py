@@ -16,11 +16,20 @@ import time
 from pathlib import Path
 
 import pytest
+from test_capture_helpers import (
+    KeywordJudge,
+    Transcript,
+    dispatcher_available,
+    edit_payload,
+    judged,
+    payload,
+    run_hook,
+    subprocess_env,
+)
 
-from gitmem import capture_hook, daemon, queue
-from gitmem.paths import find_repo
-from test_capture_helpers import (KeywordJudge, Transcript, dispatcher_available, edit_payload, judged, payload,
-                                  run_hook, subprocess_env)
+from gitmem.base.paths import find_repo
+from gitmem.hook import capture as capture_hook
+from gitmem.writer import daemon, edit_log, queue
 
 SESSION = "8a1c2f00-5b1e-4c3d-9e7f-0123456789ab"
 OTHER = "f00dcafe-0000-4000-8000-000000000001"
@@ -30,7 +39,8 @@ OTHER = "f00dcafe-0000-4000-8000-000000000001"
 def no_daemon(monkeypatch, tmp_path):
     """Hooks must not start background daemons unless a test asks for one."""
     monkeypatch.setenv("GITMEM_NO_DAEMON", "1")
-    monkeypatch.setenv("GITMEM_JUDGE_FACTORY", "test_capture_helpers:KeywordJudge")
+    monkeypatch.setenv("GITMEM_TEST_JUDGE", "keyword")  # subprocesses: see tests/sitecustomize.py
+    monkeypatch.setattr(daemon, "make_judge", KeywordJudge)
     monkeypatch.setenv("KEYWORD_JUDGE_LOG", str(tmp_path / "judged.jsonl"))
     monkeypatch.setenv("PYTHONPATH", subprocess_env()["PYTHONPATH"])  # subprocesses find the stand-in
 
@@ -189,7 +199,7 @@ def test_files_modified_come_from_the_hooks_event_log(paths, project, tmp_path):
     daemon.drain(paths)
     files = {r["turn"]: r["files"] for r in _log(tmp_path)}
     assert files == {0: ["src/billing.py", "src/new.py"], 1: ["notebooks/explore.ipynb"]}
-    events = Path(capture_hook.events_path(paths, SESSION)).read_text().splitlines()
+    events = Path(edit_log.events_path(paths, SESSION)).read_text().splitlines()
     assert {json.loads(e)["tool"] for e in events} == {"Edit", "MultiEdit", "Write", "NotebookEdit"}
 
 
@@ -220,8 +230,8 @@ def test_concurrent_hooks_and_drains_judge_each_turn_once(paths, project, tmp_pa
     t.turn_end()
     env = subprocess_env(KEYWORD_JUDGE_DELAY="0.05")
     stop = json.dumps(payload("Stop", SESSION, tp, project.path))
-    code = ("import json, sys\nfrom gitmem.capture_hook import handle\nfrom gitmem.paths import find_repo\n"
-            "from gitmem.daemon import drain\nrepo = find_repo(sys.argv[1])\n"
+    code = ("import json, sys\nfrom gitmem.hook.capture import handle\nfrom gitmem.base.paths import find_repo\n"
+            "from gitmem.writer.daemon import drain\nrepo = find_repo(sys.argv[1])\n"
             "for _ in range(5):\n    handle(repo, json.loads(sys.argv[2]))\n"
             "drain(repo)\n")
     procs = [subprocess.Popen([sys.executable, "-c", code, str(project.path), stop], env=env)
@@ -270,9 +280,9 @@ def test_a_job_redone_after_its_commit_is_not_committed_twice(paths, project, tm
     _hook(paths, payload("Stop", SESSION, tp, project.path))
     queue.plan(paths)
     [job] = queue.pending(paths)
-    from gitmem import writer
+    from gitmem.writer import turn_writer
 
-    first = writer.process(paths, job, KeywordJudge(paths))  # committed, then "killed" before finish()
+    first = turn_writer.process(paths, job, KeywordJudge(paths))  # committed, then "killed" before finish()
     assert len(first.recorded) == 1
     head = project.git("rev-parse", "HEAD")
     result = daemon.drain(paths)  # the job is still queued: it is redone
@@ -352,7 +362,7 @@ def test_the_hook_survives_a_broken_state_folder(project, paths, tmp_path):
 
 def test_events_from_the_real_dispatcher_reach_the_queue(project, paths, tmp_path):
     if not dispatcher_available():
-        pytest.skip("gitmem.claude_hook is not part of this tree yet")
+        pytest.skip("gitmem.hook.claude is not part of this tree yet")
     tp = tmp_path / "s.jsonl"
     t = Transcript(tp, SESSION, project.path)
     t.prompt("Always keep billing amounts in cents.")
@@ -398,6 +408,8 @@ def test_daemon_start_status_stop(project, paths, tmp_path, monkeypatch):
         t.say("OK.")
         _hook(paths, payload("Stop", SESSION, tp, project.path))
         _wait(lambda: len(project.entries()) == 1, what="the daemon to record the entry")
+        # The entry's commit lands a moment before the daemon counts the job in its status file.
+        _wait(lambda: daemon.read_status(paths).get("state") != "judging", what="the daemon to finish the job")
         info = json.loads(cli("daemon", "status", "--json").stdout)
         assert info["running"] and info["recorded"] == 1 and info["judged"] == 1
         assert info["rss_kib"] > 0 and info["pid"] > 0
@@ -427,10 +439,10 @@ def test_the_hook_starts_the_daemon_which_exits_when_idle(project, paths, tmp_pa
 
 def test_a_second_daemon_does_not_start_while_one_runs(project, paths):
     env = subprocess_env(GITMEM_DAEMON_IDLE="30")
-    first = subprocess.Popen([sys.executable, "-m", "gitmem.daemon", "serve", "--repo", str(project.path)], env=env)
+    first = subprocess.Popen([sys.executable, "-m", "gitmem.writer.daemon", "serve", "--repo", str(project.path)], env=env)
     try:
         _wait(lambda: daemon.is_running(paths), what="the first daemon")
-        second = subprocess.run([sys.executable, "-m", "gitmem.daemon", "serve", "--repo", str(project.path)],
+        second = subprocess.run([sys.executable, "-m", "gitmem.writer.daemon", "serve", "--repo", str(project.path)],
                                 env=env, timeout=60)
         assert second.returncode == 0 and first.poll() is None
         assert daemon.read_status(paths)["pid"] == first.pid
@@ -453,7 +465,7 @@ def test_prune_forgets_sessions_untouched_for_a_month(paths, project, tmp_path):
     for folder in ("sessions", "done"):
         for path in (paths.state / "queue" / folder).iterdir():
             os.utime(path, (old, old))
-    os.utime(capture_hook.events_path(paths, SESSION), (old, old))
+    os.utime(edit_log.events_path(paths, SESSION), (old, old))
     assert queue.prune(paths) == 3  # watermark, done marker, edit log
     assert queue.watermark(paths, SESSION) == 0
     # Re-planned from turn 0, re-judged, but never recorded twice.

@@ -15,9 +15,10 @@ import sys
 import time
 from collections import Counter
 
-from gitmem import daemon, queue
-from gitmem.paths import find_repo
 from test_capture_helpers import judged, subprocess_env
+
+from gitmem.base.paths import find_repo
+from gitmem.writer import daemon, queue
 
 SESSIONS = 20
 TURNS = 10
@@ -25,8 +26,8 @@ TURNS = 10
 PLAYER = r"""
 import json, os, random, sys, time
 from pathlib import Path
-from gitmem.capture_hook import handle
-from gitmem.paths import find_repo
+from gitmem.hook.capture import handle
+from gitmem.base.paths import find_repo
 from test_capture_helpers import Transcript, edit_payload, payload
 
 root, index, turns, folder = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4])
@@ -74,7 +75,7 @@ def test_twenty_sessions_daemon_killed_twice(repo, tmp_path, monkeypatch):
     repo.commit_all("gitmem init")
     paths = find_repo(repo.path)
     log = tmp_path / "judged.jsonl"
-    env = subprocess_env(GITMEM_JUDGE_FACTORY="test_capture_helpers:KeywordJudge", KEYWORD_JUDGE_LOG=str(log),
+    env = subprocess_env(GITMEM_TEST_JUDGE="keyword", KEYWORD_JUDGE_LOG=str(log),
                          KEYWORD_JUDGE_DELAY="0.03", GITMEM_DAEMON_IDLE="5")
     env.pop("GITMEM_NO_DAEMON", None)
     for key, value in env.items():

@@ -1,9 +1,9 @@
 """END TO END, real model: transcript → hooks → queue → `gitmem drain` → committed YAML → next session.
 
 This is the capture path's end-to-end test. It uses the embedded model (Gemma 3 270M through
-llama-cpp-python, the trained head in models/) — no stand-in — and runs in the normal suite:
+llama-cpp-python, the trained head in gitmem/judge/data/) — no stand-in — and runs in the normal suite:
 `make test` installs the writer extras. Hooks run as Claude Code runs them: a process per
-event (`python -m gitmem.claude_hook`) with the JSON on stdin.
+event (`python -m gitmem.hook.claude`) with the JSON on stdin.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import subprocess
 import sys
 
 import pytest
+from test_capture_helpers import Transcript, edit_payload, payload, run_hook, subprocess_env
 
 from gitmem.demo import PROJECT
-from test_capture_helpers import Transcript, edit_payload, payload, run_hook, subprocess_env
 
 SESSION_1 = "e2e00000-1111-4222-8333-444455556666"
 SESSION_2 = "e2e00000-7777-4888-9999-aaaabbbbcccc"
@@ -30,7 +30,7 @@ QUESTION_PROMPT = "what does with_retries do when every attempt times out?"
 @pytest.fixture
 def project(repo, monkeypatch):
     monkeypatch.setenv("GITMEM_NO_DAEMON", "1")  # `gitmem drain` below does the work, in the open
-    monkeypatch.delenv("GITMEM_JUDGE_FACTORY", raising=False)
+    monkeypatch.delenv("GITMEM_TEST_JUDGE", raising=False)
     return repo.with_gitmem(PROJECT)
 
 

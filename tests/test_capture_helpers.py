@@ -3,7 +3,7 @@ as Claude Code writes them, a hook runner, and a stand-in judge for queue mechan
 
 The stand-in (`KeywordJudge`) is used only where the judge is not what is under test
 (queueing, claiming, crashes, concurrency); the end-to-end test uses the real model.
-A daemon started in a subprocess picks it up through GITMEM_JUDGE_FACTORY.
+A daemon or CLI started in a subprocess picks it up through tests/sitecustomize.py.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ HOOK_EVENTS_ROUTED = ("UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd")
 
 
 def now_iso() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 class Transcript:
@@ -115,7 +115,7 @@ class Transcript:
         assistant_uuid = self.parent
         self.record({"type": "progress", "data": {"type": "hook_progress", "hookEvent": "PostToolUse",
                                                   "hookName": f"PostToolUse:{name}",
-                                                  "command": "python -m gitmem.claude_hook"},
+                                                  "command": "python -m gitmem.hook.claude"},
                      "toolUseID": tool_id, "parentToolUseID": tool_id, "uuid": str(uuid.uuid4()),
                      "timestamp": now_iso(), "sessionId": self.session, "isSidechain": False})
         self.record(self._envelope("user", message={"role": "user", "content": [
@@ -141,7 +141,7 @@ class Transcript:
 
     def turn_end(self) -> None:
         self.record(self._envelope("system", subtype="stop_hook_summary", hookCount=1,
-                                   hookInfos=[{"command": "python -m gitmem.claude_hook"}], hookErrors=[],
+                                   hookInfos=[{"command": "python -m gitmem.hook.claude"}], hookErrors=[],
                                    preventedContinuation=False, stopReason="", hasOutput=False,
                                    level="suggestion", isMeta=False))
         self.record(self._envelope("system", subtype="turn_duration", durationMs=5321, isMeta=False))
@@ -180,10 +180,10 @@ def edit_payload(session: str, transcript: Path, cwd: Path, path: Path, tool: st
 
 
 def dispatcher_available() -> bool:
-    return importlib.util.find_spec("gitmem.claude_hook") is not None
+    return importlib.util.find_spec("gitmem.hook.claude") is not None
 
 
-CAPTURE_ONLY = ("import json, sys\nfrom gitmem.capture_hook import handle\nfrom gitmem.paths import find_repo\n"
+CAPTURE_ONLY = ("import json, sys\nfrom gitmem.hook.capture import handle\nfrom gitmem.base.paths import find_repo\n"
                 "try:\n    p = json.loads(sys.stdin.read())\nexcept ValueError:\n    p = None\n"
                 "cwd = p.get('cwd') if isinstance(p, dict) else None\n"
                 "handle(find_repo(cwd if isinstance(cwd, str) else None), p)\n")
@@ -194,7 +194,7 @@ def run_hook(data: dict[str, Any] | str, cwd: Path, env: dict[str, str] | None =
     """Run a hook the way Claude Code does: a process with the JSON on stdin."""
     text = data if isinstance(data, str) else json.dumps(data)
     if dispatcher_available() and not capture_only:
-        cmd = [sys.executable, "-m", "gitmem.claude_hook"]
+        cmd = [sys.executable, "-m", "gitmem.hook.claude"]
     else:
         cmd = [sys.executable, "-c", CAPTURE_ONLY]
     return subprocess.run(cmd, input=text, cwd=cwd, capture_output=True, text=True,
@@ -214,7 +214,7 @@ _RULE = re.compile(r"[^.!?\n]*\b(?:always|never)\b[^.!?\n]*[.!?]?", re.IGNORECAS
 
 
 class KeywordJudge:
-    """Stand-in for gitmem.judge.Judge in queue tests: every sentence with "always" or
+    """Stand-in for gitmem.judge.turn_judge.Judge in queue tests: every sentence with "always" or
     "never" is a law, anchored to the first modified file. Logs each completed judgement to
     $KEYWORD_JUDGE_LOG; a user message containing HANG blocks (after touching
     $KEYWORD_JUDGE_STARTED) until the process is killed; $KEYWORD_JUDGE_DELAY slows it."""
@@ -222,11 +222,11 @@ class KeywordJudge:
     def __init__(self, repo: Any, model_path: str | None = None) -> None:
         self.repo = repo
 
-    def load(self) -> "KeywordJudge":
+    def load(self) -> KeywordJudge:
         return self
 
     def judge(self, packet: Any, stored: list[Any]) -> list[Any]:
-        from gitmem.judge import Candidate
+        from gitmem.judge.types import Candidate
 
         if "HANG" in packet.user:
             started = os.environ.get("KEYWORD_JUDGE_STARTED")

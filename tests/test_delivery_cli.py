@@ -8,7 +8,7 @@ import time
 import pytest
 from delivery_support import ClaudeCode, add_entry
 
-from gitmem.agents_md import BEGIN, END
+from gitmem.delivery.agents_md import BEGIN, END
 
 SOURCE = "import os\n\n\ndef f(x):\n    return x\n\n\ndef g(x):\n    return -x\n"
 

@@ -10,8 +10,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from gitmem import claude_settings
 from delivery_support import ClaudeCode, add_entry, own_errors, wait_for_fresh_ranges
+
+from gitmem.delivery import claude_settings
 
 SOURCE = '''\
 import os
@@ -131,9 +132,9 @@ def test_the_hook_imports_nothing_heavy(gm):
     claude.start()  # the first call after the store changed recompiles the rules (rare path)
     shim = (gm.path / ".git/gitmem/claude-hook").read_text()
     python = claude_settings.shim_python(shim)
-    roots = ast.literal_eval(next(l for l in shim.splitlines() if l.startswith("sys.path += ")).partition("+= ")[2])
+    roots = ast.literal_eval(next(line for line in shim.splitlines() if line.startswith("sys.path += ")).partition("+= ")[2])
     dump = gm.path.parent / "modules.json"
-    code = ("import sys; sys.path += sys.argv[1:]; from gitmem.claude_hook import main; main(); "
+    code = ("import sys; sys.path += sys.argv[1:]; from gitmem.hook.claude import main; main(); "
             f"import json; open({str(dump)!r}, 'w').write(json.dumps(sorted(sys.modules)))")
     for payload in (
         {"hook_event_name": "SessionStart", "source": "startup"},
@@ -147,8 +148,8 @@ def test_the_hook_imports_nothing_heavy(gm):
                               env={**os.environ, "CLAUDE_PROJECT_DIR": str(gm.path)})
         assert proc.returncode == 0, proc.stderr
         modules = set(json.loads(dump.read_text()))
-        heavy = {"click", "pygit2", "ruamel", "tree_sitter", "tree_sitter_languages", "gitmem.paths",
-                 "gitmem.index", "gitmem.entry", "dataclasses", "pathlib", "typing", "tempfile", "hashlib",
+        heavy = {"click", "pygit2", "ruamel", "tree_sitter", "tree_sitter_languages", "gitmem.base.paths",
+                 "gitmem.store.index", "gitmem.store.entry", "dataclasses", "pathlib", "typing", "tempfile", "hashlib",
                  "subprocess"} & modules
         assert not heavy, (payload["hook_event_name"], heavy)
 
@@ -245,7 +246,7 @@ def test_commit_rituals_anchored_to_a_file_fire_when_the_commit_includes_it(gm):
     ("grep -r 'git commit' docs", False),
 ])
 def test_git_commit_is_recognised_in_command_position(command, is_commit):
-    from gitmem.claude_hook import is_git_commit
+    from gitmem.hook.claude import is_git_commit
 
     assert is_git_commit(command) is is_commit
 
@@ -255,13 +256,13 @@ def test_capture_gets_its_events_after_delivery_and_cannot_break_it(gm, monkeypa
     import sys
     import types
 
-    import gitmem
-    from gitmem import claude_hook
+    import gitmem.hook
+    from gitmem.hook import claude as claude_hook
 
     law = add_entry(gm, "law", "Use tabs.")
     ClaudeCode(gm.path, "warm").start()  # compile the rules outside this process
     seen = []
-    fake = types.ModuleType("gitmem.capture_hook")
+    fake = types.ModuleType("gitmem.hook.capture")
 
     def handle_at(worktree, git_dir, common_dir, payload):
         seen.append((payload["hook_event_name"], worktree, capsys.readouterr().out))
@@ -269,8 +270,8 @@ def test_capture_gets_its_events_after_delivery_and_cannot_break_it(gm, monkeypa
             raise RuntimeError("capture failed")
 
     fake.handle_at = handle_at
-    monkeypatch.setitem(sys.modules, "gitmem.capture_hook", fake)
-    monkeypatch.setattr(gitmem, "capture_hook", fake, raising=False)
+    monkeypatch.setitem(sys.modules, "gitmem.hook.capture", fake)
+    monkeypatch.setattr(gitmem.hook, "capture", fake, raising=False)
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(gm.path))
 
     def run(**payload):
@@ -292,7 +293,7 @@ def test_capture_gets_its_events_after_delivery_and_cannot_break_it(gm, monkeypa
     run(hook_event_name="UserPromptSubmit", prompt="explode", session_id="cap")
     assert "claude hook" in (gm.path / ".git/gitmem/errors.log").read_text()
     seen.clear()
-    monkeypatch.setattr(gitmem, "capture_hook", fake, raising=False)
+    monkeypatch.setattr(gitmem.hook, "capture", fake, raising=False)
     new_law = add_entry(gm, "law", "Never log tokens.", "--on", "prompt")
     run(hook_event_name="UserPromptSubmit", prompt="explode")
     out = seen[0][2]

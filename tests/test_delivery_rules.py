@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from gitmem import deliver
-from gitmem.deliver import Cue, command_matches, compile_rules, path_matches, plan
+from gitmem.delivery import rules as delivery_rules
+from gitmem.delivery.rules import Cue, command_matches, compile_rules, path_matches, plan
 
 NOW = time.mktime((2026, 3, 10, 12, 0, 0, 0, 0, 0)) - time.timezone
 DAY = 86400
@@ -175,8 +175,8 @@ def test_expired_entries_stop_after_their_day():
 def test_agent_entries_are_labelled_and_never_passed_off_as_the_developers():
     compiled = rules(entry("u", body="Use tabs."), entry("a", body="Prefer pathlib.", source="agent"))
     text = fired(compiled, START).text
-    developer, _, agent = text.partition(deliver.AGENT_HEADER)
-    assert deliver.START_USER_HEADER in developer and "Use tabs." in developer
+    developer, _, agent = text.partition(delivery_rules.AGENT_HEADER)
+    assert delivery_rules.START_USER_HEADER in developer and "Use tabs." in developer
     assert "Prefer pathlib." in agent and "Prefer pathlib." not in developer
     cue_text = fired(rules(entry("x", "hazard", anchor="a.py", source="agent", body="Slow.")),
                      Cue("read", "a.py")).text
@@ -225,7 +225,7 @@ def test_budget_keeps_the_most_recently_relevant_and_reports_the_rest():
     assert len(fired(small, START).active) == 3
     by_chars = rules(*[entry(f"c{i}", body="x" * 300, created=iso(NOW - i)) for i in range(10)], max_chars=1000)
     chosen = fired(by_chars, START).active
-    assert len(chosen) == 3 and sum(len(deliver.entry_line(i, by_chars["active"][i])) for i in chosen) <= 1000
+    assert len(chosen) == 3 and sum(len(delivery_rules.entry_line(i, by_chars["active"][i])) for i in chosen) <= 1000
 
 
 def test_one_message_stays_under_claude_codes_limit_and_keeps_the_rest_for_later():

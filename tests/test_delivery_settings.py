@@ -10,8 +10,8 @@ import sys
 import pytest
 from delivery_support import ClaudeCode, add_entry
 
-from gitmem import claude_settings
-from gitmem.paths import find_repo
+from gitmem.base.paths import find_repo
+from gitmem.delivery import claude_settings
 
 USER_SETTINGS = {
     "permissions": {"allow": ["Bash(npm test:*)"], "deny": ["Read(.env)"]},

@@ -13,11 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from gitmem import validate
-from gitmem.entry import Entry
-from gitmem.judge import Candidate, Judge, Packet
-from gitmem.paths import RepoPaths, find_repo
-from gitmem.spans import all_spans, candidate_spans, is_promotion, model_text
+from gitmem.base.paths import RepoPaths, find_repo
+from gitmem.judge import validate
+from gitmem.judge.spans import all_spans, candidate_spans, is_promotion, model_text
+from gitmem.judge.turn_judge import Judge
+from gitmem.judge.types import Candidate, Packet
+from gitmem.store.entry import Entry
 
 pytest.importorskip("llama_cpp")
 
@@ -33,16 +34,16 @@ def _init_repo(path: Path) -> RepoPaths:
 
 @pytest.fixture(scope="session")
 def model_path(tmp_path_factory) -> Path:
-    from gitmem.model import resolve_model_path
+    from gitmem.judge.encoder import resolve_model_path
 
     return resolve_model_path(None)
 
 
 @pytest.fixture(scope="session")
 def loaded(model_path):
-    """Model and head loaded once; every Judge in the session shares them (gitmem.model.load_encoder)."""
-    from gitmem.head import Head
-    from gitmem.model import load_encoder
+    """Model and head loaded once; every Judge in the session shares them (gitmem.judge.encoder.load_encoder)."""
+    from gitmem.judge.encoder import load_encoder
+    from gitmem.judge.head import Head
 
     return load_encoder(model_path), Head.load()
 
@@ -294,7 +295,7 @@ def test_support_and_similarity_helpers():
 
 
 def test_configured_model_path(repo, model_path):
-    from gitmem.model import ModelError, configured_model, resolve_model_path
+    from gitmem.judge.encoder import ModelError, configured_model, resolve_model_path
 
     assert configured_model(repo) is None
     assert resolve_model_path(repo) == model_path  # the embedded default, assembled once in the cache
@@ -306,7 +307,7 @@ def test_configured_model_path(repo, model_path):
     assert resolve_model_path(repo) == repo.worktree / "models" / "mine.gguf"
     assert resolve_model_path(repo, str(model_path)) == model_path  # explicit beats config
     (repo.worktree / ".gitmem" / "config.yaml").write_text("writer:\n  model: models/missing.gguf\n")
-    with pytest.raises(ModelError, match="missing.gguf"):
+    with pytest.raises(ModelError, match=r"missing\.gguf"):
         resolve_model_path(repo)
     with pytest.raises(ModelError):
         Judge(repo).judge(packet("from now on we use pnpm"), [])

@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from gitmem.entry import Entry
 from gitmem.errors import EntryError
-from gitmem.store import parse_entry_text
+from gitmem.store.entry import Entry
+from gitmem.store.yaml_files import parse_entry_text
 
 APP = '''\
 class Flask:
@@ -194,7 +194,7 @@ def test_show_and_log(app_repo):
 def test_example_store_is_valid_and_shows_every_kind():
     from pathlib import Path
 
-    from gitmem.store import parse_entry_text
+    from gitmem.store.yaml_files import parse_entry_text
 
     root = Path(__file__).resolve().parents[1] / ".gitmem-example" / "entries"
     entries = [parse_entry_text(p.read_text(encoding="utf-8"), p.relative_to(root.parent.parent).as_posix())

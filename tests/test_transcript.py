@@ -1,8 +1,10 @@
-"""Tests for gitmem.transcript: real transcripts plus synthetic JSONL for every record type.
+"""Tests for gitmem.writer.transcript: real transcripts plus synthetic JSONL for every record type.
 
-Real files: /work/shared/transcripts/ (skipped when absent) and the copies under
-tests/fixtures/transcripts/ (attribution in the README.md there).  The record
-types and rules are those of shared/transcripts/FORMAT.md.
+Real files are read in place from ../shared/transcripts/ (next to the repository root) and
+skipped when that folder or file is absent; they are never copied into the project.  What
+must always run uses the project's own fixtures: the synthetic transcripts written by this
+project in tests/fixtures/transcripts/ (see the README.md there) and the Log builder below.
+The record types and rules are those of shared/transcripts/FORMAT.md.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from gitmem.transcript import Turn, last_turn_index, read_turns
+from gitmem.writer.transcript import Turn, last_turn_index, read_turns
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "transcripts"
@@ -27,6 +29,23 @@ ACOMPACT = "marot__spotter__agent-acompact-70d8e7.jsonl"
 TOOL_HEAVY = "marot__spotter__tool_heavy.jsonl"
 COMPACT = "tomjnsn__agentlogs__compact.jsonl"
 SUBAGENT = "tomjnsn__agentlogs__subagent.jsonl"
+
+# The project's own fixtures (tests/fixtures/transcripts/): invented sessions in the record
+# shapes of FORMAT.md, standing in for the compact and tool_heavy files when shared/ is absent.
+OWN_COMPACT = "synthetic_compact.jsonl"
+OWN_TOOL_HEAVY = "synthetic_tool_heavy.jsonl"
+
+
+def shared_transcript(name: str | None = None) -> Path:
+    """Path of a real transcript in ../shared/transcripts/, read in place; skips when absent."""
+    if not SHARED.is_dir():
+        pytest.skip(f"shared transcripts folder {SHARED} is absent (real transcripts are read in place, never copied)")
+    if name is None:
+        return SHARED
+    path = SHARED / name
+    if not path.is_file():
+        pytest.skip(f"shared transcript {path} is absent")
+    return path
 
 
 # --------------------------------------------------------------------------------------------
@@ -122,43 +141,174 @@ EXPECTED_REAL: dict[str, list[Turn]] = {
 }
 
 
-def _real_files() -> list[Any]:
-    params = []
-    for folder, label in ((SHARED, "shared"), (FIXTURES, "fixtures")):
-        for name in EXPECTED_REAL:
-            path = folder / name
-            if folder == FIXTURES and not path.is_file():
-                continue  # only some files are copied into tests/fixtures
-            marks = [] if path.is_file() else [pytest.mark.skip(reason=f"{path} absent")]
-            params.append(pytest.param(path, id=f"{label}:{name}", marks=marks))
-    return params
-
-
-@pytest.mark.parametrize("path", _real_files())
-def test_real_transcript_turns(path: Path) -> None:
+@pytest.mark.parametrize("name", list(EXPECTED_REAL), ids=lambda name: f"shared:{name}")
+def test_real_transcript_turns(name: str) -> None:
+    path = shared_transcript(name)
     turns = read_turns(path)
-    assert turns == EXPECTED_REAL[path.name]
+    assert turns == EXPECTED_REAL[name]
     assert last_turn_index(path) == len(turns) - 1
     assert read_turns(str(path)) == turns  # str and PathLike both accepted
 
 
-def test_fixture_copies_are_present_and_attributed() -> None:
-    copies = sorted(p.name for p in FIXTURES.glob("*.jsonl"))
-    assert copies, "tests/fixtures/transcripts/ must hold at least one real transcript"
-    readme = (FIXTURES / "README.md").read_text(encoding="utf-8")
-    for name in copies:
-        row = next((line for line in readme.splitlines() if line.startswith(f"| {name} |")), "")
-        assert "MIT" in row, f"attribution row for {name} missing in fixtures README.md"
-        if (SHARED / name).is_file():
-            assert (FIXTURES / name).read_bytes() == (SHARED / name).read_bytes()
+# --------------------------------------------------------------------------------------------
+# The project's own fixture transcripts (always run)
+# --------------------------------------------------------------------------------------------
+
+# Exact turns for the two synthetic fixtures.  They reproduce the record sequences that the
+# compact and tool_heavy real files were used to check, with invented text.
+EXPECTED_OWN: dict[str, list[Turn]] = {
+    # 2.0.13 shapes.  Typed prompts = 1: line 6.  Not prompts: the two isMeta caveats in the
+    # 2.0.x "Caveat: ..." string form (2, 13), the /clear and /compact wrappers (3, 14), their
+    # stdout records (4 empty, 15 with ANSI codes), and the isCompactSummary record (12) after
+    # the manual compact_boundary (11).  The thinking block (7) is dropped.
+    OWN_COMPACT: [
+        Turn(
+            index=0,
+            user="does the csv importer still choke on files that start with a BOM?",
+            assistant=(
+                'No. `read_rows` opens the file with `encoding="utf-8-sig"`, so a leading BOM is '
+                "stripped before the header row is parsed, and `test_bom_header` covers it."
+            ),
+            user_uuid="e1bae450-99c8-4146-a96e-1787fa21d9f1",
+            timestamp="2025-11-04T09:14:08.922Z",
+            truncated=False,
+        )
+    ],
+    # 2.1.38 shapes, tool heavy.  Typed prompts = 2: lines 4 and 26.  The queued "/mcp"
+    # (enqueue 9 + remove 10) is a slash command, not a turn; the reply after it (line 12)
+    # stays with turn 0.  Not prompts: six tool results (11, 17, 32, 33, 36, 38; 33 and 32 from
+    # parallel calls, 36 an is_error result with a string toolUseResult), two interrupt markers
+    # (18, 39), the <local-command-caveat> isMeta record (20), the /mcp wrapper (21) and its
+    # stdout (22), and the system local_command pair (23, 24).  Progress, snapshot, thinking
+    # and tool_use records carry no text.  Turn 1's only text block is "\n\n" (27): trimmed away.
+    OWN_TOOL_HEAVY: [
+        Turn(
+            index=0,
+            user="run the migrations against the staging db in the background",
+            assistant=(
+                "The staging migrations are running in the background.\n\n"
+                "Next I'll see which MCP servers this project configures."
+            ),
+            user_uuid="66434bfe-3685-49ed-9140-0478df9d383c",
+            timestamp="2026-03-02T14:03:31.101Z",
+            truncated=False,
+        ),
+        Turn(
+            index=1,
+            user="the migration log says a lock timed out on the invoices table. what is holding it?",
+            assistant="",
+            user_uuid="7be23df6-535d-4e98-ac95-cb2bf88615d4",
+            timestamp="2026-03-02T14:04:22.533Z",
+            truncated=False,
+        ),
+    ],
+}
 
 
-@pytest.mark.skipif(not SHARED.is_dir(), reason="shared/transcripts absent")
+def _own_records(name: str) -> list[dict[str, Any]]:
+    with open(FIXTURES / name, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+@pytest.mark.parametrize("name", list(EXPECTED_OWN), ids=lambda name: f"fixtures:{name}")
+def test_fixture_transcript_turns(name: str) -> None:
+    path = FIXTURES / name
+    assert path.is_file(), f"project fixture {path} missing"
+    turns = read_turns(path)
+    assert turns == EXPECTED_OWN[name]
+    assert last_turn_index(path) == len(turns) - 1
+    assert read_turns(str(path)) == turns  # str and PathLike both accepted
+
+
+def test_fixture_transcripts_hold_the_harness_records_they_stand_for() -> None:
+    """The fixtures keep the record kinds the real compact/tool_heavy files were used to check."""
+
+    def user_text(r: dict[str, Any]) -> str:
+        content = r["message"]["content"]
+        if isinstance(content, str):
+            return content
+        return " ".join(b.get("text", "") for b in content if b.get("type") == "text")
+
+    def tally(records: list[dict[str, Any]]) -> dict[str, int]:
+        out = dict.fromkeys(
+            ("meta", "wrappers", "stdout", "interrupts", "summaries", "boundaries", "tool_results",
+             "local_command", "queued_slash", "blank_text", "thinking", "tool_use"),
+            0,
+        )
+        queued = [
+            r.get("content")
+            for r in records
+            if r.get("type") == "queue-operation" and r.get("operation") == "enqueue"
+        ]
+        out["queued_slash"] = sum(1 for c in queued if isinstance(c, str) and c.startswith("/"))
+        for r in records:
+            kind = r.get("type")
+            if kind == "system":
+                out["boundaries"] += r.get("subtype") == "compact_boundary"
+                out["local_command"] += r.get("subtype") == "local_command"
+            elif kind == "assistant":
+                block = r["message"]["content"][0]
+                out["thinking"] += block["type"] == "thinking"
+                out["tool_use"] += block["type"] == "tool_use"
+                out["blank_text"] += block["type"] == "text" and not block["text"].strip()
+            elif kind == "user":
+                text = user_text(r)
+                out["meta"] += r.get("isMeta") is True
+                out["summaries"] += r.get("isCompactSummary") is True
+                out["tool_results"] += "toolUseResult" in r
+                out["wrappers"] += text.lstrip().startswith(("<command-name>", "<command-message>"))
+                out["stdout"] += text.startswith("<local-command-stdout>")
+                out["interrupts"] += text.startswith("[Request interrupted by user")
+        return out
+
+    compact = tally(_own_records(OWN_COMPACT))
+    assert compact == {
+        "meta": 2, "wrappers": 2, "stdout": 2, "interrupts": 0, "summaries": 1, "boundaries": 1,
+        "tool_results": 0, "local_command": 0, "queued_slash": 0, "blank_text": 0, "thinking": 1,
+        "tool_use": 0,
+    }
+    heavy = tally(_own_records(OWN_TOOL_HEAVY))
+    assert heavy == {
+        "meta": 1, "wrappers": 1, "stdout": 1, "interrupts": 2, "summaries": 0, "boundaries": 0,
+        "tool_results": 6, "local_command": 2, "queued_slash": 1, "blank_text": 1, "thinking": 1,
+        "tool_use": 6,
+    }
+    # Compact fixture: the summary hangs off the boundary, which keeps the pre-compaction parent.
+    records = _own_records(OWN_COMPACT)
+    boundary = next(r for r in records if r.get("subtype") == "compact_boundary")
+    summary = next(r for r in records if r.get("isCompactSummary") is True)
+    assert boundary["parentUuid"] is None and boundary["compactMetadata"]["trigger"] == "manual"
+    assert summary["parentUuid"] == boundary["uuid"] and summary["isVisibleInTranscriptOnly"] is True
+    assert any(r.get("uuid") == boundary["logicalParentUuid"] for r in records)
+    # Both are written the way Claude Code writes them (compact JSON, one object a line), so the
+    # reader's byte-level pre-checks see real-shaped lines.
+    for name in EXPECTED_OWN:
+        for line in (FIXTURES / name).read_text(encoding="utf-8").splitlines():
+            assert line == json.dumps(json.loads(line), ensure_ascii=False, separators=(",", ":"))
+
+
+def test_fixture_folder_holds_only_the_projects_own_transcripts() -> None:
+    assert sorted(p.name for p in FIXTURES.glob("*.jsonl")) == sorted(EXPECTED_OWN)
+    assert not any((FIXTURES / name).exists() for name in EXPECTED_REAL), "shared transcripts must not be copied"
+
+
+def test_fixtures_share_no_lines_with_the_shared_transcripts() -> None:
+    shared = shared_transcript()
+    real_lines = {
+        line for path in shared.glob("*.jsonl") for line in path.read_bytes().splitlines() if line.strip()
+    }
+    for path in sorted(FIXTURES.iterdir()):
+        if path.is_file():
+            own = path.read_bytes()
+            assert all(own != real.read_bytes() for real in shared.glob("*.jsonl")), f"{path} is a copy"
+            assert not (set(own.splitlines()) & real_lines), f"{path} repeats lines of shared transcripts"
+
+
 def test_format_figures_for_files_present() -> None:
-    """FORMAT.md §1/§4.4 figures that can be checked on the five files kept here."""
+    """FORMAT.md §1/§4.4 figures that can be checked on the five files kept there."""
 
     def records(name: str) -> list[dict[str, Any]]:
-        with open(SHARED / name, encoding="utf-8") as f:
+        with open(shared_transcript(name), encoding="utf-8") as f:
             return [json.loads(line) for line in f if line.strip()]
 
     # §1: "In file 5, 405 of 438 lines are sidechain records."
@@ -175,7 +325,7 @@ def test_format_figures_for_files_present() -> None:
 
     # §4.4 counts typed prompts over 13 main files; 4 of them are here (the acompact file is a
     # sidechain).  Our rules give 1 + 2 + 1 + 1 = 5 typed prompts for these four, 0 for acompact.
-    counts = {name: last_turn_index(SHARED / name) + 1 for name in EXPECTED_REAL}
+    counts = {name: last_turn_index(shared_transcript(name)) + 1 for name in EXPECTED_REAL}
     assert counts == {COMPACT: 1, TOOL_HEAVY: 2, SUBAGENT: 1, DKIMUSON: 1, ACOMPACT: 0}
     # Of §4.4's 8 slash-command wrapper records, 4 are here: /clear and /compact (compact),
     # /mcp (tool_heavy), /orchestrator (d-kimuson); of its 5 interrupt markers, 2 (tool_heavy);
@@ -195,9 +345,8 @@ def test_format_figures_for_files_present() -> None:
     assert (wrappers, interrupts, summaries) == (4, 2, 1)
 
 
-@pytest.mark.skipif(not (SHARED / DKIMUSON).is_file(), reason="shared/transcripts absent")
 def test_slash_command_reply_is_not_attached_to_any_turn() -> None:
-    text = "\n".join(t.assistant for t in read_turns(SHARED / DKIMUSON))
+    text = "\n".join(t.assistant for t in read_turns(shared_transcript(DKIMUSON)))
     assert "TODO App Creation Complete" not in text  # main-chain reply to /orchestrator
     assert "## Component Summary" not in text  # sidechain reply
 
@@ -289,7 +438,7 @@ class Log:
 
     def write(self, path: Path, *, spaced: bool = False) -> Path:
         out: list[bytes] = []
-        for line, record in zip(self.lines, self.records):
+        for line, record in zip(self.lines, self.records, strict=False):
             if record is None:
                 out.append(line if isinstance(line, bytes) else line.encode("utf-8"))
             elif spaced:
@@ -583,7 +732,7 @@ def test_indices_are_stable_as_the_file_grows(tmp_path: Path) -> None:
         partial.lines, partial.records = log.lines[:cut], log.records[:cut]
         turns = read_turns(partial.write(path))
         assert [t.index for t in turns] == list(range(len(turns)))
-        for old, new in zip(seen, turns):  # earlier prompts keep their index and text
+        for old, new in zip(seen, turns, strict=False):  # earlier prompts keep their index and text
             assert (old.index, old.user, old.user_uuid) == (new.index, new.user, new.user_uuid)
         seen = turns
     assert len(seen) == 6
@@ -662,10 +811,10 @@ def test_turn_is_frozen_and_slotted() -> None:
 
 def test_module_imports_only_the_standard_library() -> None:
     code = (
-        "import sys; before = set(sys.modules); import gitmem.transcript; "
+        "import sys; before = set(sys.modules); import gitmem.writer.transcript; "
         "new = set(sys.modules) - before; "
         "bad = sorted(m for m in new if m.split('.')[0] not in sys.stdlib_module_names "
-        "and m not in ('gitmem', 'gitmem.transcript')); print(bad)"
+        "and m not in ('gitmem', 'gitmem.writer', 'gitmem.writer.transcript')); print(bad)"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

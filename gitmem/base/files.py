@@ -1,0 +1,120 @@
+"""The few file operations every part of gitmem needs, written once.
+
+Standard library only and cheap to import (no tempfile, contextlib or typing): the hook path
+uses them too. Paths are str or os.PathLike.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+
+TYPE_CHECKING = False  # no typing import on the hook path
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> None:
+    """Replace `path` with `data` through a unique temporary file beside it: readers see the old
+    content or the new one, never half of either; a crash leaves at most a stray temporary."""
+    path = os.fspath(path)
+    folder, name = os.path.split(path)
+    if folder:
+        os.makedirs(folder, exist_ok=True)
+    tmp = os.path.join(folder, f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    try:
+        with open(tmp, "wb") as handle:
+            handle.write(data.encode("utf-8") if isinstance(data, str) else data)
+        os.replace(tmp, path)
+    finally:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+
+
+def append_line(path: str | os.PathLike[str], line: str) -> None:
+    """Append one line with a single write() on an O_APPEND descriptor: concurrent writers never
+    interleave inside a line."""
+    path = os.fspath(path)
+    folder = os.path.dirname(path)
+    if folder:
+        os.makedirs(folder, exist_ok=True)
+    data = (line if line.endswith("\n") else line + "\n").encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+def rotate(path: str | os.PathLike[str], max_bytes: int) -> None:
+    """Move `path` to `path.1` once it has grown past `max_bytes` (logs that must stay bounded)."""
+    path = os.fspath(path)
+    try:
+        if os.stat(path).st_size > max_bytes:
+            os.replace(path, path + ".1")
+    except OSError:
+        pass
+
+
+class FileLock:
+    """An flock on `path` (created if missing), held for a `with` block.
+
+    The kernel drops it when the holder dies however it dies, so a crash never leaves a stale
+    lock. `blocking=False` makes entering raise BlockingIOError when another process holds it.
+    """
+
+    __slots__ = ("blocking", "fd", "path", "shared")
+
+    def __init__(self, path: str | os.PathLike[str], shared: bool = False, blocking: bool = True) -> None:
+        self.path = os.fspath(path)
+        self.shared = shared
+        self.blocking = blocking
+        self.fd: int | None = None
+
+    def __enter__(self) -> FileLock:
+        folder = os.path.dirname(self.path)
+        if folder:
+            os.makedirs(folder, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        flags = (fcntl.LOCK_SH if self.shared else fcntl.LOCK_EX) | (0 if self.blocking else fcntl.LOCK_NB)
+        try:
+            fcntl.flock(fd, flags)
+        except BaseException:
+            os.close(fd)
+            raise
+        self.fd = fd
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.fd is not None:
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+            os.close(self.fd)
+            self.fd = None
+
+
+def utc_stamp(seconds: float | None = None) -> str:
+    """`2026-12-01T09:03:33Z`: the one timestamp format of gitmem's logs and records."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() if seconds is None else seconds))
+
+
+def utc_date(seconds: float | None = None) -> str:
+    """`2026-12-01` (UTC)."""
+    return time.strftime("%Y-%m-%d", time.gmtime(time.time() if seconds is None else seconds))
+
+
+def is_locked(path: str | os.PathLike[str]) -> bool:
+    """Whether some process holds an exclusive flock on `path` (a missing file is not locked)."""
+    try:
+        fd = os.open(os.fspath(path), os.O_RDONLY)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)

@@ -1,0 +1,56 @@
+"""Where the repository is and what a path is inside it, with os.path alone.
+
+The one implementation of repository discovery and path relativising: the hook path calls it
+directly (pathlib and dataclasses cost ≈ 25 ms there), gitmem.base.paths wraps it.
+"""
+
+from __future__ import annotations
+
+import os
+
+
+def locate(start: str) -> tuple[str, str, str] | None:
+    """(work tree, git dir, common git dir) of the nearest work tree at or above `start`;
+    linked worktrees (a `.git` file naming `gitdir:`) included. None outside any."""
+    here = os.path.abspath(start)
+    while True:
+        dot_git = os.path.join(here, ".git")
+        if os.path.isdir(dot_git):
+            return here, dot_git, dot_git
+        if os.path.isfile(dot_git):
+            try:
+                with open(dot_git, encoding="utf-8", errors="replace") as handle:
+                    text = handle.read().strip()
+            except OSError:
+                text = ""
+            if text.startswith("gitdir:"):
+                git_dir = os.path.realpath(os.path.join(here, text[7:].strip()))
+                common = git_dir
+                try:
+                    with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as handle:
+                        common = os.path.realpath(os.path.join(git_dir, handle.read().strip()))
+                except OSError:
+                    pass
+                return here, git_dir, common
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+def relative(worktree: str, path: str, cwd: str | None = None) -> str | None:
+    """Repository-relative POSIX path of `path` (relative paths are taken from `cwd`, else the
+    work tree), or None when it lies outside the work tree or inside `.git`, which git never
+    tracks. Symlinked spellings of the work tree are recognised."""
+    if not os.path.isabs(path):
+        path = os.path.join(cwd or worktree, path)
+    path = os.path.normpath(path)
+    rel = None
+    for tree, candidate in ((worktree, path), (os.path.realpath(worktree), os.path.realpath(path))):
+        prefix = tree.rstrip("/") + "/"
+        if candidate.startswith(prefix):
+            rel = candidate[len(prefix):]
+            break
+    if not rel or rel == ".git" or rel.startswith(".git/"):
+        return None
+    return rel

@@ -1,0 +1,218 @@
+"""The repository-wide block in a managed section of AGENTS.md, for agents without hooks.
+
+Codex CLI, Cursor, Gemini CLI and others read AGENTS.md; they cannot be handed entries at the
+moment a file is touched, so they get what a Claude Code session gets at its start. The
+section sits between two marker comments; everything outside them is left untouched.
+
+`gitmem render --agents-md` creates the section (and the file when absent). From then on it is
+kept current whenever memory changes land: after `gitmem add` and `gitmem revoke`, and from
+the post-merge and post-rewrite hooks. The file is only rewritten when the section's text
+changes. Its content depends on the committed store alone (no machine-local delivery history),
+so every clone renders the same text; entries that have expired drop out at the next refresh.
+
+Two branches that each add entries change the section differently, so `gitmem init` installs
+a merge driver for AGENTS.md (`main` below): the text outside the section merges as git
+would, the section's entry lines merge as a set (kept unless one side removed them), and the
+post-merge hook then renders the section afresh from the merged store.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+
+from gitmem.base import files
+from gitmem.base.paths import RepoPaths
+from gitmem.delivery import compiled
+from gitmem.delivery import rules as delivery_rules
+
+FILE_NAME = "AGENTS.md"
+BEGIN = "<!-- gitmem:begin (managed by `gitmem render --agents-md`; edit memory with gitmem, not here) -->"
+BEGIN_PREFIX = "<!-- gitmem:begin"
+END = "<!-- gitmem:end -->"
+TITLE = "## Repository memory (gitmem)"
+NO_ENTRIES = "No repository-wide entries yet."
+
+
+def section(repo: RepoPaths) -> str:
+    rules = compiled.load(str(repo.worktree), str(repo.git_dir), str(repo.common_dir))
+    today = files.utc_date()
+    chosen, left_out = delivery_rules.session_start_selection(rules, today, relevance=None)
+    active = rules["active"]
+    users = [delivery_rules.entry_line(i, active[i]) for i in chosen if active[i]["source"] == "user"]
+    agents = [delivery_rules.entry_line(i, active[i]) for i in chosen if active[i]["source"] != "user"]
+    lines = [BEGIN, TITLE, ""]
+    if users:
+        lines += [delivery_rules.START_USER_HEADER, "", *users, ""]
+    if agents:
+        lines += [delivery_rules.AGENT_HEADER, "", *agents, ""]
+    if not chosen:
+        lines += [NO_ENTRIES, ""]
+    if left_out:
+        lines += [f"{len(left_out)} more repository-wide "
+                  f"{'entry is' if len(left_out) == 1 else 'entries are'} not listed, to keep this short "
+                  "(`gitmem list` shows every entry).", ""]
+    lines.append(END)
+    return "\n".join(lines) + "\n"
+
+
+def write(repo: RepoPaths) -> str:
+    """Create or update the managed section; returns what happened."""
+    path = repo.worktree / FILE_NAME
+    new_section = section(repo)
+    if not path.exists():
+        path.write_text(new_section, encoding="utf-8")
+        return f"created {FILE_NAME} with gitmem's section"
+    text = path.read_text(encoding="utf-8")
+    updated = replace_section(text, new_section)
+    if updated == text:
+        return f"{FILE_NAME} is up to date"
+    path.write_text(updated, encoding="utf-8")
+    return f"updated gitmem's section of {FILE_NAME}"
+
+
+def replace_section(text: str, new_section: str) -> str:
+    start = text.find(BEGIN_PREFIX)
+    end = text.find(END, start) if start >= 0 else -1
+    if start < 0 or end < 0:
+        separator = "" if not text or text.endswith("\n\n") else "\n" if text.endswith("\n") else "\n\n"
+        return text + separator + new_section
+    after = end + len(END)
+    if text.startswith("\n", after):
+        after += 1
+    return text[:start] + new_section + text[after:]
+
+
+def is_managed(repo: RepoPaths) -> bool:
+    path = repo.worktree / FILE_NAME
+    try:
+        return BEGIN_PREFIX in path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def refresh_if_managed(repo: RepoPaths) -> str | None:
+    """Bring an existing managed section up to date; a repository without one is left alone."""
+    return write(repo) if is_managed(repo) else None
+
+
+# -- merging two branches' copies -----------------------------------------------------------------
+
+_ENTRY_LINE = "- "
+
+
+def _split(text: str) -> tuple[str, list[str], str] | None:
+    """(text before the section, the section's lines between the markers, text after), or None."""
+    start = text.find(BEGIN_PREFIX)
+    end = text.find(END, start) if start >= 0 else -1
+    if start < 0 or end < 0:
+        return None
+    begin_end = text.find("\n", start)
+    inner = text[begin_end + 1 : end] if 0 <= begin_end < end else ""
+    return text[:start], inner.splitlines(), text[end + len(END):]
+
+
+def merge_section(base: list[str], ours: list[str], theirs: list[str]) -> list[str]:
+    """Our section plus the entries only they added, each under its own header; an entry
+    either side removed (revoked, retired, expired) stays out."""
+    b, o, t = _items(base), _items(ours), _items(theirs)
+    removed = {item for item in b if _is_entry(item) and (item not in o or item not in t)}
+    merged = [item for item in o if item not in removed]
+    header = ""
+    for item in t:
+        if not _is_entry(item):
+            header = item if item.strip() else header
+        elif item not in merged and item not in removed:
+            merged.insert(_slot(merged, header), item)
+    if any(_is_entry(item) for item in merged):
+        merged = [item for item in merged if item != NO_ENTRIES]
+    return "\n".join(merged).split("\n")
+
+
+def _items(lines: list[str]) -> list[str]:
+    """Lines with each entry's continuation lines (indented, see delivery_rules.entry_line) joined to it."""
+    items: list[str] = []
+    for line in lines:
+        if items and _is_entry(items[-1]) and line.startswith((" ", "\t")) and line.strip():
+            items[-1] += "\n" + line
+        else:
+            items.append(line)
+    return items
+
+
+def _is_entry(item: str) -> bool:
+    return item.startswith(_ENTRY_LINE)
+
+
+def _slot(items: list[str], header: str) -> int:
+    """Where a new entry under ``header`` goes: after that header's last entry. A header the
+    section lacks is added after the last entry (or the title)."""
+    if header and header in items:
+        at = items.index(header) + 1
+    else:
+        entries = [i for i, item in enumerate(items) if _is_entry(item)]
+        at = entries[-1] + 1 if entries else min(len(items), 2)
+        if header:
+            block = ["", header, ""] if entries else [header, ""]
+            items[at:at] = block
+            return at + len(block)
+    while at < len(items) and (not items[at].strip() or _is_entry(items[at])):
+        at += 1
+    while at > 0 and not items[at - 1].strip():
+        at -= 1
+    return at
+
+
+def merge(base: str, ours: str, theirs: str) -> tuple[str, bool]:
+    """Three-way merge of AGENTS.md; returns (text, clean). Outside the section, `git
+    merge-file` decides (conflict markers when both sides changed the same lines)."""
+    parts = [_split(t) for t in (base, ours, theirs)]
+    if parts[1] is None or parts[2] is None:  # not both managed: an ordinary text merge
+        return _merge_file(base, ours, theirs)
+    b = parts[0] or ("", [], "")
+    o, t = parts[1], parts[2]
+    placeholder = "@@gitmem-managed-section@@"
+    outside, clean = _merge_file(b[0] + placeholder + b[2], o[0] + placeholder + o[2], t[0] + placeholder + t[2])
+    if outside.count(placeholder) != 1:  # the section itself was caught in a conflict: keep ours
+        return ours, False
+    section = "\n".join([BEGIN, *merge_section(b[1], o[1], t[1]), END])
+    return outside.replace(placeholder, section), clean
+
+
+def _merge_file(base: str, ours: str, theirs: str) -> tuple[str, bool]:
+    with tempfile.TemporaryDirectory(prefix="gitmem-merge-") as tmp:
+        paths = []
+        for name, text in (("ours", ours), ("base", base), ("theirs", theirs)):
+            path = os.path.join(tmp, name)
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            paths.append(path)
+        done = subprocess.run(["git", "merge-file", "-p", "-L", "ours", "-L", "base", "-L", "theirs", *paths],
+                              capture_output=True)
+    if done.returncode < 0 or done.returncode > 127:
+        raise OSError(f"git merge-file failed: {done.stderr.decode(errors='replace').strip()}")
+    return done.stdout.decode("utf-8"), done.returncode == 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """git merge driver: ``python -I -m gitmem.delivery.agents_md %O %A %B`` writes the result to %A
+    and exits 0 when clean, 1 with conflict markers, as git expects."""
+    base_path, ours_path, theirs_path = (argv if argv is not None else sys.argv[1:])[:3]
+    try:
+        texts = []
+        for path in (base_path, ours_path, theirs_path):
+            with open(path, encoding="utf-8") as handle:
+                texts.append(handle.read())
+        merged, clean = merge(*texts)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        print(f"gitmem: cannot merge {FILE_NAME}: {exc}; leaving our version", file=sys.stderr)
+        return 1
+    with open(ours_path, "w", encoding="utf-8") as handle:
+        handle.write(merged)
+    return 0 if clean else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,235 @@
+"""gitmem's Claude Code hooks: a machine-local shim, and entries in .claude/settings.json.
+
+The committed settings file must work for every teammate, so the command in it names no path
+of this machine: it runs the shim at "$CLAUDE_PROJECT_DIR/.git/gitmem/claude-hook" (in a linked
+worktree, the one in the common git dir, found through git) and does nothing, successfully,
+where there is no shim (a teammate without gitmem). The shim lives under .git/, is never
+committed, and holds what is machine-specific: the interpreter and the folders to import from.
+
+gitmem's hook entries are recognised by SHIM_MARKER in their command, so installing twice
+changes nothing and uninstalling removes only gitmem's entries; every other key and hook of
+the user's settings is kept as it was.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import shlex
+import sys
+from importlib import resources
+from pathlib import Path
+
+from gitmem.base.files import write_atomic
+from gitmem.base.paths import RepoPaths
+
+SETTINGS_FILE = ".claude/settings.json"
+SHIM_NAME = "claude-hook"
+SHIM_MARKER = "gitmem/claude-hook"
+TIMEOUT_S = 10
+COMMAND = ('h="$CLAUDE_PROJECT_DIR/.git/gitmem/claude-hook"; [ -x "$h" ] || h="$(git -C "$CLAUDE_PROJECT_DIR" '
+           'rev-parse --path-format=absolute --git-common-dir 2>/dev/null)/gitmem/claude-hook"; '
+           '[ -x "$h" ] && "$h" 2>/dev/null; exit 0')
+# (event, matcher); None: the event takes no matcher.
+HOOKS = (
+    ("SessionStart", None),
+    ("UserPromptSubmit", None),
+    ("PreToolUse", "Read|Edit|Write|MultiEdit|NotebookEdit|Bash"),
+    ("PostToolUse", "Edit|Write|MultiEdit|NotebookEdit"),
+    ("Stop", None),
+    ("SessionEnd", None),
+)
+# Imported only when the hook rebuilds its compiled rules or refreshes declaration ranges.
+DEPENDENCIES = ("ruamel.yaml", "tree_sitter", "tree_sitter_languages")
+
+
+def shim_path(repo: RepoPaths) -> Path:
+    return repo.state / SHIM_NAME
+
+
+def settings_path(repo: RepoPaths) -> Path:
+    return repo.worktree / SETTINGS_FILE
+
+
+def hook_group(matcher: str | None) -> dict:
+    group: dict = {"matcher": matcher} if matcher else {}
+    group["hooks"] = [{"type": "command", "command": COMMAND, "timeout": TIMEOUT_S}]
+    return group
+
+
+def install(repo: RepoPaths, python: str | None = None) -> list[str]:
+    """Write the shim and merge gitmem's hooks into .claude/settings.json; returns what it did."""
+    done: list[str] = []
+    shim = shim_path(repo)
+    text = shim_text(python or sys.executable)
+    if not shim.exists() or shim.read_text(encoding="utf-8", errors="replace") != text:
+        shim.parent.mkdir(parents=True, exist_ok=True)
+        shim.write_text(text, encoding="utf-8")
+        done.append(f"wrote the Claude Code hook shim ({shim.relative_to(repo.common_dir.parent)})"
+                    if shim.is_relative_to(repo.common_dir.parent) else f"wrote {shim}")
+    os.chmod(shim, 0o755)
+
+    path = settings_path(repo)
+    settings, problem = _read(path)
+    if problem:
+        return [*done, f"left {SETTINGS_FILE} alone: {problem}; fix it and run `gitmem init` again"]
+    merged = with_gitmem_hooks(settings)
+    if merged is None:
+        return [*done, f"left {SETTINGS_FILE} alone: its \"hooks\" is not an object"]
+    if merged != settings or not path.exists():
+        _write(path, merged)
+        done.append(f"added gitmem's Claude Code hooks to {SETTINGS_FILE}")
+    return done
+
+
+def uninstall(repo: RepoPaths) -> list[str]:
+    done: list[str] = []
+    path = settings_path(repo)
+    settings, problem = _read(path)
+    if path.exists() and not problem:
+        cleaned = without_gitmem_hooks(settings)
+        if cleaned != settings:
+            if cleaned:
+                _write(path, cleaned)
+            else:
+                path.unlink()
+                try:
+                    path.parent.rmdir()
+                except OSError:
+                    pass
+            done.append(f"removed gitmem's Claude Code hooks from {SETTINGS_FILE}")
+    elif problem and path.exists():
+        done.append(f"left {SETTINGS_FILE} alone: {problem}")
+    shim = shim_path(repo)
+    if shim.exists():
+        shim.unlink()
+        done.append("removed the Claude Code hook shim")
+    return done
+
+
+def with_gitmem_hooks(settings: dict) -> dict | None:
+    """`settings` with exactly one gitmem hook group per event (None when it cannot be merged)."""
+    data = copy.deepcopy(settings)
+    hooks = data.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        return None
+    for event, matcher in HOOKS:
+        groups = hooks.get(event) if isinstance(hooks.get(event), list) else []
+        wanted = hook_group(matcher)
+        ours = [g for g in groups if _has_ours(g)]
+        if ours == [wanted] and all(not _has_ours(g) or g == wanted for g in groups):
+            continue  # already there, wherever the user moved it
+        hooks[event] = [*_strip(groups), wanted]
+    return data
+
+
+def without_gitmem_hooks(settings: dict) -> dict:
+    data = copy.deepcopy(settings)
+    hooks = data.get("hooks")
+    if not isinstance(hooks, dict):
+        return data
+    for event in list(hooks):
+        if isinstance(hooks[event], list) and any(_has_ours(g) for g in hooks[event]):
+            remaining = _strip(hooks[event])
+            if remaining:
+                hooks[event] = remaining
+            else:
+                del hooks[event]
+    if not hooks:
+        del data["hooks"]
+    return data
+
+
+def status(repo: RepoPaths) -> dict:
+    """Whether the hooks are in the settings for every event, and which interpreter the shim runs."""
+    settings, problem = _read(settings_path(repo))
+    hooks = settings.get("hooks") if isinstance(settings.get("hooks"), dict) else {}
+    events = [e for e, _ in HOOKS if any(_has_ours(g) for g in hooks.get(e) or [] if isinstance(g, dict))]
+    shim = shim_path(repo)
+    python = shim_python(shim.read_text(encoding="utf-8", errors="replace")) if shim.exists() else None
+    return {"events": events, "missing": [e for e, _ in HOOKS if e not in events],
+            "shim": shim.exists(), "python": python, "problem": problem}
+
+
+def shim_text(python: str) -> str:
+    """The shim: a Python script naming the interpreter on its #! line (one process fewer than a
+    shell script), or a shell script where that line cannot hold the path (spaces, length)."""
+    simple = len(python) < 200 and not any(c.isspace() or c in "\"'\\" for c in python)
+    name = "claude-hook.py" if simple else "claude-hook.sh"
+    template = resources.files("gitmem.hook").joinpath(name).read_text(encoding="utf-8")
+    if simple:
+        return template.replace("@PYTHON@", python).replace("@PATHS@", repr(import_roots()))
+    roots = " ".join(shlex.quote(p) for p in import_roots())
+    return template.replace("@PYTHON@", shlex.quote(python)).replace("@PATHS@", roots)
+
+
+def shim_python(text: str) -> str | None:
+    """The interpreter a shim written by shim_text runs."""
+    lines = text.splitlines()
+    if lines and lines[0].startswith("#!") and not lines[0].startswith("#!/bin/sh"):
+        return lines[0][2:].rsplit(" -IS", 1)[0]
+    for line in lines:
+        if line.startswith("GITMEM_PYTHON="):
+            return (shlex.split(line.partition("=")[2]) or [None])[0]
+    return None
+
+
+def import_roots() -> list[str]:
+    """Folders holding gitmem and the dependencies its hook may import, in that order."""
+    import importlib.util
+
+    import gitmem
+
+    roots = [str(Path(gitmem.__file__).resolve().parent.parent)]
+    for name in DEPENDENCIES:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        if spec is None or not spec.origin:
+            continue
+        origin = Path(spec.origin).resolve()
+        depth = len(name.split(".")) - (0 if origin.stem == "__init__" else 1)
+        root = str(origin.parents[depth])
+        if root not in roots:
+            roots.append(root)
+    return roots
+
+
+def _has_ours(group: object) -> bool:
+    return isinstance(group, dict) and isinstance(group.get("hooks"), list) and any(
+        isinstance(h, dict) and SHIM_MARKER in str(h.get("command", "")) for h in group["hooks"])
+
+
+def _strip(groups: list) -> list:
+    """The groups without gitmem's hooks; a group left with no hooks goes."""
+    kept = []
+    for group in groups:
+        if not _has_ours(group):
+            kept.append(group)
+            continue
+        others = [h for h in group["hooks"] if not (isinstance(h, dict) and SHIM_MARKER in str(h.get("command", "")))]
+        if others:
+            kept.append({**group, "hooks": others})
+    return kept
+
+
+def _read(path: Path) -> tuple[dict, str | None]:
+    if not path.exists():
+        return {}, None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        return {}, "it is not UTF-8"
+    except ValueError as exc:
+        return {}, f"it is not valid JSON ({exc})"
+    except OSError as exc:
+        return {}, f"it cannot be read ({exc.strerror})"
+    if not isinstance(data, dict):
+        return {}, "it is not a JSON object"
+    return data, None
+
+
+def _write(path: Path, data: dict) -> None:
+    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")

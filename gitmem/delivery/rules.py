@@ -1,0 +1,522 @@
+"""The delivery rules: which entries reach the agent at which moment, and the text it reads.
+
+Pure functions over plain data (the compiled rules, one cue, one session's record): no I/O.
+Standard library only and no dataclasses or typing at run time, because the Claude Code hook
+imports this module in front of every tool call (see claude_hook.py for the measured costs).
+
+Default rule per kind, used when an entry has no ``--on`` triggers (README, "Kinds"):
+
+- unanchored entries of every kind: session start (repository-wide), again after compaction;
+- anchored laws, hazards, corrections and open loops: before a tool reads or edits the
+  anchored file (instead of at session start);
+- anchored rituals: before an edit of the anchored file;
+- rituals also before ``git commit`` (an anchored one: a commit that includes its file).
+  Within a session nothing repeats, so a ritual already shown at session start stays quiet.
+
+``--on`` triggers replace the default rule. One trigger is an event and an optional glob, both
+of which must hold (AND); an entry fires when any of its triggers does (OR). Without a glob,
+an anchored entry's trigger is narrowed to its anchor (the file for read/edit, a command that
+names the file for run, a commit that includes the file for commit, a prompt that mentions
+the file or symbol for prompt). A symbol anchor narrows an edit of its file further: the
+entry fires only when the edited region overlaps the declaration. Reads and whole-file writes
+fire for the file. Globs use gitignore conventions (``*``, ``?``, ``[...]`` within one path
+segment, ``**`` across segments, a pattern without ``/`` matches the file name anywhere, a
+folder matches everything below it); a glob containing a space is a command pattern matched
+against the whole command (``run:*npm publish*``).
+"""
+
+from __future__ import annotations
+
+from gitmem.base import settings
+
+TYPE_CHECKING = False  # no typing import on the hook path
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any, TypeAlias, TypedDict
+
+    from gitmem.delivery.shown import SessionRecord
+
+    # Positional pairs: JSON arrays in delivery.json (lists once loaded), tuples when compiled
+    # here. Only ever indexed or unpacked, never compared whole, so either kind does.
+    Anchor: TypeAlias = tuple[str, str | None]  # (path, symbol)
+    Trigger: TypeAlias = tuple[str, str | None]  # (event, glob)
+
+    SymbolHit: TypeAlias = Callable[[str, str], bool]
+    CommitPaths: TypeAlias = Callable[[], set[str]]
+    Relevance: TypeAlias = Callable[[], Mapping[str, str]]
+
+    class _CompiledEntry(TypedDict):
+        kind: str
+        source: str  # "user" or "agent"
+        body: str
+        anchor: Anchor | None
+        created: str  # ISO time, "" when unknown
+
+    class ActiveEntry(_CompiledEntry):
+        rules: list[Trigger]
+        expires: str | None
+
+    class RetiredEntry(_CompiledEntry):
+        at: str  # when it was revoked or superseded, "" when unknown
+        why: str
+        by: str | None  # the superseding entry
+
+    class CompiledRules(TypedDict):
+        max_entries: int
+        max_chars: int
+        retraction_days: int
+        active: dict[str, ActiveEntry]
+        retired: dict[str, RetiredEntry]
+
+# Mirrors gitmem.store.entry.EVENTS; entry.py imports dataclasses (≈ 10 ms), too slow for the hook.
+EVENTS = ("session-start", "prompt", "read", "edit", "run", "commit")
+KIND_ORDER = ("law", "correction", "hazard", "ritual", "open_loop")
+KIND_LABEL = {"law": "Law", "correction": "Correction", "hazard": "Hazard", "ritual": "Ritual",
+              "open_loop": "Open loop"}
+
+DEFAULT_MAX_ENTRIES: int = settings.default("delivery.session_start.max_entries")
+DEFAULT_MAX_CHARS: int = settings.default("delivery.session_start.max_chars")
+DEFAULT_RETRACTION_DAYS: int = settings.default("delivery.retraction_days")
+# Claude Code accepts up to 10,000 characters per additionalContext value.
+MAX_CONTEXT_CHARS = 9500
+
+OPEN_TAG = "<gitmem-context>"
+CLOSE_TAG = "</gitmem-context>"
+
+START_USER_HEADER = ("The developer stated these in earlier sessions; they are standing rules for "
+                     "this repository (gitmem, the repository's memory):")
+AGENT_HEADER = ("Recorded by an AI agent in earlier sessions, not stated by the developer; "
+                "verify before relying on them:")
+RETRACTION_HEADER = "Withdrawn: these were believed earlier and no longer hold. Do not rely on them:"
+
+_TOKEN_BREAKS = str.maketrans(dict.fromkeys(";&|()<>'\"`,=", " "))
+
+
+# -- compiling ----------------------------------------------------------------------------
+
+def compile_rules(entries: list[dict[str, Any]], config: Mapping[str, Any]) -> CompiledRules:
+    """The hook's view of the store: active entries with their rules, retired ones for retractions.
+
+    ``entries`` are dicts as in Entry.to_dict(); ``config`` is the merged repository config.
+    """
+    delivery = found if isinstance(found := config.get("delivery"), dict) else {}
+    start = found if isinstance(found := delivery.get("session_start"), dict) else {}
+    by_id = {e["id"]: e for e in entries}
+    active: dict[str, ActiveEntry] = {}
+    retired: dict[str, RetiredEntry] = {}
+    for e in entries:
+        raw = e.get("anchor")
+        anchor: Anchor | None = (raw["path"], raw.get("symbol")) if isinstance(raw, dict) and raw.get("path") else None
+        common: _CompiledEntry = {"kind": e["kind"], "source": e.get("source") or "user", "body": e["body"],
+                                  "anchor": anchor, "created": (e.get("created") or {}).get("at") or ""}
+        if e.get("status") == "active":
+            triggers = [parse_trigger(t) for t in e.get("triggers") or []]
+            rules = [t for t in triggers if t is not None] or default_rules(e["kind"], anchor)
+            active[e["id"]] = {**common, "rules": rules, "expires": e.get("expires")}
+        elif e.get("status") == "revoked":
+            revocation = e.get("revocation") or {}
+            retired[e["id"]] = {**common, "at": revocation.get("at") or "",
+                                "why": revocation.get("reason") or "", "by": None}
+        elif e.get("status") == "superseded":
+            successor = by_id.get(e.get("superseded_by") or "")
+            retired[e["id"]] = {**common, "at": (successor or {}).get("created", {}).get("at") or "",
+                                "why": "", "by": e.get("superseded_by")}
+    return {
+        "max_entries": _positive_int(start.get("max_entries"), DEFAULT_MAX_ENTRIES),
+        "max_chars": _positive_int(start.get("max_chars"), DEFAULT_MAX_CHARS),
+        "retraction_days": _positive_int(delivery.get("retraction_days"), DEFAULT_RETRACTION_DAYS),
+        "active": active,
+        "retired": retired,
+    }
+
+
+# Standing rules of the repository: stated for the whole repository even when anchored.
+REPOSITORY_WIDE_KINDS = ("law", "correction", "open_loop")
+
+
+def default_rules(kind: str, anchor: Anchor | None) -> list[Trigger]:
+    """Laws, corrections and open loops at session start (and, anchored, with their code too);
+    hazards and rituals at session start only when unanchored, else when their code is touched."""
+    rules: list[Trigger] = []
+    if anchor is None or kind in REPOSITORY_WIDE_KINDS:
+        rules.append(("session-start", None))
+    if anchor is not None:
+        rules.append(("edit", None))
+        if kind != "ritual":
+            rules.append(("read", None))
+    if kind == "ritual":
+        rules.append(("commit", None))
+    return rules
+
+
+def parse_trigger(text: object) -> Trigger | None:
+    """`edit:src/**` -> ("edit", "src/**"); an unknown event (hand-edited YAML) is dropped."""
+    event, _, glob = str(text).partition(":")
+    if event not in EVENTS:
+        return None
+    glob = glob.strip()
+    return event, glob if glob and event != "session-start" else None
+
+
+def path_matches(glob: str, path: str) -> bool:
+    """gitignore-style: `*` `?` `[...]` within a segment, `**` across segments, no `/`: any folder."""
+    pattern = glob.strip()
+    rooted = "/" in pattern.strip("/") or pattern.startswith("/")
+    segments = [s for s in pattern.strip("/").split("/") if s]
+    if not segments:
+        return False
+    if not rooted:
+        segments.insert(0, "**")
+    segments.append("**")  # a folder matches everything below it
+    return _match_segments(segments, path.split("/"))
+
+
+def command_matches(pattern: str, command: str) -> bool:
+    """A command pattern (a glob with a space): `*` and `?` match any characters, `/` included."""
+    return _match_name(pattern.strip(), command.strip())
+
+
+def _match_segments(segments: list[str], parts: list[str]) -> bool:
+    if not segments:
+        return not parts
+    head, rest = segments[0], segments[1:]
+    if head == "**":
+        return any(_match_segments(rest, parts[i:]) for i in range(len(parts) + 1))
+    return bool(parts) and _match_name(head, parts[0]) and _match_segments(rest, parts[1:])
+
+
+def _match_name(pattern: str, name: str) -> bool:
+    """fnmatch without the re module: `*`, `?`, `[abc]`, `[a-z]`, `[!abc]`; backtracks on `*`."""
+    p = n = 0
+    star_p = star_n = -1
+    while n < len(name):
+        if p < len(pattern):
+            c = pattern[p]
+            if c == "*":
+                star_p, star_n = p, n
+                p += 1
+                continue
+            if c == "?":
+                p += 1
+                n += 1
+                continue
+            if c == "[":
+                matched, end = _match_class(pattern, p, name[n])
+                if end < 0 and name[n] == "[":  # no closing bracket: a literal '['
+                    p += 1
+                    n += 1
+                    continue
+                if matched:
+                    p = end
+                    n += 1
+                    continue
+            elif c == name[n]:
+                p += 1
+                n += 1
+                continue
+        if star_p < 0:
+            return False
+        star_n += 1
+        p, n = star_p + 1, star_n
+    while p < len(pattern) and pattern[p] == "*":
+        p += 1
+    return p == len(pattern)
+
+
+def _match_class(pattern: str, start: int, char: str) -> tuple[bool, int]:
+    """Does `char` match the [...] at `start`? Returns (matched, index after `]`), or (False, -1)."""
+    i = start + 1
+    negate = i < len(pattern) and pattern[i] in "!^"
+    if negate:
+        i += 1
+    first = i
+    matched = False
+    while i < len(pattern) and (pattern[i] != "]" or i == first):
+        if i + 2 < len(pattern) and pattern[i + 1] == "-" and pattern[i + 2] != "]":
+            matched |= pattern[i] <= char <= pattern[i + 2]
+            i += 3
+        else:
+            matched |= pattern[i] == char
+            i += 1
+    if i >= len(pattern):
+        return False, -1
+    return matched != negate, i + 1
+
+
+def _positive_int(value: object, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else default
+
+
+# -- cues ---------------------------------------------------------------------------------
+
+class Cue:
+    """One moment: an event, and what it is about.
+
+    path: repository-relative file for read/edit. narrow: the edit names a region (Edit,
+    MultiEdit), so symbol anchors are checked against it. text: the command for run/commit,
+    the prompt for prompt.
+    """
+
+    __slots__ = ("_tokens", "event", "narrow", "path", "source", "text")
+
+    def __init__(self, event: str, path: str | None = None, *, narrow: bool = False,
+                 text: str = "", source: str | None = None) -> None:
+        self.event = event
+        self.path = path
+        self.narrow = narrow
+        self.text = text
+        self.source = source
+        self._tokens: set[str] | None = None
+
+    def tokens(self, worktree: str | None = None) -> set[str]:
+        """Words of the command or prompt that could be paths, repository-relative where possible."""
+        if self._tokens is None:
+            found: set[str] = set()
+            prefix = worktree.rstrip("/") + "/" if worktree else None
+            for token in self.text.translate(_TOKEN_BREAKS).split():
+                token = token.lstrip("@").rstrip(":.!?")
+                if not token:
+                    continue
+                if prefix and token.startswith(prefix):
+                    token = token[len(prefix):]
+                while token.startswith("./"):
+                    token = token[2:]
+                found.add(token)
+                if "::" in token:  # pytest node ids: tests/test_db.py::test_x
+                    found.add(token.split("::", 1)[0])
+            self._tokens = found
+        return self._tokens
+
+
+class Plan:
+    """What one moment delivers: entry ids, retractions, what the budget left out, the text."""
+
+    __slots__ = ("active", "left_out", "retractions", "text")
+
+    def __init__(self) -> None:
+        self.active: list[str] = []
+        self.retractions: list[str] = []
+        self.left_out: list[str] = []
+        self.text = ""
+
+
+# -- choosing -----------------------------------------------------------------------------
+
+def plan(rules: CompiledRules, cue: Cue, record: SessionRecord, *, now: float, worktree: str | None = None,
+         symbol_hit: SymbolHit | None = None, commit_paths: CommitPaths | None = None,
+         relevance: Relevance | None = None) -> Plan:
+    """Decide and render what `cue` delivers, given what this session already has (`record`).
+
+    record: {"delivered": {id: ...}, "retracted": {id: ...}} (not modified here).
+    symbol_hit(path, symbol) -> bool: does the edit touch that declaration (True when unsure).
+    commit_paths() -> set of paths the commit would include (asked only when a rule needs it).
+    relevance() -> {id: ISO time it last fired on a cue} (asked only when over budget).
+    """
+    today = _utc(now)[:10]
+    result = Plan()
+    delivered = record.get("delivered") or {}
+    retracted = record.get("retracted") or {}
+    active = rules.get("active") or {}
+    if cue.event == "session-start":
+        chosen, result.left_out = session_start_selection(rules, today, relevance)
+    else:
+        chosen = [entry_id for entry_id, e in active.items()
+                  if not expired(e, today) and fires(e, cue, worktree, symbol_hit, commit_paths)]
+    fresh = [i for i in chosen if i not in delivered]
+    pending = [i for i in recent_retractions(rules, now) if i not in retracted]
+    text, shown, withdrawn = render(rules, cue, fresh, pending, left_out=len(result.left_out))
+    result.active, result.retractions, result.text = shown, withdrawn, text
+    return result
+
+
+def session_start_selection(rules: CompiledRules, today: str,
+                            relevance: Relevance | None = None) -> tuple[list[str], list[str]]:
+    """Repository-wide entries within the budget, and those demoted (least recently relevant first)."""
+    active = rules.get("active") or {}
+    candidates = [i for i, e in active.items()
+                  if not expired(e, today) and any(r[0] == "session-start" for r in e["rules"])]
+    max_entries = rules.get("max_entries", DEFAULT_MAX_ENTRIES)
+    max_chars = rules.get("max_chars", DEFAULT_MAX_CHARS)
+    sizes = {i: len(entry_line(i, active[i])) for i in candidates}
+    if len(candidates) <= max_entries and sum(sizes.values()) <= max_chars:
+        return _in_reading_order(candidates, active), []
+    seen = relevance() if relevance else {}
+    # Most recently relevant first: when it last fired on a cue, or when it was recorded.
+    ranked = sorted(candidates, key=lambda i: (max(active[i]["created"], seen.get(i, "")), i), reverse=True)
+    kept: list[str] = []
+    used = 0
+    for entry_id in ranked:
+        if len(kept) < max_entries and used + sizes[entry_id] <= max_chars:
+            kept.append(entry_id)
+            used += sizes[entry_id]
+    left_out = [i for i in reversed(ranked) if i not in kept]
+    return _in_reading_order(kept, active), left_out
+
+
+def _in_reading_order(ids: list[str], active: Mapping[str, ActiveEntry]) -> list[str]:
+    return sorted(ids, key=lambda i: (_kind_rank(active[i]["kind"]), active[i]["created"], i))
+
+
+def _kind_rank(kind: str) -> int:
+    return KIND_ORDER.index(kind) if kind in KIND_ORDER else len(KIND_ORDER)
+
+
+def expired(entry: ActiveEntry, today: str) -> bool:
+    """Same rule as Entry.expired: delivered through its `expires` day, not after."""
+    expires = entry.get("expires")
+    return bool(expires) and str(expires)[:10] < today
+
+
+def recent_retractions(rules: CompiledRules, now: float) -> list[str]:
+    """Entries retired within the retraction period, oldest first."""
+    days = rules.get("retraction_days", DEFAULT_RETRACTION_DAYS)
+    cutoff = _utc(now - days * 86400)
+    retired = rules.get("retired") or {}
+    recent = [i for i, e in retired.items() if e["at"] and _normal_time(e["at"]) >= cutoff]
+    return sorted(recent, key=lambda i: (retired[i]["at"], i))
+
+
+def fires(entry: ActiveEntry, cue: Cue, worktree: str | None = None, symbol_hit: SymbolHit | None = None,
+          commit_paths: CommitPaths | None = None) -> bool:
+    return any(rule[0] == cue.event and _holds(entry, rule, cue, worktree, symbol_hit, commit_paths)
+               for rule in entry["rules"])
+
+
+def _holds(entry: ActiveEntry, rule: Trigger, cue: Cue, worktree: str | None, symbol_hit: SymbolHit | None,
+           commit_paths: CommitPaths | None) -> bool:
+    event, glob = rule
+    anchor = entry.get("anchor")
+    if event == "session-start":
+        return True
+    if event in ("read", "edit"):
+        if not cue.path:
+            return False
+        if glob is not None:
+            if not path_matches(glob, cue.path):
+                return False
+        elif anchor and cue.path != anchor[0]:
+            return False
+        if event == "edit" and cue.narrow and anchor and anchor[1] and cue.path == anchor[0]:
+            return True if symbol_hit is None else bool(symbol_hit(anchor[0], anchor[1]))
+        return True
+    if event == "run":
+        if glob is not None:
+            if " " in glob:
+                return command_matches(glob, cue.text)
+            return any(path_matches(glob, t) for t in cue.tokens(worktree))
+        return anchor[0] in cue.tokens(worktree) if anchor else True
+    if event == "commit":
+        if glob is not None:
+            return any(path_matches(glob, p) for p in (commit_paths() if commit_paths else set()))
+        if not anchor:
+            return True
+        return anchor[0] in (commit_paths() if commit_paths else set())
+    if event == "prompt":
+        if glob is not None:
+            return any(path_matches(glob, t) for t in cue.tokens(worktree))
+        if anchor:
+            leaf = (anchor[1] or "").rsplit(".", 1)[-1]
+            return anchor[0] in cue.tokens(worktree) or bool(leaf and leaf in _identifiers(cue.text))
+        return True
+    return False
+
+
+def _identifiers(text: str) -> set[str]:
+    return set("".join(c if c.isalnum() or c == "_" else " " for c in text).split())
+
+
+# -- rendering ----------------------------------------------------------------------------
+
+def entry_line(entry_id: str, entry: ActiveEntry) -> str:
+    anchor = entry.get("anchor")
+    where = f" ({anchor[0]}::{anchor[1]})" if anchor and anchor[1] else f" ({anchor[0]})" if anchor else ""
+    label = KIND_LABEL.get(entry["kind"], entry["kind"])
+    return f"- {label}{where}: {_indent(entry['body'])} [{entry_id}]"
+
+
+def retraction_line(entry_id: str, entry: RetiredEntry) -> str:
+    """What was believed, that it no longer holds, and why."""
+    anchor = entry.get("anchor")
+    where = f" ({anchor[0]}::{anchor[1]})" if anchor and anchor[1] else f" ({anchor[0]})" if anchor else ""
+    label = KIND_LABEL.get(entry["kind"], entry["kind"]).lower()
+    who = "the developer" if entry.get("source") == "user" else "an AI agent"
+    if entry.get("by"):
+        why = f"It was replaced by entry {entry['by']}."
+    else:
+        reason = " ".join(entry.get("why", "").split()) or "The developer retired it."
+        why = "Why: " + reason + ("" if reason.endswith(".") else ".")
+    return (f"- Withdrawn {label}{where}, recorded by {who}: \"{_indent(entry['body'])}\" "
+            f"This no longer holds. {why} [{entry_id}]")
+
+
+def situation(cue: Cue) -> str | None:
+    """What the moment is, as the start of a section header (None at session start)."""
+    if cue.event in ("read", "edit"):
+        return f"Before you touch {cue.path}"
+    return {"run": "Before this command runs", "commit": "Before this commit",
+            "prompt": "About this request"}.get(cue.event)
+
+
+def section_headers(cue: Cue) -> tuple[str, str]:
+    """Headers for the developer's entries and for the agent's, which are never passed off as the developer's."""
+    where = situation(cue)
+    if where is None:
+        return START_USER_HEADER, AGENT_HEADER
+    return (f"{where}: the developer stated these in earlier sessions (gitmem):",
+            f"{where}: an AI agent recorded these in earlier sessions, not the developer; "
+            "verify before relying on them (gitmem):")
+
+
+def render(rules: CompiledRules, cue: Cue, active_ids: list[str], retraction_ids: list[str], *,
+           left_out: int = 0, limit: int = MAX_CONTEXT_CHARS) -> tuple[str, list[str], list[str]]:
+    """The text for the agent and the ids it really contains (the size limit may cut some)."""
+    active = rules.get("active") or {}
+    retired = rules.get("retired") or {}
+    users = [i for i in active_ids if active[i]["source"] == "user"]
+    agents = [i for i in active_ids if active[i]["source"] != "user"]
+    shown_ids: list[str] = []
+    withdrawn_ids: list[str] = []
+    user_header, agent_header = section_headers(cue)
+    sections = [(user_header, shown_ids, [(i, entry_line(i, active[i])) for i in users]),
+                (agent_header, shown_ids, [(i, entry_line(i, active[i])) for i in agents]),
+                (RETRACTION_HEADER, withdrawn_ids, [(i, retraction_line(i, retired[i])) for i in retraction_ids])]
+    footer = ""
+    if left_out:
+        footer = (f"({left_out} more repository-wide "
+                  f"{'entry was' if left_out == 1 else 'entries were'} left out to keep this short; "
+                  "`gitmem status` lists them.)")
+    lines: list[str] = []
+    size = len(OPEN_TAG) + len(CLOSE_TAG) + len(footer) + 3
+    for header, taken, items in sections:
+        started = False
+        for entry_id, line in items:
+            extra = len(line) + 1 + (0 if started else len(header) + 1)
+            if size + extra > limit:
+                continue  # too big for this message; it stays undelivered and may fire later
+            if not started:
+                lines.append(header)
+                started = True
+            lines.append(line)
+            size += extra
+            taken.append(entry_id)
+    if not lines:
+        return "", [], []
+    if footer and shown_ids:
+        lines.append(footer)
+    return "\n".join([OPEN_TAG, *lines, CLOSE_TAG]), shown_ids, withdrawn_ids
+
+
+def _indent(text: str) -> str:
+    return text.strip().replace("\n", "\n  ")
+
+
+def _utc(seconds: float) -> str:
+    from gitmem.base.files import utc_stamp
+
+    return utc_stamp(seconds)
+
+
+def _normal_time(stamp: str) -> str:
+    """`2026-01-01T10:00:00+00:00` and `...Z` compare alike; a bare date counts from midnight."""
+    stamp = str(stamp)
+    return stamp[:19] + "Z" if len(stamp) >= 19 else stamp[:10] + "T00:00:00Z"

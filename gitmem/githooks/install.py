@@ -1,0 +1,140 @@
+"""Install and remove gitmem's git hooks without clobbering anyone else's.
+
+A foreign hook is renamed to `<hook>.gitmem-orig` and chained from gitmem's stub, so it
+keeps running first with its exit status respected. `core.hooksPath` is honoured when
+it points inside the repository (husky); a shared hooks folder outside it is refused,
+since one repository's init must not change every repository's hooks.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from importlib import resources
+from pathlib import Path
+
+from gitmem import git
+from gitmem.base.paths import RepoPaths
+from gitmem.errors import GitmemError
+
+HOOK_NAMES = ("pre-commit", "post-commit", "post-merge", "post-rewrite")
+MARKER = "# gitmem: managed hook stub"
+ORIG_SUFFIX = ".gitmem-orig"
+TEXTCONV_KEY = "diff.gitmem.textconv"
+ATTRIBUTES = ".gitmem/.gitattributes"
+ATTRIBUTES_LINE = "entries/*.yaml diff=gitmem\n"
+# AGENTS.md's managed section merges through gitmem (gitmem.delivery.agents_md.main). Set per clone in
+# .git/info/attributes, next to the driver it names; a clone without it merges as plain text.
+MERGE_DRIVER = "gitmem-agents-md"
+MERGE_SECTION = f"merge.{MERGE_DRIVER}"
+MERGE_ATTRIBUTE = f"/AGENTS.md merge={MERGE_DRIVER}\n"
+
+
+def _template() -> str:
+    return resources.files("gitmem.githooks").joinpath("git-hook.sh").read_text(encoding="utf-8")
+
+
+def is_ours(path: Path) -> bool:
+    try:
+        return MARKER in path.read_text(encoding="utf-8", errors="replace")[:400]
+    except OSError:
+        return False
+
+
+def hooks_folder(repo: RepoPaths) -> Path:
+    folder = git.hooks_dir(repo.worktree).resolve()
+    inside = any(folder.is_relative_to(p.resolve()) for p in (repo.worktree, repo.common_dir))
+    if not inside:
+        raise GitmemError(
+            f"core.hooksPath points outside this repository ({folder}); gitmem will not install "
+            "into a shared hooks folder. Unset it for this repository or add "
+            "`python -m gitmem.githooks.on_commit <hook>` to your shared hooks yourself.")
+    return folder
+
+
+def _orig_mode(orig: Path) -> str:
+    """husky's shims locate the real hook from $0, so they must be sourced, not executed."""
+    try:
+        head = orig.read_text(encoding="utf-8", errors="replace")[:2000]
+    except OSError:
+        return "exec"
+    return "source" if head.startswith("#!") and "sh" in head.splitlines()[0] and "husky" in head else "exec"
+
+
+def install(repo: RepoPaths, python: str | None = None) -> list[str]:
+    """Install (or refresh) the stubs; running it twice changes nothing. Returns what it did."""
+    folder = hooks_folder(repo)
+    folder.mkdir(parents=True, exist_ok=True)
+    python = python or sys.executable
+    done: list[str] = []
+    for name in HOOK_NAMES:
+        hook = folder / name
+        orig = folder / (name + ORIG_SUFFIX)
+        if (hook.exists() or hook.is_symlink()) and not is_ours(hook):
+            if orig.exists() or orig.is_symlink():
+                # Another tool replaced our stub after we chained the first original: keep
+                # both, chain the newer one.
+                orig.rename(folder / (name + ORIG_SUFFIX + ".prev"))
+            hook.rename(orig)
+            done.append(f"chained existing {name} hook ({orig.name})")
+        text = (_template()
+                .replace("@HOOK@", name)
+                .replace("@PYTHON@", shlex.quote(python))
+                .replace("@ORIG_MODE@", _orig_mode(orig) if orig.exists() else "exec"))
+        if not hook.exists() or hook.read_text(encoding="utf-8", errors="replace") != text:
+            hook.write_text(text, encoding="utf-8")
+            done.append(f"installed {name} hook")
+        os.chmod(hook, 0o755)
+
+    textconv = f"{shlex.quote(python)} -I -m gitmem.githooks.textconv"
+    if git.config_get(repo.worktree, TEXTCONV_KEY) != textconv:
+        git.config_set(repo.worktree, TEXTCONV_KEY, textconv)
+        done.append("configured textconv for entry diffs")
+    attributes = repo.worktree / ATTRIBUTES
+    if not attributes.exists():
+        attributes.parent.mkdir(parents=True, exist_ok=True)
+        attributes.write_text(ATTRIBUTES_LINE, encoding="utf-8")
+
+    driver = f"{shlex.quote(python)} -I -m gitmem.delivery.agents_md %O %A %B"
+    if git.config_get(repo.worktree, f"{MERGE_SECTION}.driver") != driver:
+        git.config_set(repo.worktree, f"{MERGE_SECTION}.driver", driver)
+        git.config_set(repo.worktree, f"{MERGE_SECTION}.name", "gitmem: AGENTS.md managed section")
+        done.append("configured the AGENTS.md merge driver")
+    info = repo.common_dir / "info" / "attributes"
+    lines = info.read_text(encoding="utf-8").splitlines(keepends=True) if info.exists() else []
+    if MERGE_ATTRIBUTE not in lines:
+        info.parent.mkdir(parents=True, exist_ok=True)
+        separator = "\n" if lines and not lines[-1].endswith("\n") else ""
+        info.write_text("".join(lines) + separator + MERGE_ATTRIBUTE, encoding="utf-8")
+    return done
+
+
+def uninstall(repo: RepoPaths) -> list[str]:
+    """Remove gitmem's stubs and put back exactly the hooks that were there before."""
+    folder = git.hooks_dir(repo.worktree).resolve()
+    done: list[str] = []
+    for name in HOOK_NAMES:
+        hook = folder / name
+        orig = folder / (name + ORIG_SUFFIX)
+        if not is_ours(hook):
+            continue
+        hook.unlink()
+        if orig.exists() or orig.is_symlink():
+            orig.rename(hook)
+            done.append(f"restored the original {name} hook")
+        else:
+            done.append(f"removed {name} hook")
+    if git.config_get(repo.worktree, TEXTCONV_KEY):
+        git.config_unset(repo.worktree, TEXTCONV_KEY)
+        git.git(repo.worktree, "config", "--remove-section", "diff.gitmem", check=False)
+        done.append("removed the textconv setting")
+    if git.config_get(repo.worktree, f"{MERGE_SECTION}.driver"):
+        git.git(repo.worktree, "config", "--remove-section", MERGE_SECTION, check=False)
+        done.append("removed the AGENTS.md merge driver")
+    info = repo.common_dir / "info" / "attributes"
+    if info.exists():
+        lines = info.read_text(encoding="utf-8").splitlines(keepends=True)
+        if MERGE_ATTRIBUTE in lines:
+            info.write_text("".join(line for line in lines if line != MERGE_ATTRIBUTE), encoding="utf-8")
+    return done

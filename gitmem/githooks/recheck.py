@@ -1,0 +1,173 @@
+"""Re-check anchors against a change: keep, re-anchor (moved/renamed) or retire.
+
+Only entries anchored to files the change touches are looked at, and only files the
+change touches are parsed, so the cost grows with the change, not the repository.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitmem import git
+from gitmem.base.paths import RepoPaths
+from gitmem.code.anchors import Declaration, DeclarationCache, declarations, find
+from gitmem.code.grammar import language_for_path
+from gitmem.store.entry import Anchor, Entry
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    entry: Entry     # the entry as it should now be stored
+    action: str      # "reanchored" or "retired"
+    detail: str
+
+
+class Snapshot:
+    """File contents at one state of the repository: a commit, or the index when rev is None."""
+
+    def __init__(self, repo: RepoPaths, rev: str | None) -> None:
+        self.repo = repo
+        self.rev = rev
+        self.cache = DeclarationCache(repo.state / "decl-cache")
+        self._blobs: dict[str, str] = {}
+
+    def prefetch(self, paths: Iterable[str]) -> None:
+        wanted = [p for p in paths if p not in self._blobs]
+        if not wanted:
+            return
+        if self.rev is None:
+            found = git.index_blob_ids(self.repo.worktree, wanted)
+        else:
+            found = git.tree_blob_ids(self.repo.worktree, self.rev, wanted)
+        for path in wanted:
+            self._blobs[path] = found.get(path, "")
+
+    def exists(self, path: str) -> bool:
+        self.prefetch([path])
+        return bool(self._blobs[path])
+
+    def declarations(self, path: str) -> list[Declaration]:
+        language = language_for_path(path)
+        if language is None or not self.exists(path):
+            return []
+        blob = self._blobs[path]
+        return self.cache.get(blob, language, lambda: git.read_blobs(self.repo.worktree, [blob]).get(blob, b""))
+
+
+def _unique(matches: list[tuple[str, Declaration]], symbol: str) -> tuple[str, Declaration] | None:
+    """One candidate, preferring the one that kept the symbol's own name; ambiguity means no match."""
+    if len(matches) == 1:
+        return matches[0]
+    last = symbol.rsplit(".", 1)[-1]
+    named = [m for m in matches if m[1].name.rsplit(".", 1)[-1] == last]
+    return named[0] if len(named) == 1 else None
+
+
+def recheck(repo: RepoPaths, entries: Iterable[Entry], changes: list[git.Change],
+            before: Snapshot, after: Snapshot, commit: str | None = None) -> list[Outcome]:
+    by_old_path = {c.old_path or c.path: c for c in changes if c.status != "A"}
+    touched = [e for e in entries if e.active and e.anchor and e.anchor.path in by_old_path]
+    if not touched:
+        return []
+    candidates = [c.path for c in changes if c.status != "D"]
+    after.prefetch(candidates)
+    outcomes: list[Outcome] = []
+    for entry in touched:
+        anchor = entry.anchor
+        assert anchor is not None
+        change = by_old_path[anchor.path]
+        new_path = None if change.status == "D" else change.path
+
+        if anchor.symbol is None:
+            if new_path is None:
+                outcomes.append(_retire(entry, f"{anchor.path} was deleted", commit))
+            elif new_path != anchor.path:
+                moved = Anchor(new_path, None, language_for_path(new_path), None)
+                outcomes.append(Outcome(entry.reanchored(moved, "file renamed"), "reanchored",
+                                        f"{anchor.path} → {new_path}"))
+            continue
+
+        symbol = anchor.symbol
+        old = find(before.declarations(anchor.path), symbol)
+        fingerprint = old.fingerprint if old else anchor.fingerprint
+        found: tuple[str, Declaration] | None = None
+        why = ""
+        if new_path is not None:
+            same = find(after.declarations(new_path), symbol)
+            if same is not None:
+                if new_path == anchor.path:
+                    continue  # still there: nothing to do
+                found, why = (new_path, same), "file renamed"
+        if found is None and fingerprint:
+            # Renamed in place, moved to another file, or moved into a base class elsewhere:
+            # the body (with its own name masked) is unchanged.
+            matches = [(p, d) for p in candidates for d in after.declarations(p)
+                       if d.fingerprint == fingerprint]
+            found = _unique(matches, symbol)
+            why = "same body found"
+        if found is None:
+            # Moved to another file under the same qualified name (body may have changed).
+            matches = [(p, d) for p in candidates if p != new_path
+                       for d in after.declarations(p) if d.name == symbol
+                       and find(before.declarations(p), symbol) is None]
+            found = _unique(matches, symbol)
+            why = "same name found in another file"
+        if found is not None:
+            path, decl = found
+            moved = Anchor(path, decl.name, language_for_path(path), decl.fingerprint)
+            outcomes.append(Outcome(entry.reanchored(moved, why), "reanchored", f"{anchor} → {moved} ({why})"))
+        else:
+            where = f"{anchor.path} was deleted" if new_path is None else f"`{symbol}` was removed from {new_path}"
+            outcomes.append(_retire(entry, where, commit))
+    return outcomes
+
+
+def _retire(entry: Entry, what: str, commit: str | None) -> Outcome:
+    reason = (f"{what}; no declaration with the same name or body remains in the change. "
+              f"The entry was anchored to {entry.anchor}, so it no longer holds.")
+    return Outcome(entry.revoked(reason, commit), "retired", what)
+
+
+def check_all(repo: RepoPaths, entries: Iterable[Entry], rev: str) -> list[tuple[Entry, str]]:
+    """Active entries whose anchor does not resolve at `rev`, with the problem (for CI gates)."""
+    snap = Snapshot(repo, rev)
+    active = [e for e in entries if e.active and e.anchor]
+    snap.prefetch(e.anchor.path for e in active if e.anchor)
+    problems: list[tuple[Entry, str]] = []
+    for entry in active:
+        anchor = entry.anchor
+        assert anchor is not None
+        if not snap.exists(anchor.path):
+            problems.append((entry, f"{anchor.path} does not exist at {rev}"))
+        elif anchor.symbol and find(snap.declarations(anchor.path), anchor.symbol) is None:
+            problems.append((entry, f"`{anchor.symbol}` not found in {anchor.path} at {rev}"))
+    return problems
+
+
+def resolve_in_worktree(repo: RepoPaths, anchor_text: str) -> Anchor:
+    """Validate an anchor typed by a person against the working tree (for `gitmem add`)."""
+    from gitmem.code.anchors import closest, split_anchor
+    from gitmem.errors import AnchorError
+
+    try:
+        path, symbol = split_anchor(anchor_text)
+    except ValueError as exc:
+        raise AnchorError(f"anchor {anchor_text!r}: {exc}") from None
+    file = repo.worktree / path
+    if not file.is_file():
+        raise AnchorError(f"anchor {anchor_text!r}: {path} is not a file in this repository")
+    language = language_for_path(path)
+    if symbol is None:
+        return Anchor(path, None, language, None)
+    if language is None:
+        raise AnchorError(f"anchor {anchor_text!r}: no grammar for {Path(path).suffix or path}; "
+                          "anchor the file instead")
+    decls = declarations(file.read_bytes(), language)
+    decl = find(decls, symbol)
+    if decl is None:
+        near = closest(symbol, decls)
+        hint = ("; closest declarations: " + ", ".join(near)) if near else "; the file has no declarations"
+        raise AnchorError(f"anchor {anchor_text!r}: `{symbol}` is not declared in {path}{hint}")
+    return Anchor(path, decl.name, language, decl.fingerprint)

@@ -1,0 +1,128 @@
+"""Memory changes between two revisions, as Markdown fit to paste into a pull request."""
+
+from __future__ import annotations
+
+from gitmem import git
+from gitmem.base.paths import RepoPaths
+from gitmem.errors import EntryError, GitmemError
+from gitmem.store.entry import Entry
+from gitmem.store.yaml_files import LoadResult, parse_entry_text
+
+ENTRIES_PREFIX = ".gitmem/entries/"
+
+
+def entries_at(repo: RepoPaths, rev: str | None) -> LoadResult:
+    """The store as committed at `rev` (None: empty, e.g. before the first commit)."""
+    result = LoadResult()
+    if rev is None:
+        return result
+    blobs = git.tree_blob_ids(repo.worktree, rev, [ENTRIES_PREFIX])
+    contents = git.read_blobs(repo.worktree, blobs.values())
+    for path, blob in sorted(blobs.items()):
+        if not path.endswith(".yaml"):
+            continue
+        try:
+            result.entries.append(parse_entry_text(contents[blob].decode("utf-8"), path))
+        except UnicodeDecodeError:
+            result.errors.append(EntryError(path, None, "not valid UTF-8"))
+        except EntryError as exc:
+            result.errors.append(exc)
+    return result
+
+
+def split_range(repo: RepoPaths, spec: str | None) -> tuple[str | None, str]:
+    """`BASE..HEAD`, `BASE` (to HEAD) or nothing (the last commit); BASE may be a merge base."""
+    if not spec:
+        spec = "HEAD~1..HEAD" if git.rev_parse(repo.worktree, "HEAD~1") else "..HEAD"
+    base_text, sep, head_text = spec.partition("..")
+    if not sep:
+        base_text, head_text = spec, "HEAD"
+    if head_text.startswith("."):  # BASE...HEAD: compare with the merge base
+        head_text = head_text[1:]
+        base_text = git.git_text(repo.worktree, "merge-base", base_text or "HEAD", head_text or "HEAD")
+    head = git.rev_parse(repo.worktree, head_text or "HEAD")
+    if head is None:
+        raise GitmemError(f"unknown revision {head_text or 'HEAD'!r}")
+    base = git.rev_parse(repo.worktree, base_text) if base_text else None
+    if base_text and base is None:
+        raise GitmemError(f"unknown revision {base_text!r}")
+    return base, head
+
+
+def _line(e: Entry) -> str:
+    anchor = f" `{e.anchor}`" if e.anchor else ""
+    who = "" if e.source == "user" else " _(recorded from the agent, not the developer)_"
+    body = " ".join(e.body.split())
+    return f"- **{e.kind}**{anchor}: “{body}”{who} <sub>{e.id}</sub>"
+
+
+def diff_markdown(repo: RepoPaths, base: str | None, head: str) -> str:
+    before = {e.id: e for e in entries_at(repo, base).entries}
+    after_load = entries_at(repo, head)
+    after = {e.id: e for e in after_load.entries}
+    sections: dict[str, list[str]] = {k: [] for k in
+                                      ("Added", "Retired", "Superseded", "Re-anchored", "Changed", "Deleted")}
+    for entry_id, new in after.items():
+        old = before.get(entry_id)
+        if old is None:
+            sections["Added" if new.active else "Retired"].append(_line(new))
+            if new.revocation:
+                sections["Retired"].append(f"  - why: {new.revocation.reason}")
+            continue
+        if old.status != new.status and new.status == "revoked" and new.revocation:
+            sections["Retired"].append(_line(old))
+            sections["Retired"].append(f"  - why: {new.revocation.reason}")
+        elif old.status != new.status and new.status == "superseded":
+            replacement = after.get(new.superseded_by or "")
+            by = f" by “{' '.join(replacement.body.split())}”" if replacement else ""
+            sections["Superseded"].append(_line(old) + f"\n  - superseded{by} <sub>{new.superseded_by}</sub>")
+        elif old.anchor != new.anchor and old.anchor and new.anchor:
+            why = new.moves[-1].get("why", "") if new.moves else ""
+            sections["Re-anchored"].append(_line(new) + f"\n  - `{old.anchor}` → `{new.anchor}`"
+                                           + (f" ({why})" if why else ""))
+        elif old.to_dict() != new.to_dict():
+            fields = [k for k, v in new.to_dict().items() if old.to_dict().get(k) != v]
+            sections["Changed"].append(_line(new) + f"\n  - changed: {', '.join(fields)}")
+    for entry_id, old in before.items():
+        if entry_id not in after:
+            sections["Deleted"].append(_line(old) + "\n  - ⚠ the entry file was deleted; "
+                                       "gitmem retires entries instead of deleting them")
+    head_short = head[:10]
+    title = f"## Memory changes {base[:10] + '..' if base else ''}{head_short}"
+    out = [title, ""]
+    for name, lines in sections.items():
+        if lines:
+            count = sum(1 for line in lines if line.startswith("- "))
+            out += [f"### {name} ({count})", *lines, ""]
+    if len(out) == 2:
+        out.append("No memory changes.")
+    for err in after_load.errors:
+        out.append(f"- ⚠ unreadable entry: {err}")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def entry_text(entry: Entry) -> str:
+    """A readable rendering of one entry: what `git diff` shows through the textconv driver."""
+    lines = [f"{entry.kind} [{entry.status}] from {entry.source}  ({entry.id})"]
+    if entry.anchor:
+        lines.append(f"anchor: {entry.anchor}")
+    if entry.triggers:
+        lines.append("delivered on: " + ", ".join(str(t) for t in entry.triggers))
+    lines.append("")
+    lines += [f"    {line}" for line in entry.body.splitlines()]
+    lines.append("")
+    if entry.supersedes:
+        lines.append("supersedes: " + ", ".join(entry.supersedes))
+    if entry.superseded_by:
+        lines.append(f"superseded by: {entry.superseded_by}")
+    if entry.expires:
+        lines.append(f"expires: {entry.expires}")
+    for move in entry.moves:
+        lines.append(f"re-anchored {move.get('at', '')}: {move.get('from')} -> {move.get('to')}"
+                     f" ({move.get('why', '')})")
+    if entry.revocation:
+        r = entry.revocation
+        lines.append(f"revoked {r.at}" + (f" in {r.commit[:10]}" if r.commit else "") + f": {r.reason}")
+    session = f" in session {entry.created_session}" if entry.created_session else ""
+    lines.append(f"created {entry.created_at}{session}")
+    return "\n".join(lines) + "\n"

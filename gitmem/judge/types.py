@@ -1,0 +1,48 @@
+"""The values the judge passes around: what it reads of a turn, and what it proposes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Packet:
+    session_id: str
+    turn: int
+    user: str
+    assistant: str
+    files_modified: tuple[str, ...]
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Packet:
+        files = data.get("files_modified") or ()
+        if isinstance(files, str):
+            files = (files,)
+        return cls(
+            session_id=str(data.get("session_id") or ""),
+            turn=int(data.get("turn") or 0),
+            user=str(data.get("user") or ""),
+            assistant=str(data.get("assistant") or ""),
+            files_modified=tuple(str(f) for f in files),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    kind: str
+    source: str  # "user", or "agent" when the user promoted the agent's own proposal
+    body: str  # a verbatim span of the user's (or, for source agent, the assistant's) text
+    anchor: str | None  # "path" or "path::Qualified.name"; resolves in the work tree
+    supersedes: tuple[str, ...]  # ids of stored entries this one corrects
+    score: float  # the head's probability that the span is a standing constraint
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "source": self.source,
+            "anchor": self.anchor,
+            "body": self.body,
+            "supersedes": list(self.supersedes),
+            "score": round(self.score, 3),
+        }

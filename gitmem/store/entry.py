@@ -1,0 +1,247 @@
+"""The entry: one remembered statement, its kind, provenance, anchor and lifecycle.
+
+Stdlib only. Entries are validated from plain mappings (as read from YAML) and
+turned back into plain mappings; the store owns the files.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from gitmem.errors import EntryError
+
+KINDS = ("law", "hazard", "ritual", "correction", "open_loop")
+SOURCES = ("user", "agent")
+STATUSES = ("active", "superseded", "revoked")
+EVENTS = ("session-start", "prompt", "read", "edit", "run", "commit")
+
+
+def now_iso() -> str:
+    return dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def new_id() -> str:
+    """Date prefix keeps listings chronological; 8 random hex digits keep ids unique across branches."""
+    return f"{dt.datetime.now(dt.UTC):%Y%m%d}-{secrets.token_hex(4)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Anchor:
+    path: str
+    symbol: str | None = None
+    language: str | None = None
+    fingerprint: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.path}::{self.symbol}" if self.symbol else self.path
+
+
+@dataclass(frozen=True, slots=True)
+class Trigger:
+    event: str
+    glob: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> Trigger:
+        """`edit` or `edit:src/**/*.py`."""
+        event, _, glob = text.partition(":")
+        if event not in EVENTS:
+            raise ValueError(f"unknown event {event!r} (expected one of {', '.join(EVENTS)})")
+        return cls(event, glob or None)
+
+    def __str__(self) -> str:
+        return f"{self.event}:{self.glob}" if self.glob else self.event
+
+
+@dataclass(frozen=True, slots=True)
+class Revocation:
+    at: str
+    reason: str
+    commit: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    id: str
+    kind: str
+    body: str
+    source: str = "user"
+    status: str = "active"
+    anchor: Anchor | None = None
+    triggers: tuple[Trigger, ...] = ()
+    created_at: str = ""
+    created_session: str | None = None
+    created_turn: int | None = None
+    supersedes: tuple[str, ...] = ()
+    superseded_by: str | None = None
+    expires: str | None = None
+    revocation: Revocation | None = None
+    # Where the anchor pointed before automatic re-anchoring: reviewers see the trail.
+    moves: tuple[Mapping[str, str], ...] = field(default=())
+
+    @property
+    def active(self) -> bool:
+        return self.status == "active"
+
+    def expired(self, today: dt.date | None = None) -> bool:
+        if not self.expires:
+            return False
+        today = today or dt.datetime.now(dt.UTC).date()
+        return dt.date.fromisoformat(self.expires[:10]) < today
+
+    def revoked(self, reason: str, commit: str | None = None) -> Entry:
+        return replace(self, status="revoked", revocation=Revocation(now_iso(), reason, commit))
+
+    def reanchored(self, anchor: Anchor, why: str) -> Entry:
+        move = {"at": now_iso(), "from": str(self.anchor), "to": str(anchor), "why": why}
+        return replace(self, anchor=anchor, moves=(*self.moves, move))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Field order here is the order in the YAML file."""
+        data: dict[str, Any] = {
+            "id": self.id,
+            "kind": self.kind,
+            "status": self.status,
+            "source": self.source,
+            "body": self.body,
+            "anchor": None,
+            "triggers": [str(t) for t in self.triggers],
+            "created": {"at": self.created_at, "session": self.created_session, "turn": self.created_turn},
+            "supersedes": list(self.supersedes),
+            "superseded_by": self.superseded_by,
+            "expires": self.expires,
+        }
+        if self.anchor:
+            data["anchor"] = {
+                "path": self.anchor.path,
+                "symbol": self.anchor.symbol,
+                "language": self.anchor.language,
+                "fingerprint": self.anchor.fingerprint,
+            }
+        if self.moves:
+            data["moves"] = [dict(m) for m in self.moves]
+        if self.revocation:
+            data["revocation"] = {
+                "at": self.revocation.at,
+                "reason": self.revocation.reason,
+                "commit": self.revocation.commit,
+            }
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Any, path: str) -> Entry:
+        """Validate a mapping read from `path`; every problem names the field."""
+        if not isinstance(data, Mapping):
+            raise EntryError(path, None, "expected a mapping of fields at the top level")
+
+        def text(name: str, value: Any, required: bool = False) -> str | None:
+            if value is None or value == "":
+                if required:
+                    raise EntryError(path, name, "is required")
+                return None
+            if isinstance(value, (dt.date, dt.datetime)):
+                return value.isoformat()
+            if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+                raise EntryError(path, name, f"expected text, got {type(value).__name__}")
+            return str(value)
+
+        def choice(name: str, options: tuple[str, ...], default: str | None = None) -> str:
+            value = data.get(name, default)
+            if value not in options:
+                raise EntryError(path, name, f"{value!r} is not one of {', '.join(options)}")
+            return str(value)
+
+        def mapping(name: str) -> Mapping[str, Any]:
+            value = data.get(name)
+            if value is None:
+                return {}
+            if not isinstance(value, Mapping):
+                raise EntryError(path, name, "expected a mapping")
+            return value
+
+        def id_list(name: str) -> tuple[str, ...]:
+            value = data.get(name) or []
+            if isinstance(value, str):
+                value = [value]
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise EntryError(path, name, "expected a list of entry ids")
+            return tuple(value)
+
+        anchor = None
+        raw_anchor = data.get("anchor")
+        if isinstance(raw_anchor, str):
+            anchor_path, _, symbol = raw_anchor.partition("::")
+            anchor = Anchor(anchor_path, symbol or None)
+        elif raw_anchor is not None:
+            a = mapping("anchor")
+            anchor = Anchor(
+                text("anchor.path", a.get("path"), required=True) or "",
+                text("anchor.symbol", a.get("symbol")),
+                text("anchor.language", a.get("language")),
+                text("anchor.fingerprint", a.get("fingerprint")),
+            )
+
+        triggers: list[Trigger] = []
+        raw_triggers = data.get("triggers") or []
+        if not isinstance(raw_triggers, list):
+            raise EntryError(path, "triggers", "expected a list like ['edit:src/**', 'commit']")
+        for i, raw in enumerate(raw_triggers):
+            try:
+                if isinstance(raw, Mapping):
+                    triggers.append(Trigger.parse(str(raw.get("event", ""))) if not raw.get("glob")
+                                    else Trigger.parse(f"{raw.get('event')}:{raw.get('glob')}"))
+                else:
+                    triggers.append(Trigger.parse(str(raw)))
+            except ValueError as exc:
+                raise EntryError(path, f"triggers[{i}]", str(exc)) from None
+
+        created = mapping("created")
+        turn = created.get("turn")
+        if turn is not None and (not isinstance(turn, int) or isinstance(turn, bool)):
+            raise EntryError(path, "created.turn", "expected an integer")
+
+        revocation = None
+        if data.get("revocation") is not None:
+            r = mapping("revocation")
+            revocation = Revocation(
+                text("revocation.at", r.get("at")) or "",
+                text("revocation.reason", r.get("reason"), required=True) or "",
+                text("revocation.commit", r.get("commit")),
+            )
+
+        expires = text("expires", data.get("expires"))
+        if expires:
+            try:
+                dt.date.fromisoformat(expires[:10])
+            except ValueError:
+                raise EntryError(path, "expires", f"{expires!r} is not a date (YYYY-MM-DD)") from None
+
+        status = choice("status", STATUSES, "active")
+        if status == "revoked" and revocation is None:
+            raise EntryError(path, "revocation", "a revoked entry needs a revocation note")
+
+        moves = data.get("moves") or []
+        if not isinstance(moves, list) or not all(isinstance(m, Mapping) for m in moves):
+            raise EntryError(path, "moves", "expected a list of mappings")
+
+        return cls(
+            id=text("id", data.get("id"), required=True) or "",
+            kind=choice("kind", KINDS),
+            body=(text("body", data.get("body"), required=True) or "").strip(),
+            source=choice("source", SOURCES, "user"),
+            status=status,
+            anchor=anchor,
+            triggers=tuple(triggers),
+            created_at=text("created.at", created.get("at")) or "",
+            created_session=text("created.session", created.get("session")),
+            created_turn=turn,
+            supersedes=id_list("supersedes"),
+            superseded_by=text("superseded_by", data.get("superseded_by")),
+            expires=expires,
+            revocation=revocation,
+            moves=tuple({str(k): str(v) for k, v in m.items()} for m in moves),
+        )

@@ -1,0 +1,131 @@
+"""The compiled index: every entry as JSON under .git/gitmem/, so hooks never parse YAML.
+
+Hooks run in front of every tool call and inside every commit; reading one JSON file
+costs microseconds where loading YAML costs milliseconds per entry. The index is keyed
+by a stat signature of the entry files and rebuilt incrementally (only files whose
+size or mtime changed are re-parsed) whenever it is stale.
+
+This module imports only the standard library; the YAML parser is imported lazily
+when a rebuild is needed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import TYPE_CHECKING, Any
+
+from gitmem.base import fastjson
+from gitmem.base.files import write_atomic
+from gitmem.base.paths import ENTRIES_DIR, RepoPaths
+
+if TYPE_CHECKING:
+    from gitmem.store.entry import Entry
+
+INDEX_VERSION = 1
+INDEX_FILE = "index.json"
+ANCHORED_PATHS_FILE = "anchored-paths.sh"
+
+
+def _stat_table(repo: RepoPaths) -> dict[str, list[int]]:
+    table: dict[str, list[int]] = {}
+    try:
+        with os.scandir(repo.entries) as it:
+            for item in it:
+                if item.name.endswith(".yaml") and not item.name.startswith("."):
+                    st = item.stat()
+                    table[item.name] = [st.st_mtime_ns, st.st_size]
+    except FileNotFoundError:
+        pass
+    try:
+        st = repo.config.stat()
+        table["<config>"] = [st.st_mtime_ns, st.st_size]
+    except FileNotFoundError:
+        pass
+    return table
+
+
+def read_index(repo: RepoPaths) -> dict[str, Any] | None:
+    try:
+        with open(repo.state / INDEX_FILE, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and data.get("version") == INDEX_VERSION else None
+
+
+def current(repo: RepoPaths) -> dict[str, Any]:
+    """The index, rebuilt first if any entry file or the config changed since it was built."""
+    stats = _stat_table(repo)
+    index = read_index(repo)
+    if index is not None and index.get("stats") == stats:
+        return index
+    return rebuild(repo, index, stats)
+
+
+def rebuild(repo: RepoPaths, previous: dict[str, Any] | None = None,
+            stats: dict[str, list[int]] | None = None) -> dict[str, Any]:
+    from gitmem.errors import EntryError
+    from gitmem.store.yaml_files import load_config, parse_entry_text
+
+    stats = stats if stats is not None else _stat_table(repo)
+    old_stats = (previous or {}).get("stats", {})
+    old_files = (previous or {}).get("files", {})
+    files: dict[str, Any] = {}
+    for name, stat in stats.items():
+        if name == "<config>":
+            continue
+        if old_stats.get(name) == stat and name in old_files:
+            files[name] = old_files[name]
+            continue
+        rel = f".gitmem/entries/{name}"
+        try:
+            text = (repo.entries / name).read_text(encoding="utf-8")
+            files[name] = {"entry": parse_entry_text(text, rel).to_dict()}
+        except UnicodeDecodeError:
+            files[name] = {"error": {"path": rel, "field": None, "message": "not valid UTF-8"}}
+        except OSError as exc:
+            files[name] = {"error": {"path": rel, "field": None, "message": f"unreadable: {exc}"}}
+        except EntryError as exc:
+            files[name] = {"error": {"path": exc.path, "field": exc.field, "message": exc.message}}
+    index = {
+        "version": INDEX_VERSION,
+        "stats": stats,
+        "files": files,
+        "config": load_config(repo),
+    }
+    fastjson.write_file(str(repo.state / INDEX_FILE), index)
+    anchored = sorted({e["anchor"]["path"] for e in entries(index)
+                       if e["anchor"] and e["status"] == "active"})
+    # Sourced by the pre-commit stub: `set -- ':(literal)path' ...` needs no process to read.
+    quoted = " ".join("'" + (":(literal)" + p).replace("'", "'\\''") + "'" for p in anchored)
+    write_atomic(repo.state / ANCHORED_PATHS_FILE, f"set -- {quoted}\n")
+    return index
+
+
+def entries(index: dict[str, Any]) -> list[dict[str, Any]]:
+    return [f["entry"] for f in index.get("files", {}).values() if "entry" in f]
+
+
+def stored(repo: RepoPaths, active_only: bool = False) -> list[Entry]:
+    """The entries of the compiled index as Entry values (no YAML parsing); a record that does
+    not validate is skipped (its file's error is in the index)."""
+    from gitmem.errors import GitmemError
+    from gitmem.store.entry import Entry
+
+    out: list[Entry] = []
+    for data in entries(current(repo)):
+        try:
+            entry = Entry.from_dict(data, f"{ENTRIES_DIR}/{data.get('id')}.yaml")
+        except GitmemError:
+            continue
+        if entry.active or not active_only:
+            out.append(entry)
+    return out
+
+
+def errors(index: dict[str, Any]) -> list[dict[str, Any]]:
+    return [f["error"] for f in index.get("files", {}).values() if "error" in f]
+
+
+

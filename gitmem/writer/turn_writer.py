@@ -1,0 +1,156 @@
+"""Process one queued turn: transcript → packet → judge → safety gate → commits.
+
+The only code path that writes entries from conversations. Runs inside the daemon or
+`gitmem drain`, never inside a hook.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from gitmem.base.paths import RepoPaths
+from gitmem.errors import AnchorError
+from gitmem.judge import safety
+from gitmem.store import index
+from gitmem.store.entry import Entry
+from gitmem.writer import edit_log
+from gitmem.writer.queue import Job, parse_time
+
+if TYPE_CHECKING:
+    from gitmem.judge.safety import Finding
+    from gitmem.judge.turn_judge import Judge
+    from gitmem.judge.types import Candidate, Packet
+
+
+@dataclass(slots=True)
+class Outcome:
+    job: Job
+    found: bool = True                                   # the turn was in the transcript
+    recorded: list[Entry] = field(default_factory=list)
+    commits: list[str] = field(default_factory=list)
+    already: list[str] = field(default_factory=list)      # bodies recorded by an earlier attempt
+    quarantined: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        head = f"session {self.job.session[:8]} turn {self.job.turn}: "
+        if not self.found:
+            return head + "turn not found in the transcript"
+        parts = []
+        if self.recorded:
+            parts.append("recorded " + ", ".join(f"{e.kind} {e.id}" for e in self.recorded))
+        if self.already:
+            parts.append(f"{len(self.already)} already recorded")
+        if self.quarantined:
+            parts.append(f"{len(self.quarantined)} quarantined")
+        return head + ("; ".join(parts) if parts else "nothing to record")
+
+
+def stored_entries(repo: RepoPaths) -> list[Entry]:
+    """Active entries from the compiled index (no YAML parsing per job)."""
+    return index.stored(repo, active_only=True)
+
+
+def build_packet(repo: RepoPaths, job: Job) -> Packet | None:
+    """The judge's input for a queued turn; None when the turn is not in the transcript."""
+    from gitmem.judge.types import Packet
+    from gitmem.writer.transcript import read_turns
+
+    turns = read_turns(job.transcript, start=job.turn)
+    if not turns or turns[0].index != job.turn:
+        return None
+    turn = turns[0]
+    start = parse_time(turn.timestamp)
+    end = parse_time(turns[1].timestamp) if len(turns) > 1 else None
+    if end is None and job.until is not None:
+        end = job.until  # the hook call that completed the turn came after its last edit
+    files = edit_log.files_modified(repo, job.session, start, end) if start is not None else ()
+    return Packet(session_id=job.session, turn=job.turn, user=turn.user,
+                  assistant=_with_reply(turn.assistant, job.reply), files_modified=files)
+
+
+def _with_reply(assistant: str, reply: str | None) -> str:
+    """The turn's text plus Stop's last_assistant_message when the transcript lacked it."""
+    if not reply or not reply.strip():
+        return assistant
+    if " ".join(reply.split()) in " ".join(assistant.split()):
+        return assistant
+    text = f"{assistant}\n\n{reply.strip()}".strip()
+    if len(text) > 6000:  # the transcript reader's bound: keep the start and the final answer
+        text = text[:2500] + "\n[…]\n" + text[-3000:]
+    return text
+
+
+def gate(candidates: Sequence[Candidate]) -> tuple[list[Candidate], list[tuple[Candidate, list[Finding]]]]:
+    """Split candidates into (accepted, [(quarantined, findings)])."""
+    accepted, rejected = [], []
+    for candidate in candidates:
+        findings = safety.check_candidate(candidate)
+        if findings:
+            rejected.append((candidate, findings))
+        else:
+            accepted.append(candidate)
+    return accepted, rejected
+
+
+def _already_recorded(repo: RepoPaths, session: str, turn: int, body: str) -> str | None:
+    """Id of an entry created from (session, turn) with this body, if one exists."""
+    body = body.strip()
+    for data in index.entries(index.current(repo)):
+        created = data.get("created") or {}
+        if created.get("session") == session and created.get("turn") == turn and \
+                (data.get("body") or "").strip() == body:
+            return data.get("id")
+    return None
+
+
+def commit_candidates(repo: RepoPaths, job: Job, candidates: Sequence[Candidate], outcome: Outcome) -> None:
+    from gitmem.memory import Memory
+
+    memory = Memory(repo)
+    active = {e.id for e in stored_entries(repo)}
+    for c in candidates:
+        if _already_recorded(repo, job.session, job.turn, c.body):
+            outcome.already.append(c.body)
+            continue
+        supersedes = tuple(i for i in c.supersedes if i in active)
+        try:
+            rec = memory.add(c.kind, c.body, anchor=c.anchor, source=c.source, session=job.session,
+                             turn=job.turn, supersedes=supersedes)
+        except AnchorError:
+            outcome.notes.append(f"anchor {c.anchor} did not resolve; recorded for the repository")
+            rec = memory.add(c.kind, c.body, anchor=None, source=c.source, session=job.session,
+                             turn=job.turn, supersedes=supersedes)
+        outcome.recorded.append(rec.entry)
+        if rec.commit.commit:
+            outcome.commits.append(rec.commit.commit)
+        else:
+            outcome.notes.append(rec.commit.note)
+        active -= set(supersedes)
+
+
+def process(repo: RepoPaths, job: Job, judge: Judge, judge_lock: Any = None) -> Outcome:
+    """Judge one turn and record what passes; safe to repeat (commits are idempotent)."""
+    outcome = Outcome(job)
+    packet = build_packet(repo, job)
+    if packet is None:
+        outcome.found = False
+        return outcome
+    stored = stored_entries(repo)
+    if judge_lock is not None:
+        with judge_lock:
+            candidates = judge.judge(packet, stored)
+    else:
+        candidates = judge.judge(packet, stored)
+    accepted, rejected = gate(candidates)
+    if rejected:
+        logged = {(q.get("session"), q.get("turn"), q.get("body")) for q in safety.quarantined(repo)}
+        for candidate, findings in rejected:
+            if (job.session, job.turn, candidate.body) in logged:  # a redone job: logged already
+                continue
+            outcome.quarantined.append(
+                safety.quarantine(repo, candidate, findings, session=job.session, turn=job.turn))
+    commit_candidates(repo, job, accepted, outcome)
+    return outcome
