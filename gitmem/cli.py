@@ -9,22 +9,31 @@ from __future__ import annotations
 import functools
 import json
 import sys
+from collections.abc import Callable
+from typing import IO, TYPE_CHECKING, ParamSpec, TypeVar
 
 import click
 
 from gitmem.errors import GitmemError
 from gitmem.store.entry import EVENTS, KINDS
 
+if TYPE_CHECKING:
+    from gitmem.delivery.upkeep import Delivery
+    from gitmem.memory import Memory
 
-def _memory():
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _memory() -> Memory:
     from gitmem.memory import Memory
 
     return Memory()
 
 
-def reports_errors(func):
+def reports_errors(func: Callable[P, R]) -> Callable[P, R]:
     @functools.wraps(func)
-    def wrapper(*args, **kwargs):
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return func(*args, **kwargs)
         except GitmemError as exc:
@@ -69,7 +78,8 @@ def uninstall() -> None:
 @click.option("--expires", metavar="YYYY-MM-DD", help="Stop delivering after this date.")
 @click.option("--stage-only", is_flag=True, help="Stage the entry instead of committing it.")
 @reports_errors
-def add(kind, body, anchor, on, source, supersedes, expires, stage_only) -> None:
+def add(kind: str, body: str, anchor: str | None, on: tuple[str, ...], source: str, supersedes: tuple[str, ...],
+        expires: str | None, stage_only: bool) -> None:
     """Record an entry and commit it on its own; prints the new id."""
     recorded = _memory().add(kind, body, anchor=anchor, on=on, source=source,
                              supersedes=supersedes, expires=expires, commit=not stage_only)
@@ -82,7 +92,7 @@ def add(kind, body, anchor, on, source, supersedes, expires, stage_only) -> None
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line, every entry.")
 @click.option("--all", "show_all", is_flag=True, help="Include retired and superseded entries.")
 @reports_errors
-def list_(as_json, show_all) -> None:
+def list_(as_json: bool, show_all: bool) -> None:
     """List entries."""
     memory = _memory()
     result = memory.load()
@@ -100,7 +110,7 @@ def list_(as_json, show_all) -> None:
 @main.command()
 @click.argument("entry_id")
 @reports_errors
-def show(entry_id) -> None:
+def show(entry_id: str) -> None:
     """Show one entry in full."""
     from gitmem.githooks.review import entry_text
 
@@ -112,7 +122,7 @@ def show(entry_id) -> None:
 @click.argument("entry_id")
 @click.option("--reason", required=True, help="Why the entry no longer holds.")
 @reports_errors
-def revoke(entry_id, reason) -> None:
+def revoke(entry_id: str, reason: str) -> None:
     """Retire an entry with a visible revocation note (nothing is deleted)."""
     recorded = _memory().revoke(entry_id, reason)
     click.echo(f"revoked {recorded.entry.id} ({recorded.commit.note})")
@@ -122,7 +132,7 @@ def revoke(entry_id, reason) -> None:
 @click.option("--staged", "mode", flag_value="staged", help="What the pre-commit hook would change.")
 @click.option("--rev", "rev_range", metavar="[BASE..]HEAD", help="Fail if an anchor does not resolve at HEAD.")
 @reports_errors
-def check(mode, rev_range) -> None:
+def check(mode: str | None, rev_range: str | None) -> None:
     """Check anchors; exits 1 when an active entry's anchor does not resolve."""
     memory = _memory()
     if mode == "staged":
@@ -143,7 +153,7 @@ def check(mode, rev_range) -> None:
 @main.command()
 @click.argument("rev_range", required=False, metavar="[BASE..HEAD]")
 @reports_errors
-def diff(rev_range) -> None:
+def diff(rev_range: str | None) -> None:
     """Markdown summary of memory changes between two revisions (for PR descriptions)."""
     from gitmem.githooks.review import diff_markdown, split_range
 
@@ -155,7 +165,7 @@ def diff(rev_range) -> None:
 @main.command()
 @click.option("-n", "count", default=20, show_default=True)
 @reports_errors
-def log(count) -> None:
+def log(count: int) -> None:
     """History of memory changes (commits touching .gitmem/)."""
     from gitmem import git
 
@@ -168,7 +178,7 @@ def log(count) -> None:
 
 @main.command()
 @click.argument("transcript", type=click.Path(dir_okay=False))
-def turns(transcript) -> None:
+def turns(transcript: str) -> None:
     """Print each turn of a Claude Code transcript as one JSON object per line."""
     from dataclasses import asdict
 
@@ -183,7 +193,7 @@ def turns(transcript) -> None:
 @main.command()
 @click.argument("packet", type=click.File("r", encoding="utf-8"))
 @reports_errors
-def judge(packet) -> None:
+def judge(packet: IO[str]) -> None:
     """What the writer would record from one turn (PACKET: JSON file or -); writes nothing.
 
     PACKET has session_id, turn, user, assistant and files_modified. Prints one JSON object
@@ -234,7 +244,7 @@ def daemon() -> None:
 @click.option("--idle-timeout", type=float, default=None, metavar="SECONDS",
               help="Exit after this long without work (default 600, or writer.idle_timeout).")
 @reports_errors
-def daemon_start(idle_timeout) -> None:
+def daemon_start(idle_timeout: float | None) -> None:
     """Start the daemon for this repository (no-op when it runs)."""
     from gitmem.base.paths import find_repo
     from gitmem.writer import daemon as d
@@ -256,7 +266,7 @@ def daemon_stop() -> None:
 @daemon.command("status")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object.")
 @reports_errors
-def daemon_status(as_json) -> None:
+def daemon_status(as_json: bool) -> None:
     """Whether the daemon runs, what it does, its memory, and the queue."""
     from gitmem.base.paths import find_repo
     from gitmem.writer import daemon as d
@@ -272,7 +282,7 @@ def daemon_status(as_json) -> None:
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line, as logged.")
 @reports_errors
-def quarantine(as_json) -> None:
+def quarantine(as_json: bool) -> None:
     """Candidates the safety gate kept out of memory, with the reasons."""
     from gitmem.base.paths import find_repo
     from gitmem.judge.safety import quarantined, visible
@@ -295,7 +305,7 @@ def quarantine(as_json) -> None:
 
 # -- delivery -------------------------------------------------------------------------------
 
-def _delivery():
+def _delivery() -> Delivery:
     from gitmem.delivery.upkeep import Delivery
 
     return Delivery()
@@ -326,12 +336,13 @@ def _line_range(text: str | None) -> tuple[int, int] | None:
 @click.option("--agents-md", "agents_md", is_flag=True,
               help="Write the repository-wide block into AGENTS.md's managed section instead.")
 @reports_errors
-def render(event, path, lines, command_text, prompt_text, source, session, agents_md) -> None:
+def render(event: str | None, path: str | None, lines: str | None, command_text: str | None,
+           prompt_text: str | None, source: str, session: str | None, agents_md: bool) -> None:
     """Print what gitmem would deliver at one moment (nothing is recorded)."""
     if agents_md == bool(event):
         raise GitmemError("give either --event EVENT or --agents-md")
     delivery = _delivery()
-    if agents_md:
+    if not event:  # --agents-md: exactly one of the two is given
         click.echo(delivery.write_agents_md())
         return
     if event in ("run", "commit"):
@@ -348,7 +359,7 @@ def render(event, path, lines, command_text, prompt_text, source, session, agent
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per entry.")
 @reports_errors
-def stats(as_json) -> None:
+def stats(as_json: bool) -> None:
     """How often and when each entry was delivered, and which active entries never fired."""
     rows = _delivery().stats()
     never = [r for r in rows if r["status"] == "active" and not r["delivered"]]

@@ -26,7 +26,10 @@ import time
 import uuid
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gitmem.base.paths import RepoPaths
 
 WIDTH = 92
 TEMPLATE = "session-1.jsonl"
@@ -115,7 +118,8 @@ def block(text: str, indent: int = 4) -> None:
 # -- the scratch repository ---------------------------------------------------------------------------
 
 def run(cmd: list[str], cwd: Path, **kwargs: Any) -> str:
-    return subprocess.run(cmd, cwd=cwd, check=True, capture_output=True, text=True, **kwargs).stdout
+    out: str = subprocess.run(cmd, cwd=cwd, check=True, capture_output=True, text=True, **kwargs).stdout
+    return out
 
 
 def make_project(root: Path) -> None:
@@ -136,7 +140,7 @@ def make_project(root: Path) -> None:
     run(["git", "commit", "-q", "-m", "Set up gitmem"], root)
 
 
-def _repo(root: Path):
+def _repo(root: Path) -> RepoPaths:
     from gitmem.base.paths import find_repo
 
     return find_repo(root)
@@ -167,7 +171,8 @@ class Hooks:
         if not proc.stdout.strip():
             return ""
         try:
-            return json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+            context: str = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+            return context
         except (ValueError, KeyError, TypeError):
             return proc.stdout
 
@@ -176,7 +181,7 @@ def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + f".{int(time.time() * 1000) % 1000:03d}Z"
 
 
-def _typed_prompt(rec: dict) -> str | None:
+def _typed_prompt(rec: dict[str, Any]) -> str | None:
     if rec.get("type") != "user" or rec.get("isMeta") or "toolUseResult" in rec or rec.get("isSidechain"):
         return None
     content = (rec.get("message") or {}).get("content")
@@ -185,7 +190,7 @@ def _typed_prompt(rec: dict) -> str | None:
     return None
 
 
-def _apply_edit(root: Path, name: str, tool_input: dict) -> str | None:
+def _apply_edit(root: Path, name: str, tool_input: dict[str, Any]) -> str | None:
     path = Path(tool_input.get("file_path", ""))
     if not path.is_absolute() or root not in path.parents:
         return None
@@ -205,7 +210,7 @@ def _apply_edit(root: Path, name: str, tool_input: dict) -> str | None:
 
 def play(template: str, root: Path, transcript: Path, hooks: Hooks) -> None:
     """Append the template's records to `transcript`, running the hooks where Claude Code would."""
-    pending: dict[str, tuple[str, dict]] = {}
+    pending: dict[str, tuple[str, dict[str, Any]]] = {}
     turn = -1
     for line in template.splitlines():
         if not line.strip():
@@ -342,13 +347,13 @@ def demo(root: Path) -> None:
     (logs / f"{SESSION_2}.jsonl").touch()
     say("SessionStart (source: startup) → additionalContext:")
     block(second.fire("SessionStart", source="startup") or "(nothing)")
-    anchored = next((e for e in entries if e.anchor), None)
-    target = anchored.anchor.path if anchored else "src/payments/client.py"
+    anchored = next((e.anchor for e in entries if e.anchor), None)
+    target = anchored.path if anchored else "src/payments/client.py"
     content = (project / target).read_text(encoding="utf-8")
     old = "        body = {" if "        body = {" in content else content.splitlines()[0]
     print()
     say(f"The agent is about to edit {target}"
-        + (f" inside {anchored.anchor.symbol}" if anchored and anchored.anchor.symbol else "")
+        + (f" inside {anchored.symbol}" if anchored and anchored.symbol else "")
         + " → PreToolUse (Edit) → additionalContext:")
     block(second.fire("PreToolUse", tool_name="Edit", tool_use_id="toolu_01demo" + uuid.uuid4().hex[:12],
                       tool_input={"file_path": str(project / target), "old_string": old,

@@ -319,3 +319,61 @@ def test_encoder_token_ranges_cover_the_text(loaded):
     states, ranges = encoder.encode(text)
     assert states.shape == (len(ranges), encoder.dim)
     assert "".join(text[a:b] for a, b in ranges) == text
+
+
+# -- clean bodies ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("typed", "body"), [
+    ("and heads up: syncLedger() took prod down when called in a handler.",
+     "syncLedger() took prod down when called in a handler."),
+    ("Also, standing rule here: env vars are read in exactly one place, config/env.js.",
+     "env vars are read in exactly one place, config/env.js."),
+    ("remember for the future: run db:diff after touching migrations.", "run db:diff after touching migrations."),
+    ("fyi, we're moving off axios.", "we're moving off axios."),
+    ("Always use fetch.", "Always use fetch."),   # no lead-in: untouched
+    ("Heads up!", "Heads up!"),                   # a lead-in alone is never stripped to nothing
+])
+def test_lead_ins_are_left_out_of_the_body(typed, body):
+    from gitmem.judge.bodies import strip_lead_in
+
+    assert strip_lead_in(typed) == body
+    assert body in typed  # still an exact substring of what was typed
+
+
+def test_finalize_cuts_lead_ins_and_keeps_bodies_verbatim(repo):
+    user = "Thanks. And heads up: the billing cron must never run twice in one hour."
+    [found] = validate.finalize(repo, packet(user), [("hazard", "user", "And heads up: the billing cron must never "
+                                                      "run twice in one hour.", 0.9)], [])
+    assert found.body == "the billing cron must never run twice in one hour." and found.body in user
+
+
+def test_a_ritual_is_anchored_by_its_trigger_not_by_its_follow_up(repo):
+    (repo.worktree / "src").mkdir()
+    (repo.worktree / "src" / "settings.py").write_text("def default_config():\n    return {}\n")
+    (repo.worktree / "docs").mkdir()
+    (repo.worktree / "docs" / "config.rst").write_text("Config\n======\n")
+    files = ("src/settings.py", "docs/config.rst")
+    follow_up = ("whenever you add a config key it needs a default in default_config AND a line in "
+                 "docs/config.rst")
+    [ritual] = validate.finalize(repo, packet(follow_up, files=files), [("ritual", "user", follow_up, 0.9)], [])
+    assert ritual.anchor is None  # the trigger names no code location: repository-wide
+    on_edit = "When you edit src/settings.py, add a line to docs/config.rst."
+    [ritual] = validate.finalize(repo, packet(on_edit, files=files), [("ritual", "user", on_edit, 0.9)], [])
+    assert ritual.anchor == "src/settings.py"
+    # other kinds keep anchoring by whatever they name
+    law = "default_config() must stay free of I/O."
+    [found] = validate.finalize(repo, packet(law, files=files), [("law", "user", law, 0.9)], [])
+    assert found.anchor == "src/settings.py::default_config"
+
+
+def test_a_referent_less_sentence_joins_the_one_naming_it(judge):
+    user = "We're moving off axios. Don't use it in anything new, the built-in fetch is fine."
+    found = judge.judge(packet(user), [])
+    assert [c.body for c in found if "Don't use it" in c.body] == [user]  # one entry, with its referent
+
+
+def test_an_approved_plan_is_not_the_developers_words(judge):
+    plan = ("Implement the following plan:\n\n# Plan: move off axios\n\n1. From now on use fetch for every HTTP call.\n"
+            "2. Never add axios to package.json again.")
+    assert judge.judge(packet(plan), []) == []

@@ -840,3 +840,45 @@ def test_one_megabyte_main_chain_keeps_every_turn(tmp_path: Path) -> None:
     turns = read_turns(path)
     assert len(turns) == i
     assert turns[-1].user.startswith(f"prompt {i - 1}:")
+
+
+# --------------------------------------------------------------------------------------------
+# Harness records that imitate typed text (Claude Code 2.0.7x-2.1.6x)
+# --------------------------------------------------------------------------------------------
+
+HARNESS_STARTS = ('{"task_id"', "<agent-notification>", "<task-notification>", "<ci-monitor-event>")
+
+
+def test_background_task_notices_and_agent_notifications_are_not_typed_turns(tmp_path: Path) -> None:
+    log = Log()
+    log.typed("start the review agents")
+    log.text("Started four reviewers.")
+    # A background bash task finishing: queued as if typed, then fed into the running turn.
+    notice = json.dumps({"task_id": "b2c5c70", "tool_use_id": "toolu_01X", "description": "npm test",
+                         "task_type": "local_bash"})
+    log.queue("enqueue", notice)
+    log.queue("remove")
+    log.queue("enqueue", "<agent-notification>\n<agent-id>a57</agent-id>\n<status>completed</status>\n"
+                         "<summary>Agent \"Security review\" completed</summary>\n</agent-notification>")
+    log.queue("remove")
+    log.user("<ci-monitor-event>build 812 failed</ci-monitor-event>")
+    log.text("The security reviewer found nothing.")
+    # A message the developer really typed while the agent was busy stays a turn.
+    log.queue("enqueue", "also check the migrations")
+    log.queue("remove")
+    log.text("Migrations checked.")
+    log.typed('{"task_id": "mine"} is the payload shape I want for the queue')
+    log.text("Noted.")
+    turns = read_turns(log.write(tmp_path / "t.jsonl"))
+    assert [t.user for t in turns] == ["start the review agents", "also check the migrations",
+                                       '{"task_id": "mine"} is the payload shape I want for the queue']
+    assert not any(t.user.lstrip().startswith(HARNESS_STARTS[1:]) for t in turns)
+
+
+@pytest.mark.parametrize(("name", "typed"), [
+    ("PackmindHub__context-evaluator__2d-f95bcf1603-0-full.jsonl", ["commit"]),  # + a queued task notice
+    ("entireio__cli__f8-10e13fce67-0-full.jsonl", []),  # a slash command, then 8 agent notifications
+])
+def test_shared_checkpointed_sessions_yield_no_harness_record_as_a_turn(name: str, typed: list[str]) -> None:
+    turns = read_turns(shared_transcript(name))
+    assert [t.user for t in turns] == typed

@@ -134,7 +134,7 @@ def refresh(repo: RepoPaths, paths: list[str] | None = None) -> dict[str, RangeR
                 continue
             st, content, racy = snapshot
             blob = blob_id(content)
-            old = table.get(path) or {}
+            old: RangeRecord | dict[str, None] = table.get(path) or {}
             symbols = old.get("symbols") or {}
             if old.get("blob") != blob or not all(s in symbols for s in wanted[path]):
                 language = language_for_path(path)

@@ -20,6 +20,7 @@ import shlex
 import sys
 from importlib import resources
 from pathlib import Path
+from typing import Any, TypedDict, TypeGuard
 
 from gitmem.base.files import write_atomic
 from gitmem.base.paths import RepoPaths
@@ -43,6 +44,17 @@ HOOKS = (
 # Imported only when the hook rebuilds its compiled rules or refreshes declaration ranges.
 DEPENDENCIES = ("ruamel.yaml", "tree_sitter", "tree_sitter_languages")
 
+# .claude/settings.json and its parts: JSON objects as the user wrote them.
+Settings = dict[str, Any]
+
+
+class HookStatus(TypedDict):
+    events: list[str]  # events whose settings hold gitmem's hook
+    missing: list[str]
+    shim: bool
+    python: str | None  # the interpreter the shim runs
+    problem: str | None  # why the settings file could not be read
+
 
 def shim_path(repo: RepoPaths) -> Path:
     return repo.state / SHIM_NAME
@@ -52,8 +64,8 @@ def settings_path(repo: RepoPaths) -> Path:
     return repo.worktree / SETTINGS_FILE
 
 
-def hook_group(matcher: str | None) -> dict:
-    group: dict = {"matcher": matcher} if matcher else {}
+def hook_group(matcher: str | None) -> Settings:
+    group: Settings = {"matcher": matcher} if matcher else {}
     group["hooks"] = [{"type": "command", "command": COMMAND, "timeout": TIMEOUT_S}]
     return group
 
@@ -108,14 +120,14 @@ def uninstall(repo: RepoPaths) -> list[str]:
     return done
 
 
-def with_gitmem_hooks(settings: dict) -> dict | None:
+def with_gitmem_hooks(settings: Settings) -> Settings | None:
     """`settings` with exactly one gitmem hook group per event (None when it cannot be merged)."""
     data = copy.deepcopy(settings)
     hooks = data.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         return None
     for event, matcher in HOOKS:
-        groups = hooks.get(event) if isinstance(hooks.get(event), list) else []
+        groups = found if isinstance(found := hooks.get(event), list) else []
         wanted = hook_group(matcher)
         ours = [g for g in groups if _has_ours(g)]
         if ours == [wanted] and all(not _has_ours(g) or g == wanted for g in groups):
@@ -124,7 +136,7 @@ def with_gitmem_hooks(settings: dict) -> dict | None:
     return data
 
 
-def without_gitmem_hooks(settings: dict) -> dict:
+def without_gitmem_hooks(settings: Settings) -> Settings:
     data = copy.deepcopy(settings)
     hooks = data.get("hooks")
     if not isinstance(hooks, dict):
@@ -141,10 +153,10 @@ def without_gitmem_hooks(settings: dict) -> dict:
     return data
 
 
-def status(repo: RepoPaths) -> dict:
+def status(repo: RepoPaths) -> HookStatus:
     """Whether the hooks are in the settings for every event, and which interpreter the shim runs."""
     settings, problem = _read(settings_path(repo))
-    hooks = settings.get("hooks") if isinstance(settings.get("hooks"), dict) else {}
+    hooks = found if isinstance(found := settings.get("hooks"), dict) else {}
     events = [e for e, _ in HOOKS if any(_has_ours(g) for g in hooks.get(e) or [] if isinstance(g, dict))]
     shim = shim_path(repo)
     python = shim_python(shim.read_text(encoding="utf-8", errors="replace")) if shim.exists() else None
@@ -171,7 +183,8 @@ def shim_python(text: str) -> str | None:
         return lines[0][2:].rsplit(" -IS", 1)[0]
     for line in lines:
         if line.startswith("GITMEM_PYTHON="):
-            return (shlex.split(line.partition("=")[2]) or [None])[0]
+            words = shlex.split(line.partition("=")[2])
+            return words[0] if words else None
     return None
 
 
@@ -197,14 +210,14 @@ def import_roots() -> list[str]:
     return roots
 
 
-def _has_ours(group: object) -> bool:
+def _has_ours(group: object) -> TypeGuard[Settings]:
     return isinstance(group, dict) and isinstance(group.get("hooks"), list) and any(
         isinstance(h, dict) and SHIM_MARKER in str(h.get("command", "")) for h in group["hooks"])
 
 
-def _strip(groups: list) -> list:
+def _strip(groups: list[object]) -> list[object]:
     """The groups without gitmem's hooks; a group left with no hooks goes."""
-    kept = []
+    kept: list[object] = []
     for group in groups:
         if not _has_ours(group):
             kept.append(group)
@@ -215,7 +228,7 @@ def _strip(groups: list) -> list:
     return kept
 
 
-def _read(path: Path) -> tuple[dict, str | None]:
+def _read(path: Path) -> tuple[Settings, str | None]:
     if not path.exists():
         return {}, None
     try:
@@ -231,5 +244,5 @@ def _read(path: Path) -> tuple[dict, str | None]:
     return data, None
 
 
-def _write(path: Path, data: dict) -> None:
+def _write(path: Path, data: Settings) -> None:
     write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gitmem.base.files import utc_date
 from gitmem.base.paths import RepoPaths, find_repo
@@ -16,6 +17,34 @@ from gitmem.delivery import compiled, shown
 from gitmem.delivery import log as delivery_log
 from gitmem.delivery import rules as delivery_rules
 from gitmem.errors import GitmemError
+
+if TYPE_CHECKING:
+    from typing import Any, TypedDict
+
+    from gitmem.delivery.claude_settings import HookStatus
+    from gitmem.delivery.compiled import DeliveryData
+    from gitmem.delivery.log import EntryStats
+
+    class StatsRow(EntryStats):
+        kind: str  # "?" for an entry no longer in the store
+        status: str  # active, retired or deleted
+        body: str
+
+    class DeliveryStatus(TypedDict):
+        session_start: list[str]
+        left_out: list[str]
+        chars: int
+        max_entries: int
+        max_chars: int
+        active: int
+        expired: list[str]
+        retractions: list[str]
+        retraction_days: int
+        stale_ranges: list[str]
+        hooks: HookStatus
+        invalid_entries: list[dict[str, Any]]
+        hook_errors: int
+        rules: DeliveryData
 
 
 def after_memory_change(repo: RepoPaths) -> list[str]:
@@ -53,7 +82,7 @@ class Delivery:
             raise GitmemError("no .gitmem/ here; run `gitmem init` first")
         self.state = str(self.repo.state)
 
-    def rules(self) -> dict:
+    def rules(self) -> DeliveryData:
         return compiled.load(str(self.repo.worktree), str(self.repo.git_dir), str(self.repo.common_dir))
 
     # -- what would be delivered --------------------------------------------------------------
@@ -102,7 +131,7 @@ class Delivery:
         return {p for p in out.decode("utf-8", "surrogateescape").split("\0") if p}
 
     # -- status and stats ---------------------------------------------------------------
-    def status(self) -> dict:
+    def status(self) -> DeliveryStatus:
         from gitmem.base import faillog
         from gitmem.code import decl_ranges
         from gitmem.delivery import claude_settings
@@ -134,14 +163,14 @@ class Delivery:
             "rules": rules,
         }
 
-    def stats(self) -> list[dict]:
+    def stats(self) -> list[StatsRow]:
         rules = self.rules()
-        rows = delivery_log.stats(self.state, list(rules["active"]))
-        for row in rows:
+        rows: list[StatsRow] = []
+        for row in delivery_log.stats(self.state, list(rules["active"])):
             entry = rules["active"].get(row["id"]) or rules["retired"].get(row["id"])
-            row["kind"] = entry["kind"] if entry else "?"
-            row["status"] = "active" if row["id"] in rules["active"] else "retired" if entry else "deleted"
-            row["body"] = " ".join(entry["body"].split()) if entry else ""
+            rows.append({**row, "kind": entry["kind"] if entry else "?",
+                         "status": "active" if row["id"] in rules["active"] else "retired" if entry else "deleted",
+                         "body": " ".join(entry["body"].split()) if entry else ""})
         return rows
 
     def write_agents_md(self) -> str:

@@ -23,7 +23,9 @@ from gitmem.writer import edit_log, queue
 
 TYPE_CHECKING = False  # no typing import on the hook path
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Mapping
+
+    from gitmem.base.paths import RepoPaths
 
 EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
 
@@ -43,7 +45,7 @@ class HookRepo:
         return os.path.join(self.common_dir, "gitmem")
 
 
-def handle(repo: Any, payload: dict[str, Any]) -> None:
+def handle(repo: RepoPaths | HookRepo, payload: Mapping[str, object]) -> None:
     """Never raises, never prints. `repo`: a RepoPaths or a HookRepo."""
     try:
         _handle(repo, payload)
@@ -56,13 +58,13 @@ def handle(repo: Any, payload: dict[str, Any]) -> None:
         faillog.record(Path(state) if state is not None else None, "capture hook")
 
 
-def handle_at(worktree: str, git_dir: str, common_dir: str, payload: dict[str, Any]) -> None:
+def handle_at(worktree: str, git_dir: str, common_dir: str, payload: Mapping[str, object]) -> None:
     """`handle` for callers that located the repository themselves (no gitmem.base.paths import)."""
     handle(HookRepo(worktree, git_dir, common_dir), payload)
 
 
-def _handle(repo: Any, payload: dict[str, Any]) -> None:
-    if not isinstance(payload, dict):
+def _handle(repo: RepoPaths | HookRepo, payload: object) -> None:
+    if not isinstance(payload, dict):  # handle() never raises, whatever it is given
         return
     event = payload.get("hook_event_name")
     session = payload.get("session_id")
@@ -78,16 +80,17 @@ def _handle(repo: Any, payload: dict[str, Any]) -> None:
         return
     prompt = payload.get("prompt") if event == "UserPromptSubmit" else None
     reply = payload.get("last_assistant_message") if event == "Stop" else None
-    queue.signal(repo, session, event, transcript, prompt if isinstance(prompt, str) else None,
-                 reply if isinstance(reply, str) else None)
+    # queue.py and daemon.py annotate RepoPaths but read only .state and .worktree, which HookRepo has.
+    queue.signal(repo, session, event, transcript,  # type: ignore[arg-type]
+                 prompt if isinstance(prompt, str) else None, reply if isinstance(reply, str) else None)
     from gitmem.writer import daemon
 
-    daemon.ensure_running(repo)
+    daemon.ensure_running(repo)  # type: ignore[arg-type]
 
 
 # -- the event log -------------------------------------------------------------------------------
 
-def _edited_path(tool_input: Any) -> str | None:
+def _edited_path(tool_input: object) -> str | None:
     if not isinstance(tool_input, dict):
         return None
     for key in ("file_path", "notebook_path"):
@@ -97,7 +100,7 @@ def _edited_path(tool_input: Any) -> str | None:
     return None
 
 
-def _log_edit(repo: Any, session: str, payload: dict[str, Any]) -> None:
+def _log_edit(repo: RepoPaths | HookRepo, session: str, payload: Mapping[str, object]) -> None:
     tool = payload.get("tool_name")
     if tool not in EDIT_TOOLS:
         return

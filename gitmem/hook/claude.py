@@ -33,6 +33,26 @@ from gitmem.delivery import compiled, shown
 from gitmem.delivery import log as delivery_log
 from gitmem.delivery import rules as delivery_rules
 
+TYPE_CHECKING = False  # no typing import on the hook path
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Required, TypedDict, TypeGuard
+
+    from gitmem.code.decl_ranges import RangeRecord
+    from gitmem.delivery.compiled import DeliveryData
+
+    class Payload(TypedDict, total=False):
+        """The event from Claude Code: only the event name is checked before use, the rest as read."""
+
+        hook_event_name: Required[str]  # one of HANDLED
+        session_id: object
+        transcript_path: object
+        cwd: object
+        source: object  # SessionStart
+        prompt: object  # UserPromptSubmit
+        tool_name: object  # PreToolUse, PostToolUse
+        tool_input: object
+
 HANDLED = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd")
 CAPTURED = ("UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd")  # handed to gitmem.hook.capture
 FILE_TOOLS = {"Read": "read", "Edit": "edit", "Write": "edit", "MultiEdit": "edit", "NotebookEdit": "edit"}
@@ -43,12 +63,16 @@ _PREFIXES = ("sudo", "time", "command", "exec", "nohup")
 
 
 def main() -> int:
-    state = where = payload = hook = None
+    state: str | None = None
+    where: tuple[str, str, str] | None = None
+    payload: Payload | None = None
+    hook: Hook | None = None
     try:
         raw = sys.stdin.buffer.read(MAX_INPUT_BYTES)
-        payload = fastjson.loads(raw) if raw.strip() else None
-        if not isinstance(payload, dict) or payload.get("hook_event_name") not in HANDLED:
+        data = fastjson.loads(raw) if raw.strip() else None
+        if not _is_payload(data):
             return 0
+        payload = data
         start = os.environ.get("CLAUDE_PROJECT_DIR") or _text(payload.get("cwd")) or os.getcwd()
         where = locate(start)
         if where is None or not os.path.isdir(os.path.join(where[0], ".gitmem")):
@@ -62,7 +86,8 @@ def main() -> int:
             sys.stdout.flush()
     except Exception:
         _log_error(state, "claude hook")
-    if where is not None and state is not None and payload["hook_event_name"] in CAPTURED:
+    if where is not None and state is not None and payload is not None \
+            and payload["hook_event_name"] in CAPTURED:
         try:  # capture does not depend on delivery having worked
             _capture(where, payload)
         except Exception:
@@ -73,6 +98,10 @@ def main() -> int:
         except Exception:
             _log_error(state, "claude hook")
     return 0
+
+
+def _is_payload(data: object) -> TypeGuard[Payload]:
+    return isinstance(data, dict) and data.get("hook_event_name") in HANDLED
 
 
 def git_commits(command: str) -> list[list[str]]:
@@ -119,7 +148,7 @@ def commits_all(args: list[str]) -> bool:
 class Hook:
     """One hook call: decide what to deliver, remember it, and what to do after answering."""
 
-    def __init__(self, payload: dict, worktree: str, git_dir: str, common_dir: str) -> None:
+    def __init__(self, payload: Payload, worktree: str, git_dir: str, common_dir: str) -> None:
         self.payload = payload
         self.event = payload["hook_event_name"]
         self.worktree, self.git_dir, self.common_dir = worktree, git_dir, common_dir
@@ -127,14 +156,14 @@ class Hook:
         self.session = _text(payload.get("session_id")) or "unknown"
         self.now = time.time()
         self.stale: list[str] = []  # symbol-anchored files whose ranges need a refresh
-        self._rules: dict | None = None
+        self._rules: DeliveryData | None = None
         self._content: dict[str, bytes | None] = {}
-        self._ranges: dict | None = None
-        self._records: dict[str, dict | None] = {}
+        self._ranges: dict[str, RangeRecord] | None = None
+        self._records: dict[str, RangeRecord | None] = {}
         self._commit: set[str] | None = None
 
     @property
-    def rules(self) -> dict:
+    def rules(self) -> DeliveryData:
         if self._rules is None:
             self._rules = compiled.load(self.worktree, self.git_dir, self.common_dir)
         return self._rules
@@ -173,7 +202,7 @@ class Hook:
             self._fresh_ranges(path)  # refreshed if stale, ready for the edit that usually follows
         return delivery_rules.Cue(FILE_TOOLS[tool], path, narrow=tool in REGION_TOOLS)
 
-    def _path(self, tool_input: dict) -> str | None:
+    def _path(self, tool_input: Mapping[str, object]) -> str | None:
         raw = _text(tool_input.get("file_path")) or _text(tool_input.get("notebook_path"))
         return relative(self.worktree, raw, _text(self.payload.get("cwd"))) if raw else None
 
@@ -214,7 +243,7 @@ class Hook:
             return True  # symbol not declared there, or the edited text not found: whole file
         return any(start <= last and first <= end for first, last in regions for start, end in ranges)
 
-    def _fresh_ranges(self, path: str) -> dict | None:
+    def _fresh_ranges(self, path: str) -> RangeRecord | None:
         """The file's declaration ranges when they match its current content; else None, and a refresh."""
         if path not in self._records:
             if self._ranges is None:
@@ -243,7 +272,7 @@ class Hook:
     def _after_edit(self) -> None:
         tool = self.payload.get("tool_name")
         tool_input = self.payload.get("tool_input")
-        if FILE_TOOLS.get(tool) != "edit" or not isinstance(tool_input, dict):
+        if tool not in FILE_TOOLS or FILE_TOOLS[tool] != "edit" or not isinstance(tool_input, dict):
             return
         path = self._path(tool_input)
         # The ranges file lists every file with symbol anchors (as of the last refresh; `gitmem
@@ -259,7 +288,8 @@ class Hook:
         subprocess (≈ 5 ms).
         """
         if self._commit is None:
-            command = _text((self.payload.get("tool_input") or {}).get("command")) or ""
+            tool_input = self.payload.get("tool_input")  # a dict: checked by _tool_cue
+            command = (_text(tool_input.get("command")) if isinstance(tool_input, dict) else None) or ""
             with_all = any(commits_all(args) for args in git_commits(command))
             out = run_git(self.worktree, ["status", "--porcelain=v1", "-z", "--untracked-files=no"])
             self._commit = set()
@@ -287,7 +317,7 @@ def edit_regions(content: bytes, tool_input: object) -> list[tuple[int, int]] | 
     """1-based line ranges where an Edit/MultiEdit's old_string occurs; None when any is not found."""
     if not isinstance(tool_input, dict):
         return None
-    edits = tool_input.get("edits") if isinstance(tool_input.get("edits"), list) else [tool_input]
+    edits = found if isinstance(found := tool_input.get("edits"), list) else [tool_input]
     regions: list[tuple[int, int]] = []
     for edit in edits:
         old = edit.get("old_string") if isinstance(edit, dict) else None
@@ -324,7 +354,7 @@ def run_git(worktree: str, args: list[str]) -> bytes:
     return out if status == 0 else b""
 
 
-def _capture(where: tuple[str, str, str], payload: dict) -> None:
+def _capture(where: tuple[str, str, str], payload: Payload) -> None:
     """Hand the event to the capture side (folders as strings: no pathlib or gitmem.base.paths import)."""
     from gitmem.hook import capture
 

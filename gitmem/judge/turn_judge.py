@@ -80,10 +80,13 @@ class Judge:
 
     def judge(self, packet: Packet, stored: Sequence[Entry]) -> list[Candidate]:
         """Validated candidates for one completed turn; [] when it carries nothing standing."""
-        from gitmem.judge import validate
+        from gitmem.judge import bodies, validate
         from gitmem.judge.spans import continues, is_promotion
 
+        if bodies.not_typed(packet.user):
+            return []  # an approved plan or pasted hand-off: not the developer's own words
         scored = self.score_spans(packet)
+        before: dict[int, Any] = {scored[i][0].start: scored[i - 1][0] for i in range(1, len(scored))}
         threshold = self.head.threshold
         raw: list[tuple[str, str, str, float]] = []  # (kind, source, body, score)
         promoted = False
@@ -92,7 +95,12 @@ class Judge:
         def flush() -> None:
             if run:
                 best = max(run, key=lambda r: r[1])
-                body = packet.user[run[0][0].start : run[-1][0].end]
+                first = run[0][0]
+                prior = before.get(first.start)
+                if prior is not None and bodies.needs_referent(first.text) \
+                        and not packet.user[prior.end : first.start].count("\n") > 1:
+                    first = prior  # "Don't use it in anything new": the sentence naming "it" joins
+                body = packet.user[first.start : run[-1][0].end]
                 raw.append((best[2], "user", body, best[1]))
                 run.clear()
 

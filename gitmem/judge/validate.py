@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gitmem.base.paths import RepoPaths
+from gitmem.judge import bodies
 from gitmem.judge.words import content_words, subject_words, words
 from gitmem.store.entry import KINDS, Entry
 
@@ -186,7 +187,7 @@ def finalize(repo: RepoPaths, packet: Packet, raw: Sequence[tuple[str, str, str,
     session = f"{packet.user}\n{packet.assistant}"
     accepted: list[Candidate] = []
     for kind, source, body, score in sorted(raw, key=lambda r: -r[3]):
-        body = body.strip()
+        body = bodies.strip_lead_in(body.strip())
         if kind not in KINDS or not body:
             continue
         if body in packet.user:
@@ -199,7 +200,9 @@ def finalize(repo: RepoPaths, packet: Packet, raw: Sequence[tuple[str, str, str,
             continue
         if any(e.active and near_duplicate(body, e.body) for e in stored):
             continue
-        anchor = find_anchor(repo, body, packet.files_modified) if packet.files_modified else None
+        # A ritual is anchored by what its trigger names, never by the file it names as the work.
+        named = bodies.trigger_clause(body) if kind == "ritual" else body
+        anchor = find_anchor(repo, named, packet.files_modified) if packet.files_modified and named else None
         accepted.append(Candidate(kind, source, body, anchor, superseded(body, kind, stored), score))
     order = {c.body: (packet.user + packet.assistant).find(c.body) for c in accepted}
     return sorted(accepted, key=lambda c: order[c.body])

@@ -106,7 +106,12 @@ _BOUNDARY_PREFIXES: tuple[str, ...] = (
     "<command-name>",
     "<command-message>",
     "<task-notification>",
+    "<agent-notification>",
+    "<ci-monitor-event>",
 )
+# Keys of the JSON object a background task's notification carries (2.1.x writes it as queued
+# "content", as if typed while the agent was busy).
+_TASK_NOTICE_KEYS = ("task_id", "tool_use_id", "task_type")
 _HARNESS_PREFIXES: tuple[str, ...] = (
     "<local-command-stdout>",
     "<local-command-stderr>",
@@ -158,10 +163,23 @@ def _strip_injected(text: str) -> str:
     return text
 
 
+def _is_task_notice(text: str) -> bool:
+    """`{"task_id": …, "task_type": "local_bash", …}`: the harness's, never typed."""
+    if not text.startswith("{") or '"task_id"' not in text:
+        return False
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(data, dict) and "task_id" in data and any(k in data for k in _TASK_NOTICE_KEYS[1:])
+
+
 def _clean_piece(text: str) -> str | object | None:
     """Classify one user text piece: cleaned text, _BOUNDARY, or None (drop)."""
     stripped = text.lstrip()
     if stripped.startswith(_BOUNDARY_PREFIXES):
+        return _BOUNDARY
+    if _is_task_notice(stripped.rstrip()):
         return _BOUNDARY
     cleaned = _strip_injected(text).strip()
     if not cleaned or cleaned.startswith(_HARNESS_PREFIXES):
@@ -349,7 +367,7 @@ def _scan(path: str | os.PathLike[str], start: int) -> tuple[list[Turn], int]:
                         if _SLASH_COMMAND_RE.match(content.strip()):
                             continue
                         queued = _clean_piece(content)
-                        if isinstance(queued, str):
+                        if isinstance(queued, str):  # typed while the agent was busy: a turn
                             begin(queued, None, stamp)
         except OSError:
             pass

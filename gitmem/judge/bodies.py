@@ -1,0 +1,80 @@
+"""How a recorded body is cut from the developer's words: one clean, self-contained item.
+
+Bodies stay exact substrings of what the developer typed; these rules only choose where the
+substring starts and what it is anchored by. The word lists are data (data/bodies.json).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from pathlib import Path
+
+DATA_FILE = Path(__file__).resolve().parent / "data" / "bodies.json"
+_TRIGGER = re.compile(r"(?i)\b(whenever|every\s+time|each\s+time|any\s*time|when|after|before|once|if)\b")
+
+
+@functools.cache
+def _data() -> dict[str, list[str]]:
+    data: dict[str, list[str]] = json.loads(DATA_FILE.read_text(encoding="utf-8"))
+    return data
+
+
+@functools.cache
+def _lead_in() -> re.Pattern[str]:
+    words = sorted(_data()["lead_ins"], key=len, reverse=True)
+    joiners = "|".join(re.escape(j.strip()) for j in _data()["lead_in_joiners"])
+    phrase = "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in words)
+    # A lead-in is a whole phrase followed by punctuation ("heads up:"), or one of the short
+    # connectives followed by a space ("also never ..."); either may repeat ("and heads up: ...").
+    return re.compile(rf"(?i)^(?:(?:{phrase})\s*(?:{joiners})\s*|(?:and|also|plus|so|oh|btw|fyi|ps)\s+)+")
+
+
+def strip_lead_in(body: str) -> str:
+    """`body` without the lead-in it opens with ("also", "fyi", "heads up:", "standing rule here:");
+    the rest is kept as typed, so it stays an exact substring."""
+    match = _lead_in().match(body)
+    if not match:
+        return body
+    rest = body[match.end():].lstrip()
+    return rest if len(rest) >= 8 else body  # a lead-in is never the whole statement
+
+
+def lead_in_length(body: str) -> int:
+    """How many characters of `body` are lead-in (0 when it opens with its statement)."""
+    return len(body) - len(strip_lead_in(body))
+
+
+@functools.cache
+def _referent() -> re.Pattern[str]:
+    openers = sorted(_data()["referent_openers"], key=len, reverse=True)
+    return re.compile(r"(?i)^(?:" + "|".join(re.escape(o).replace(r"\ ", r"\s+") for o in openers) + r")\b")
+
+
+def needs_referent(sentence: str) -> bool:
+    """Whether `sentence` opens with a pronoun whose referent is in the sentence before it
+    ("Don't use it in anything new"): alone it would not say what it is about."""
+    return bool(_referent().match(strip_lead_in(sentence.strip())))
+
+
+def not_typed(message: str) -> bool:
+    """A message that hands over text the developer did not write (an approved plan, a caveat)."""
+    head = message.lstrip()[:200]
+    return any(head.startswith(opener) for opener in _data()["not_typed_openers"])
+
+
+def trigger_clause(body: str) -> str:
+    """The part of a ritual that says when it applies ("whenever you add a config key"), without
+    the follow-up it asks for ("... it needs a line in docs/config.rst"); "" when it names none.
+    A ritual is anchored only by what its trigger names, never by the file it names as the work."""
+    match = _TRIGGER.search(body)
+    if match is None:
+        return ""
+    start = match.start()
+    # The trigger's own first words ("whenever you add") are never the follow-up.
+    skip = re.match(r"\s*(?:\S+\s+){0,2}\S+", body[match.end():])
+    earliest = match.end() + (skip.end() if skip else 0)
+    lowered = body.lower()
+    ends = [i for marker in _data()["ritual_follow_up"] if (i := lowered.find(marker, earliest)) >= 0]
+    return body[start:min(ends)] if ends else body[start:]
