@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench eval clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -28,7 +28,9 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/commit_overhead.py
 	$(BIN)/python bench/hook_latency.py
-	$(BIN)/python bench/capture_eval.py
+
+eval: $(STAMP)
+	$(BIN)/python training/eval.py
 
 clean:
 	rm -rf $(VENV)

@@ -314,17 +314,20 @@ def bench(args: argparse.Namespace, log) -> int:
             pool[s, 1 + s * (L - 1) // 4 : 1 + (s + 1) * (L - 1) // 4] = 1.0 / ((L - 1) // 4)
         exs.append(Example(f"bench:{i}", [ids], L, pool, np.array([1, 0, 0, 0], np.float32),
                            np.array([0, -1, -1, -1]), "bench"))
-    times = []
+    times, cpus = [], []
     for step in range(args.bench):
-        t = time.time()
+        t, c = time.time(), time.process_time()
         loss, *_ = batch_loss(model, heads, exs, 2.0, 0.5)
+        t_fwd = time.time() - t
         opt.zero_grad()
         loss.backward()
         opt.step()
         sched.step()
         times.append(time.time() - t)
-        log(f"bench step {step}: {times[-1]:.2f}s (batch {args.batch_size} x {L} tokens)")
-    log(f"bench median {np.median(times):.2f}s/step; after the first {np.mean(times[1:] or times):.2f}s/step")
+        cpus.append(time.process_time() - c)
+        log(f"bench step {step}: {times[-1]:.2f}s (forward {t_fwd:.2f}s; cpu {cpus[-1]:.2f}s) "
+            f"(batch {args.batch_size} x {L} tokens)")
+    log(f"bench median {np.median(times):.2f}s/step (cpu {np.median(cpus):.2f}s/step on {args.threads} threads)")
     return 0
 
 
@@ -438,14 +441,14 @@ def main() -> int:
         batches = make_batches(examples, args.batch_size, args.max_batch_tokens, random.Random(args.seed + epoch))
         while batch_at < len(batches) and step < total:
             batch = [examples[i] for i in batches[batch_at]]
-            t = time.time()
+            t, c = time.time(), time.process_time()
             loss, bce, ce, ns, npos = batch_loss(model, heads, batch, args.pos_weight, args.kind_weight)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(lora_params + heads.parameters(), 1.0)
             opt.step()
             sched.step()
-            dt = time.time() - t
+            dt, dc = time.time() - t, time.process_time() - c
             step += 1
             batch_at += 1
             recent = (recent + [float(loss)])[-20:]
@@ -454,7 +457,7 @@ def main() -> int:
             log(f"step {step}/{total} ep {epoch} loss {float(loss):.4f} (bce {bce:.4f} ce {ce:.4f}) "
                 f"avg20 {np.mean(recent):.4f} {dt:.2f}s/step ({len(batch)}x{width}, {tokens} tok, {ns} spans)",
                 step=step, epoch=epoch, loss=round(float(loss), 5), bce=round(bce, 5), ce=round(ce, 5),
-                s_step=round(dt, 3), batch=len(batch), width=width, tokens=tokens, spans=ns, pos=npos,
+                s_step=round(dt, 3), cpu_s=round(dc, 3), batch=len(batch), width=width, tokens=tokens, spans=ns, pos=npos,
                 lr=sched.get_last_lr()[0])
             if step % args.save_every == 0 or step == total:
                 t = time.time()
