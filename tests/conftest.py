@@ -28,6 +28,7 @@ def hermetic_env(tmp_path_factory, monkeypatch):
             monkeypatch.delenv(key)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))  # the machine's writer, per test
     monkeypatch.setenv("GITMEM_MODEL_CACHE", MODEL_CACHE)
     monkeypatch.setenv("GITMEM_NO_DAEMON", "1")  # tests drain explicitly; no stray daemons
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))

@@ -480,9 +480,10 @@ def test_stop_never_signals_a_process_that_is_not_the_daemon(project, paths):
     try:
         import fcntl
 
-        paths.state.mkdir(exist_ok=True)
-        (paths.state / daemon.STATUS_FILE).write_text(json.dumps({"pid": sleeper.pid, "state": "idle"}))
-        with open(paths.state / daemon.LOCK_FILE, "a") as lock:  # some process holds the lock
+        machine = Path(daemon.machine_dir())
+        machine.mkdir(parents=True, exist_ok=True)
+        (machine / daemon.STATUS_FILE).write_text(json.dumps({"pid": sleeper.pid, "state": "idle"}))
+        with open(machine / daemon.LOCK_FILE, "a") as lock:  # some process holds the lock
             fcntl.flock(lock, fcntl.LOCK_EX)
             assert daemon.stop(paths, timeout=1) is False
         assert sleeper.poll() is None

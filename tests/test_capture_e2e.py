@@ -12,6 +12,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 
 import pytest
 from test_capture_helpers import Transcript, edit_payload, payload, run_hook, subprocess_env
@@ -159,3 +160,50 @@ def test_demo_runs(tmp_path):
                     "5. Session 2"):
         assert section in proc.stdout
     assert "Gitmem-Session:" in proc.stdout and "<gitmem-context>" in proc.stdout
+
+
+def test_one_resident_writer_serves_every_repository_on_the_machine(tmp_path, monkeypatch):
+    """Three repositories, hooks firing in each: one writer process, one model in memory; each
+    repository's turn judged once and committed in that repository."""
+    from conftest import GitRepo
+
+    from gitmem.base.paths import find_repo
+    from gitmem.writer import daemon
+
+    monkeypatch.delenv("GITMEM_TEST_JUDGE", raising=False)
+    env = subprocess_env(GITMEM_DAEMON_IDLE="30")
+    env.pop("GITMEM_NO_DAEMON")
+    repos = []
+    for name in ("billing", "search", "mobile"):
+        folder = tmp_path / name
+        folder.mkdir()
+        subprocess.run(["git", "init", "-q", str(folder)], check=True)
+        repos.append(GitRepo(folder).with_gitmem(PROJECT))
+    try:
+        pids, rss = set(), []
+        for n, project in enumerate(repos):
+            session = f"e2e00000-0000-4000-8000-00000000000{n}"
+            tp = tmp_path / f"{session}.jsonl"
+            t = Transcript(tp, session, project.path)
+            t.prompt(RULE_PROMPT)
+            t.say("Added the currency check.")
+            t.turn_end()
+            proc = run_hook(payload("Stop", session, tp, project.path), project.path, env=env)
+            assert proc.returncode == 0, proc.stderr
+            paths = find_repo(project.path)
+            deadline = time.monotonic() + 240
+            while not (project.entries() and daemon.read_status(paths).get("judged") == 1):
+                assert time.monotonic() < deadline, f"{project.path.name}: nothing recorded"
+                time.sleep(0.2)
+            info = daemon.status(paths)
+            pids.add(info["pid"])
+            rss.append(info["rss_kib"] / 1024)
+            [entry] = project.entries().values()
+            assert "floats" in entry["body"]
+            log = project.git("log", "--format=%s", "-1")
+            assert log.startswith("gitmem: record")  # committed in its own repository
+        assert len(pids) == 1  # one writer for the machine
+        assert daemon.status(find_repo(repos[0].path))["repos"] == 3
+        assert max(rss) - rss[0] < 64, rss  # the model is loaded once, not once per repository
+    finally:
+        daemon.stop(find_repo(repos[0].path))

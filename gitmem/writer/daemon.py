@@ -1,15 +1,23 @@
-"""The writer daemon: one resident process per repository holds the judge and drains the queue.
+"""The writer daemon: one resident process per machine holds the judge and drains every queue.
+
+A developer with five repositories open holds one model in memory, not five. Each repository
+keeps its own queue (`.git/gitmem/queue/`), so each turn is still judged exactly once and
+committed in its own repository; the hook that signals a turn also registers its repository
+with the machine's writer (`$XDG_STATE_HOME/gitmem/writer/repos/`, default
+`~/.local/state/gitmem/writer/`) and starts the writer when none runs.
 
 Client side (`is_running`, `ensure_running`, `start`, `stop`, `status`) is standard library
-only: the capture hook calls `ensure_running` on every trigger. The daemon holds an
-exclusive flock on `.git/gitmem/daemon.lock` for its whole life — that lock, not a pid, is
-what "running" means, so a crashed daemon never looks alive — and writes its pid and
-state to `.git/gitmem/daemon.json`. It loads the model once, judges one turn at a time in
-priority order (across processes too: inference holds `queue/judge.lock`), keeps no
+only: the capture hook calls `ensure_running` on every trigger. The writer holds an exclusive
+flock on `writer/daemon.lock` for its whole life — that lock, not a pid, is what "running"
+means, so a crashed writer never looks alive — and writes its pid and state to
+`writer/daemon.json` and, for each repository it serves, that repository's own counts to
+`.git/gitmem/daemon.json`. It loads the model once, judges one turn at a time in priority order
+across repositories (across processes too: inference holds `writer/judge.lock`), keeps no
 per-session state in memory, and exits after `idle_timeout` seconds without work.
 
-`drain(repo)` does the same work in the calling process and returns when the queue is
-empty (tests, CI, scripts; `gitmem drain`).
+`drain(repo)` does the same work for one repository in the calling process and returns when
+its queue is empty (tests, CI, scripts; `gitmem drain`). Both run the same two steps:
+`_next_claim` and `_judge`.
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ import fcntl
 import os
 import sys
 import time
+import zlib
 
 from gitmem.base import fastjson, files, settings  # fastjson: the json module costs as much as starting Python
 from gitmem.writer import queue
@@ -25,52 +34,82 @@ from gitmem.writer import queue
 # The capture hook imports this module: no typing, pathlib or gitmem.base.paths at import time.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
     from typing import Any
 
     from gitmem.base.paths import RepoPaths
 
 LOCK_FILE = "daemon.lock"
-STATUS_FILE = "daemon.json"
+STATUS_FILE = "daemon.json"  # the writer's, and each served repository's
 LOG_FILE = "daemon.log"
 SPAWN_STAMP = "daemon.spawn"
+REPOS_DIR = "repos"
 DEFAULT_IDLE_TIMEOUT = float(settings.default("writer.idle_timeout"))
 POLL_SECONDS = 0.25
-SPAWN_GRACE = 15.0       # a daemon spawned this recently is still starting: do not spawn another
-ERROR_BACKOFF = 300.0    # after a daemon failed to start, hooks wait this long before trying again
+SPAWN_GRACE = 15.0       # a writer spawned this recently is still starting: do not spawn another
+ERROR_BACKOFF = 300.0    # after a writer failed to start, hooks wait this long before trying again
 
 
 # -- client side (stdlib only) ---------------------------------------------------------------------
 
-def _state(repo: Any, name: str) -> str:
+def machine_dir() -> str:
+    """The machine's writer state: `$XDG_STATE_HOME/gitmem/writer` (default ~/.local/state/...)."""
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return os.path.join(base, "gitmem", "writer")
+
+
+def _machine(name: str) -> str:
+    return os.path.join(machine_dir(), name)
+
+
+def _repo_file(repo: Any, name: str) -> str:
     return os.path.join(os.fspath(repo.state), name)
 
 
-def is_running(repo: RepoPaths) -> bool:
-    """True while some process holds the daemon lock (a dead daemon holds nothing)."""
-    return files.is_locked(_state(repo, LOCK_FILE))
+def _registration(repo: Any) -> str:
+    """`repos/<name>-<crc>.json`, keyed by the repository's shared git dir (its queue's home)."""
+    common = os.fspath(repo.common_dir)
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in os.path.basename(os.fspath(repo.worktree)))
+    return os.path.join(machine_dir(), REPOS_DIR, f"{name[:40]}-{zlib.crc32(common.encode()):08x}.json")
 
 
-def read_status(repo: RepoPaths) -> dict[str, Any]:
-    try:
-        with open(_state(repo, STATUS_FILE), encoding="utf-8") as handle:
-            data = fastjson.loads(handle.read())
-    except (OSError, ValueError):
-        return {}
+def register(repo: Any) -> None:
+    """Name `repo` to the machine's writer (atomic; rewritten only when it changed)."""
+    record = {"worktree": os.fspath(repo.worktree), "git_dir": os.fspath(repo.git_dir),
+              "common_dir": os.fspath(repo.common_dir)}
+    path = _registration(repo)
+    if fastjson.read_file(path) != record:
+        fastjson.write_file(path, record)
+
+
+def is_running(repo: Any = None) -> bool:
+    """True while some process holds the writer's lock (a dead writer holds nothing)."""
+    return files.is_locked(_machine(LOCK_FILE))
+
+
+def _read(path: str) -> dict[str, Any]:
+    data = fastjson.read_file(path)
     return data if isinstance(data, dict) else {}
 
 
+def read_status(repo: RepoPaths) -> dict[str, Any]:
+    """What the writer last wrote about `repo` (its counts and state there)."""
+    return _read(_repo_file(repo, STATUS_FILE))
+
+
 def ensure_running(repo: RepoPaths) -> bool:
-    """Start the daemon detached unless it runs, is starting, or failed a moment ago. Never blocks."""
+    """Register `repo` and start the writer detached unless it runs, is starting, or failed a
+    moment ago. Never blocks."""
     if os.environ.get("GITMEM_NO_DAEMON"):
         return False
-    if is_running(repo):
+    register(repo)
+    if is_running():
         return True
     now = time.time()
-    last = read_status(repo)
+    last = _read(_machine(STATUS_FILE))
     if last.get("state") == "error" and now - float(last.get("time") or 0) < ERROR_BACKOFF:
         return False
-    stamp = _state(repo, SPAWN_STAMP)
+    stamp = _machine(SPAWN_STAMP)
     try:
         os.close(os.open(stamp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
     except FileExistsError:
@@ -80,31 +119,31 @@ def ensure_running(repo: RepoPaths) -> bool:
             os.utime(stamp)
         except FileNotFoundError:
             pass
-    spawn(repo)
+    spawn()
     return True
 
 
-def spawn(repo: RepoPaths, idle_timeout: float | None = None) -> int:
+def spawn(idle_timeout: float | None = None) -> int:
     """Start `python -m gitmem.writer.daemon serve` in its own session, stdio detached; returns its pid."""
-    os.makedirs(os.fspath(repo.state), exist_ok=True)
-    args = [sys.executable, "-m", "gitmem.writer.daemon", "serve", "--repo", str(repo.worktree)]
+    os.makedirs(machine_dir(), exist_ok=True)
+    args = [sys.executable, "-m", "gitmem.writer.daemon", "serve"]
     if idle_timeout is not None:
         args += ["--idle-timeout", str(idle_timeout)]
-    log = _state(repo, LOG_FILE)
     actions = [
         (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-        (os.POSIX_SPAWN_OPEN, 1, log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644),
+        (os.POSIX_SPAWN_OPEN, 1, _machine(LOG_FILE), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644),
         (os.POSIX_SPAWN_DUP2, 1, 2),
     ]
     return os.posix_spawn(sys.executable, args, dict(os.environ), file_actions=actions, setsid=True)
 
 
 def start(repo: RepoPaths, idle_timeout: float | None = None, wait: float = 10.0) -> dict[str, Any]:
-    """Start the daemon (unless running) and wait until it holds its lock."""
-    if not is_running(repo):
-        pid = spawn(repo, idle_timeout)
+    """Register `repo`, start the writer (unless running) and wait until it holds its lock."""
+    register(repo)
+    if not is_running():
+        pid = spawn(idle_timeout)
         deadline = time.monotonic() + wait
-        while time.monotonic() < deadline and not is_running(repo):
+        while time.monotonic() < deadline and not is_running():
             try:  # reap it if it exited at once (it is our child here)
                 if os.waitpid(pid, os.WNOHANG)[0]:
                     break
@@ -114,24 +153,24 @@ def start(repo: RepoPaths, idle_timeout: float | None = None, wait: float = 10.0
     return status(repo)
 
 
-def stop(repo: RepoPaths, timeout: float = 15.0) -> bool:
-    """Ask the daemon to finish its current judgement and exit; kill it after `timeout`.
+def stop(repo: RepoPaths | None = None, timeout: float = 15.0) -> bool:
+    """Ask the machine's writer to finish its current judgement and exit; kill it after `timeout`.
 
     Killing is safe: a job whose judge dies is claimed again and redone."""
-    if not is_running(repo):
+    if not is_running():
         return False
     import signal as signals
 
-    pid = read_status(repo).get("pid")
+    pid = _read(_machine(STATUS_FILE)).get("pid")
     if not isinstance(pid, int) or not _is_daemon(pid):
-        return False  # the status names a daemon that is gone (its pid may belong to another process now)
+        return False  # the status names a writer that is gone (its pid may belong to another process now)
     try:
         os.kill(pid, signals.SIGTERM)
     except ProcessLookupError:
         return False
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if not is_running(repo):
+        if not is_running():
             return True
         time.sleep(0.05)
     try:
@@ -142,7 +181,7 @@ def stop(repo: RepoPaths, timeout: float = 15.0) -> bool:
 
 
 def _is_daemon(pid: int) -> bool:
-    """Is `pid` a gitmem daemon? (Linux: its command line; elsewhere: assumed.)"""
+    """Is `pid` gitmem's writer? (Linux: its command line; elsewhere: assumed.)"""
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as handle:
             return b"gitmem.writer.daemon" in handle.read()
@@ -153,11 +192,18 @@ def _is_daemon(pid: int) -> bool:
 
 
 def status(repo: RepoPaths) -> dict[str, Any]:
-    data = read_status(repo)
-    running = is_running(repo)
+    """The writer's process facts and state, with `repo`'s own counts and queue."""
+    running = is_running()
+    machine = _read(_machine(STATUS_FILE))
+    here = read_status(repo)
     out: dict[str, Any] = {"running": running}
-    if running or data:
-        out.update({k: v for k, v in data.items() if k != "running"})
+    if running or here:
+        out.update({k: v for k, v in here.items() if k != "running"})
+        for key in ("pid", "started", "rss_kib", "peak_rss_kib", "idle_timeout", "repos"):
+            if key in machine:
+                out[key] = machine[key]
+        if running and machine.get("state") in ("loading model", "idle"):
+            out["state"] = machine["state"]
     if not running and out.get("state") not in (None, "error"):
         out["state"] = "stopped"
     out["queue"] = queue.counts(repo)
@@ -177,7 +223,8 @@ def describe(info: dict[str, Any]) -> list[str]:
         peak = info.get("peak_rss_kib")
         if rss:
             lines.append(f"memory: {rss / 1024:.0f} MiB resident (peak {(peak or rss) / 1024:.0f} MiB)")
-        lines.append(f"judged {info.get('judged', 0)} turns, recorded {info.get('recorded', 0)} entries, "
+        lines.append(f"serving {info.get('repos', 1)} repositories on this machine")
+        lines.append(f"here: judged {info.get('judged', 0)} turns, recorded {info.get('recorded', 0)} entries, "
                      f"quarantined {info.get('quarantined', 0)}; exits after "
                      f"{info.get('idle_timeout', DEFAULT_IDLE_TIMEOUT):.0f} s idle")
     elif info.get("state") == "error":
@@ -192,9 +239,9 @@ def describe(info: dict[str, Any]) -> list[str]:
 
 # -- the resident side (imports the writer, and with it the model, lazily) ----------------------------
 
-def judge_lock(repo: RepoPaths) -> files.FileLock:
-    """One inference at a time in the repository, whichever process runs it."""
-    return files.FileLock(os.path.join(queue.root(repo), "judge.lock"))
+def judge_lock() -> files.FileLock:
+    """One inference at a time on the machine, whichever process runs it (2 cores, one model)."""
+    return files.FileLock(_machine("judge.lock"))
 
 
 def make_judge(repo: RepoPaths) -> Any:
@@ -227,37 +274,62 @@ class DrainResult:
         return sum(len(o.quarantined) for o in self.outcomes)
 
 
+def _next_claim(repos: Iterable[RepoPaths]) -> tuple[RepoPaths, Any] | None:
+    """The most urgent job nobody holds across `repos` (Stop/SessionEnd first, then oldest), claimed."""
+    ranked = []
+    for n, repo in enumerate(repos):
+        queue.plan(repo)
+        jobs = queue.pending(repo)
+        if jobs:
+            ranked.append(((jobs[0].priority, jobs[0].enqueued, n), repo))
+    for _, repo in sorted(ranked, key=lambda r: r[0]):
+        held = queue.claim_next(repo)
+        if held is not None:
+            return repo, held
+    return None
+
+
+def _judge(repo: RepoPaths, held: Any, judge: Any, lock: files.FileLock) -> Any:
+    """Judge one claimed job and finish it; raises when the judgement fails (the job is retried)."""
+    from gitmem.writer import turn_writer
+
+    with held:
+        outcome = turn_writer.process(repo, held.job, judge, lock)
+        held.finish()
+    return outcome
+
+
 def drain(repo: RepoPaths, judge: Any = None, *, wait_timeout: float = 600.0,
           on_outcome: Callable[[Any], None] | None = None) -> DrainResult:
-    """Judge everything queued, in this process; returns when nothing is left.
+    """Judge everything queued in `repo`, in this process; returns when nothing is left.
 
     Jobs another process is judging right now are waited for (up to `wait_timeout`). A job
     whose judgement raises is retried and, after queue.MAX_ATTEMPTS, parked in failed/;
     the errors are returned (tracebacks in .git/gitmem/errors.log)."""
     from gitmem.base import faillog
-    from gitmem.writer import turn_writer
 
     result = DrainResult()
-    lock = judge_lock(repo)
+    lock = judge_lock()
     deadline = time.monotonic() + wait_timeout
     while True:
-        queue.plan(repo)
-        held = queue.claim_next(repo)
-        if held is None:
+        claimed = _next_claim([repo])
+        if claimed is None:
             if queue.pending(repo) and time.monotonic() < deadline:
                 time.sleep(0.1)  # held by another process: wait for it to finish or die
                 continue
             return result
-        with held:
+        held = claimed[1]
+        try:
             if judge is None:
                 judge = _load(make_judge(repo))  # a model that cannot load is an error to report
-            try:
-                outcome = turn_writer.process(repo, held.job, judge, lock)
-            except Exception as exc:
-                faillog.record(repo.state, f"gitmem drain: job {held.job.key}")
-                result.errors.append(f"{held.job.key} (attempt {held.attempt}): {type(exc).__name__}: {exc}")
-                continue
-            held.finish()
+            outcome = _judge(repo, held, judge, lock)
+        except Exception as exc:
+            held.release()
+            faillog.record(repo.state, f"gitmem drain: job {held.job.key}")
+            result.errors.append(f"{held.job.key} (attempt {held.attempt}): {type(exc).__name__}: {exc}")
+            if judge is None:
+                raise
+            continue
         result.outcomes.append(outcome)
         if on_outcome is not None:
             on_outcome(outcome)
@@ -277,85 +349,154 @@ def _rss() -> tuple[int | None, int | None]:
     return rss, peak
 
 
-class _Daemon:
-    def __init__(self, repo: RepoPaths, idle_timeout: float) -> None:
-        self.repo = repo
-        self.idle_timeout = idle_timeout
+def registered() -> list[RepoPaths]:
+    """The repositories that named themselves to the machine's writer and still exist; the
+    registrations of vanished ones are removed."""
+    from pathlib import Path
+
+    from gitmem.base.paths import RepoPaths
+
+    folder = _machine(REPOS_DIR)
+    try:
+        names = sorted(os.listdir(folder))
+    except FileNotFoundError:
+        return []
+    out = []
+    for name in names:
+        path = os.path.join(folder, name)
+        record = _read(path) if name.endswith(".json") else {}
+        where = [record.get(k) for k in ("worktree", "git_dir", "common_dir")]
+        if all(isinstance(w, str) for w in where) and os.path.isdir(os.path.join(str(where[2]), "gitmem")):
+            out.append(RepoPaths(*(Path(str(w)) for w in where)))
+        elif name.endswith(".json"):
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+    return out
+
+
+def _key(repo: RepoPaths) -> str:
+    return os.fspath(repo.common_dir)
+
+
+class _Writer:
+    """The resident loop: every registered repository's queue, one job at a time."""
+
+    def __init__(self, idle_timeout: float | None) -> None:
+        self.explicit_idle = idle_timeout
         self.stopping = False
         self.info: dict[str, Any] = {"pid": os.getpid(), "started": time.time(), "state": "starting",
-                                     "repo": str(repo.worktree), "idle_timeout": idle_timeout,
+                                     "idle_timeout": idle_timeout or DEFAULT_IDLE_TIMEOUT, "repos": 0,
                                      "judged": 0, "recorded": 0, "quarantined": 0, "job": None}
+        self.served: dict[str, dict[str, Any]] = {}   # per repository: its counts and state
+        self.paths: dict[str, RepoPaths] = {}
+        self.judges: dict[str, Any] = {}
 
     def write(self, **changes: Any) -> None:
-
         self.info.update(changes)
         rss, peak = _rss()
-        self.info.update(rss_kib=rss, peak_rss_kib=peak, time=time.time())
-        fastjson.write_file(str(self.repo.state / STATUS_FILE), self.info)
+        self.info.update(rss_kib=rss, peak_rss_kib=peak, time=time.time(), repos=len(self.paths))
+        fastjson.write_file(_machine(STATUS_FILE), self.info)
+
+    def write_repo(self, repo: RepoPaths, **changes: Any) -> None:
+        record = self.served.setdefault(_key(repo), {"pid": os.getpid(), "started": self.info["started"],
+                                                     "repo": os.fspath(repo.worktree), "judged": 0,
+                                                     "recorded": 0, "quarantined": 0, "job": None})
+        record.update(changes, time=time.time(), idle_timeout=self.info["idle_timeout"])
+        rss, peak = _rss()
+        record.update(rss_kib=rss, peak_rss_kib=peak)
+        try:
+            fastjson.write_file(_repo_file(repo, STATUS_FILE), record)
+        except OSError:
+            pass  # the repository went away under us
 
     def _stop(self, signum: int, frame: Any) -> None:
         self.stopping = True
+
+    def idle_timeout(self) -> float:
+        if self.explicit_idle is not None:
+            return self.explicit_idle
+        env = os.environ.get("GITMEM_DAEMON_IDLE")
+        if env:
+            try:
+                return float(env)
+            except ValueError:
+                pass
+        return max((_configured_idle(r) for r in self.paths.values()), default=DEFAULT_IDLE_TIMEOUT)
+
+    def refresh(self) -> None:
+        current = {_key(r): r for r in registered()}
+        for key, repo in current.items():
+            if key not in self.paths:
+                self.paths[key] = repo
+                queue.prune(repo)
+                self.write_repo(repo, state="idle")
+        for key in [k for k in self.paths if k not in current]:
+            del self.paths[key]
+            self.judges.pop(key, None)
+            self.served.pop(key, None)
+
+    def judge_for(self, repo: RepoPaths) -> Any:
+        key = _key(repo)
+        if key not in self.judges:
+            if not any(self.judges.values()):
+                self.write(state="loading model")
+            self.judges[key] = _load(make_judge(repo))  # encoders are shared by model file
+        return self.judges[key]
 
     def run(self) -> int:
         import signal as signals
 
         from gitmem.base import faillog
-        from gitmem.writer import turn_writer
 
         for sig in (signals.SIGTERM, signals.SIGINT, signals.SIGHUP):
             signals.signal(sig, self._stop)
-        self.write()
-        judge = None
-        lock = judge_lock(self.repo)
+        self.refresh()
+        self.write(state="idle", idle_timeout=self.idle_timeout())
+        lock = judge_lock()
         last_work = time.monotonic()
         while not self.stopping:
-            if not os.path.isdir(os.fspath(self.repo.state)):
-                return 0  # the repository is gone (a deleted scratch or test repository)
-            queue.plan(self.repo)
-            if not queue.pending(self.repo):
-                if time.monotonic() - last_work > self.idle_timeout:
+            self.refresh()
+            claimed = _next_claim(list(self.paths.values()))
+            if claimed is None:
+                if time.monotonic() - last_work > self.idle_timeout():
                     break
                 if self.info["state"] != "idle":
                     self.write(state="idle", job=None)
                 time.sleep(POLL_SECONDS)
                 continue
-            if judge is None:
-                self.write(state="loading model")
-                try:
-                    judge = _load(make_judge(self.repo))
-                except Exception as exc:
-                    faillog.record(self.repo.state, "writer daemon: loading the judge")
-                    self.write(state="error", error=f"{type(exc).__name__}: {exc}")
-                    return 1
-            held = queue.claim_next(self.repo)
-            if held is None:
-                time.sleep(POLL_SECONDS)
-                continue
-            with held:
-                self.write(state="judging", job=held.job.key)
-                try:
-                    outcome = turn_writer.process(self.repo, held.job, judge, lock)
-                except Exception:
-                    faillog.record(self.repo.state, f"writer daemon: job {held.job.key}")
-                    continue  # released unfinished: retried, then parked in failed/
-                held.finish()
+            repo, held = claimed
+            try:
+                judge = self.judge_for(repo)
+            except Exception as exc:
+                held.release()
+                faillog.record(repo.state, "writer daemon: loading the judge")
+                self.write(state="error", error=f"{type(exc).__name__}: {exc}")
+                self.write_repo(repo, state="error", error=f"{type(exc).__name__}: {exc}")
+                return 1
+            self.write(state="judging", job=held.job.key)
+            self.write_repo(repo, state="judging", job=held.job.key)
+            try:
+                outcome = _judge(repo, held, judge, lock)
+            except Exception:
+                faillog.record(repo.state, f"writer daemon: job {held.job.key}")
+                continue  # released unfinished: retried, then parked in failed/
             last_work = time.monotonic()
+            mine = self.served[_key(repo)]
+            self.write_repo(repo, state="judged", job=None, judged=mine["judged"] + 1,
+                            recorded=mine["recorded"] + len(outcome.recorded),
+                            quarantined=mine["quarantined"] + len(outcome.quarantined))
             self.write(state="judged", job=None, judged=self.info["judged"] + 1,
                        recorded=self.info["recorded"] + len(outcome.recorded),
                        quarantined=self.info["quarantined"] + len(outcome.quarantined))
+        for repo in self.paths.values():
+            self.write_repo(repo, state="stopped", job=None)
         self.write(state="stopped", job=None)
         return 0
 
 
-def _idle_timeout(repo: RepoPaths, explicit: float | None) -> float:
-    if explicit is not None:
-        return explicit
-    env = os.environ.get("GITMEM_DAEMON_IDLE")
-    if env:
-        try:
-            return float(env)
-        except ValueError:
-            pass
+def _configured_idle(repo: RepoPaths) -> float:
     try:
         from gitmem.store.index import current
 
@@ -367,10 +508,13 @@ def _idle_timeout(repo: RepoPaths, explicit: float | None) -> float:
     return DEFAULT_IDLE_TIMEOUT
 
 
-def serve(repo: RepoPaths, idle_timeout: float | None = None) -> int:
-    """Run the daemon in this process until idle or stopped; 0 at once if one already runs."""
-    repo.state.mkdir(parents=True, exist_ok=True)
-    fd = os.open(_state(repo, LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o644)
+def serve(repo: RepoPaths | None = None, idle_timeout: float | None = None) -> int:
+    """Run the machine's writer in this process until idle or stopped (registering `repo` first);
+    0 at once if one already runs."""
+    if repo is not None:
+        register(repo)
+    os.makedirs(machine_dir(), exist_ok=True)
+    fd = os.open(_machine(LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o644)
     for _ in range(40):  # a hook probing the lock holds it for microseconds
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -382,11 +526,10 @@ def serve(repo: RepoPaths, idle_timeout: float | None = None) -> int:
         return 0
     try:
         try:
-            os.unlink(_state(repo, SPAWN_STAMP))
+            os.unlink(_machine(SPAWN_STAMP))
         except FileNotFoundError:
             pass
-        queue.prune(repo)
-        return _Daemon(repo, _idle_timeout(repo, idle_timeout)).run()
+        return _Writer(idle_timeout).run()
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
@@ -399,11 +542,11 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m gitmem.writer.daemon")
     sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("serve", help="run the writer daemon in the foreground")
-    run.add_argument("--repo", default=None)
+    run = sub.add_parser("serve", help="run the machine's writer in the foreground")
+    run.add_argument("--repo", default=None, help="register this repository first")
     run.add_argument("--idle-timeout", type=float, default=None)
     args = parser.parse_args(argv)
-    return serve(find_repo(args.repo), args.idle_timeout)
+    return serve(find_repo(args.repo) if args.repo else None, args.idle_timeout)
 
 
 if __name__ == "__main__":
