@@ -139,11 +139,13 @@ def _norm(text: str) -> str:
 class Job:
     """One turn to judge. A plain slotted class: a frozen dataclass costs ~6 ms at import."""
 
-    __slots__ = ("enqueued", "event", "priority", "reply", "session", "transcript", "turn", "until")
+    __slots__ = ("assistant", "ends", "enqueued", "event", "priority", "reply", "session", "starts",
+                 "transcript", "turn", "until", "user")
 
     def __init__(self, session: str, turn: int, transcript: str, priority: int = PRIORITY_PROMPT,
                  enqueued: float = 0.0, event: str = "", until: float | None = None,
-                 reply: str | None = None) -> None:
+                 reply: str | None = None, user: str | None = None, assistant: str | None = None,
+                 starts: str | None = None, ends: str | None = None) -> None:
         self.session = session
         self.turn = turn
         self.transcript = transcript
@@ -152,6 +154,12 @@ class Job:
         self.event = event
         self.until = until  # when the turn was known complete: its edits happened before this
         self.reply = reply  # Stop's last_assistant_message, for the last turn of a Stop
+        # The turn as planning read it, so the writer need not parse the transcript again:
+        # its texts, its timestamp and the next turn's (the window its edits fall in).
+        self.user = user
+        self.assistant = assistant
+        self.starts = starts
+        self.ends = ends
 
     def __repr__(self) -> str:
         return f"Job({self.session!r}, {self.turn}, priority={self.priority}, event={self.event!r})"
@@ -168,7 +176,8 @@ class Job:
     def to_dict(self) -> dict[str, Any]:
         return {"session": self.session, "turn": self.turn, "transcript": self.transcript,
                 "priority": self.priority, "enqueued": self.enqueued, "event": self.event,
-                "until": self.until, "reply": self.reply}
+                "until": self.until, "reply": self.reply, "user": self.user, "assistant": self.assistant,
+                "starts": self.starts, "ends": self.ends}
 
     @classmethod
     def from_dict(cls, data: Any) -> Job | None:
@@ -177,7 +186,8 @@ class Job:
                        int(data.get("priority", PRIORITY_PROMPT)), float(data.get("enqueued", 0.0)),
                        str(data.get("event", "")),
                        float(data["until"]) if isinstance(data.get("until"), (int, float)) else None,
-                       data["reply"] if isinstance(data.get("reply"), str) else None)
+                       *(data[k] if isinstance(data.get(k), str) else None
+                         for k in ("reply", "user", "assistant", "starts", "ends")))
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
 
@@ -297,13 +307,15 @@ def _plan_session(repo: RepoPaths, dirs: dict[str, str], session: str,
                   and isinstance(s.get("reply"), str) and isinstance(s.get("time"), (int, float))
                   and (last_start is None or s["time"] >= last_start)), None) if count == len(turns) else None
     created = 0
-    for turn in turns[:count]:
+    for n, turn in enumerate(turns[:count]):
         key = job_key(session, turn.index)
         if os.path.exists(os.path.join(dirs["done"], key)) or \
                 os.path.exists(os.path.join(dirs["failed"], f"{key}.json")):
             continue
         job = Job(session, turn.index, transcript, PRIORITY_FINAL if final else PRIORITY_PROMPT,
-                  float(min(times)), event, float(max(times)), reply if turn is turns[-1] else None)
+                  float(min(times)), event, float(max(times)), reply if turn is turns[-1] else None,
+                  turn.user, turn.assistant, turn.timestamp,
+                  turns[n + 1].timestamp if n + 1 < len(turns) else None)
         if _write_new(os.path.join(dirs["ready"], f"{key}.json"), job.to_dict()):
             created += 1
     watermark = turns[count - 1].index + 1

@@ -58,17 +58,20 @@ def build_packet(repo: RepoPaths, job: Job) -> Packet | None:
     from gitmem.judge.types import Packet
     from gitmem.writer.transcript import read_turns
 
-    turns = read_turns(job.transcript, start=job.turn)
-    if not turns or turns[0].index != job.turn:
-        return None
-    turn = turns[0]
-    start = parse_time(turn.timestamp)
-    end = parse_time(turns[1].timestamp) if len(turns) > 1 else None
+    if job.user is not None:  # planned by this version: the turn travelled with the job
+        user, assistant, start, end = job.user, job.assistant or "", parse_time(job.starts), parse_time(job.ends)
+    else:
+        turns = read_turns(job.transcript, start=job.turn)
+        if not turns or turns[0].index != job.turn:
+            return None
+        user, assistant = turns[0].user, turns[0].assistant
+        start = parse_time(turns[0].timestamp)
+        end = parse_time(turns[1].timestamp) if len(turns) > 1 else None
     if end is None and job.until is not None:
         end = job.until  # the hook call that completed the turn came after its last edit
     files = edit_log.files_modified(repo, job.session, start, end) if start is not None else ()
-    return Packet(session_id=job.session, turn=job.turn, user=turn.user,
-                  assistant=_with_reply(turn.assistant, job.reply), files_modified=files)
+    return Packet(session_id=job.session, turn=job.turn, user=user,
+                  assistant=_with_reply(assistant, job.reply), files_modified=files)
 
 
 def _with_reply(assistant: str, reply: str | None) -> str:
