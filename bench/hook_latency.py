@@ -59,7 +59,7 @@ def setup(work: Path, env: dict[str, str], rng: random.Random) -> Path:
     run(["git", "add", "-A"], repo, env)
     run(["git", "commit", "-q", "-m", "memory"], repo, env)
     # Warm what a working repository has warm: compiled rules, declaration ranges.
-    run([PYTHON, "-c", "from gitmem.base.paths import find_repo; from gitmem import decl_ranges; "
+    run([PYTHON, "-c", "from gitmem.base.paths import find_repo; from gitmem.code import decl_ranges; "
                        "decl_ranges.refresh(find_repo())"], repo, env)
     return repo
 
@@ -211,7 +211,7 @@ def refresh_cost(repo: Path, env: dict[str, str], rounds: int = 5) -> list[float
         path = repo / "src" / f"mod{30 + i}.py"
         path.write_text(path.read_text() + f"\n# edit {i}\n")
         start = time.perf_counter()
-        run([PYTHON, "-I", "-c", "from gitmem.base.paths import find_repo; from gitmem import decl_ranges; "
+        run([PYTHON, "-I", "-c", "from gitmem.base.paths import find_repo; from gitmem.code import decl_ranges; "
                                  f"decl_ranges.refresh(find_repo(), ['src/mod{30 + i}.py'])"], repo, env)
         times.append((time.perf_counter() - start) * 1000)
     return times
