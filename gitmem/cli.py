@@ -46,6 +46,24 @@ def reports_errors(func: Callable[P, R]) -> Callable[P, R]:
 @click.version_option(package_name="gitmem")
 def main() -> None:
     """Git-native memory for coding agents."""
+    _commit_pending()
+
+
+def _commit_pending() -> None:
+    """Every command first commits entries kept pending while the repository was busy (a merge,
+    a rebase, a held lock): this is one of the safe moments. Never fails the command."""
+    from gitmem.base.paths import find_repo
+    from gitmem.store import pending
+
+    try:
+        repo = find_repo()
+        if not pending.exists(repo):
+            return
+        from gitmem.memory import Memory
+
+        Memory(repo).flush_pending()
+    except Exception:  # the command itself reports what is wrong with the repository
+        return
 
 
 # -- store ------------------------------------------------------------------------------

@@ -11,8 +11,12 @@ import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gitmem.errors import GitmemError
+
+if TYPE_CHECKING:
+    from gitmem.base.paths import RepoPaths
 
 NULL_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
@@ -80,7 +84,25 @@ def index_blob_ids(repo: Path, paths: Iterable[str]) -> dict[str, str]:
     paths = list(paths)
     if not paths:
         return {}
-    out = git(repo, "ls-files", "-s", "-z", "--", *paths)
+    return _parse_ls_files(git(repo, "ls-files", "-s", "-z", "--", *paths))
+
+
+def index_blob_ids_of(repo: RepoPaths, paths: Iterable[str]) -> dict[str, str]:
+    """index_blob_ids() of the worktree's own index (`<git dir>/index`), whatever GIT_INDEX_FILE
+    a running `git commit` exported."""
+    import os
+
+    paths = list(paths)
+    if not paths:
+        return {}
+    env = {**env_without_index(), "GIT_INDEX_FILE": os.fspath(repo.git_dir / "index")}
+    proc = run(repo.worktree, "ls-files", "-s", "-z", "--", *paths, env=env)
+    if proc.returncode != 0:
+        raise GitError("git ls-files failed: " + proc.stderr.decode("utf-8", "replace").strip())
+    return _parse_ls_files(proc.stdout)
+
+
+def _parse_ls_files(out: bytes) -> dict[str, str]:
     result: dict[str, str] = {}
     for record in out.decode("utf-8", "surrogateescape").split("\0"):
         if not record:
@@ -138,19 +160,50 @@ def stage(repo: Path, paths: Iterable[str]) -> None:
         git(repo, "add", "--", *paths)
 
 
-def operation_in_progress(git_dir: Path) -> str | None:
-    """A merge, rebase, cherry-pick or revert that a commit of ours would interfere with."""
-    markers = {
-        "MERGE_HEAD": "merge",
-        "rebase-merge": "rebase",
-        "rebase-apply": "rebase",
-        "CHERRY_PICK_HEAD": "cherry-pick",
-        "REVERT_HEAD": "revert",
-    }
-    for name, what in markers.items():
-        if (git_dir / name).exists():
+OPERATION_MARKERS = (
+    ("MERGE_HEAD", "merge"),
+    ("rebase-merge", "rebase"),
+    ("rebase-apply/applying", "am"),
+    ("rebase-apply", "rebase"),
+    ("CHERRY_PICK_HEAD", "cherry-pick"),
+    ("REVERT_HEAD", "revert"),
+    ("sequencer", "cherry-pick or revert"),
+    ("BISECT_LOG", "bisect"),
+)
+
+
+def operation_in_progress(git_dir: Path, ignore: Iterable[str] = ()) -> str | None:
+    """A merge, rebase, am, cherry-pick, revert or bisect that a commit of ours would interfere
+    with (its name), or None. `ignore`: operations that are finishing (the hook of a merge runs
+    while MERGE_HEAD is still in place)."""
+    skip = set(ignore)
+    for name, what in OPERATION_MARKERS:
+        if what not in skip and (git_dir / name).exists():
             return what
     return None
+
+
+def env_without_index() -> dict[str, str]:
+    """The environment for git commands that must see the repository's own index, not the
+    temporary one a running `git commit` exported to its hooks."""
+    import os
+
+    return {k: v for k, v in os.environ.items() if k != "GIT_INDEX_FILE"}
+
+
+def run(repo: Path, *args: str, input: bytes | None = None,
+        env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    """git with an explicit environment; never raises for git's exit status."""
+    return subprocess.run(["git", *args], cwd=repo, input=input, capture_output=True, env=env)
+
+
+def update_ref(repo: Path, ref: str, new: str, old: str, message: str) -> str | None:
+    """Move `ref` to `new` only if it still points at `old` (compare-and-swap; git takes the
+    ref's .lock itself and fails if another process holds it). Returns git's complaint, or None."""
+    proc = run(repo, "update-ref", "-m", message, ref, new, old)
+    if proc.returncode == 0:
+        return None
+    return proc.stderr.decode("utf-8", "replace").strip() or f"git update-ref exited {proc.returncode}"
 
 
 def config_get(repo: Path, key: str) -> str | None:

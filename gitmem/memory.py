@@ -8,11 +8,11 @@ from typing import Any
 
 from gitmem import git
 from gitmem.base.paths import RepoPaths, find_repo
-from gitmem.errors import GitmemError
-from gitmem.store import index
-from gitmem.store.commit import CommitResult, commit_files, subject_for
+from gitmem.errors import EntryError, GitmemError, UnknownEntry
+from gitmem.store import index, pending
+from gitmem.store.commit import Change, CommitResult, FileChange, record, subject_for
 from gitmem.store.entry import KINDS, SOURCES, Entry, Trigger, new_id, now_iso
-from gitmem.store.yaml_files import DEFAULT_CONFIG, LoadResult, Store
+from gitmem.store.yaml_files import DEFAULT_CONFIG, LoadResult, Store, check_config, parse_entry_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +31,7 @@ class Memory:
         from gitmem.githooks import install as git_hooks
 
         done: list[str] = []
+        check_config(self.repo)
         self.repo.entries.mkdir(parents=True, exist_ok=True)
         if not self.repo.config.exists():
             self.repo.config.write_text(DEFAULT_CONFIG, encoding="utf-8")
@@ -60,10 +61,65 @@ class Memory:
 
     # -- reading --------------------------------------------------------------------------
     def load(self) -> LoadResult:
-        return self.store.load()
+        """The work tree's entries, with pending changes (not yet committed) in their place."""
+        result = self.store.load()
+        waiting = self.pending_entries()
+        if waiting:
+            by_id = {e.id: e for e in result.entries}
+            by_id.update(waiting)
+            result.entries = sorted(by_id.values(), key=lambda e: e.id)
+        return result
+
+    def pending_entries(self) -> dict[str, Entry]:
+        out: dict[str, Entry] = {}
+        for data in pending.entries(self.repo):
+            try:
+                out[str(data["id"])] = Entry.from_dict(data, self.store.relpath_of(str(data["id"])))
+            except (GitmemError, KeyError):
+                continue
+        return out
 
     def get(self, entry_id: str) -> Entry:
-        return self.store.get(entry_id)
+        return self._find(entry_id)[0]
+
+    def _find(self, entry_id: str) -> tuple[Entry, str | None, str | None]:
+        """(entry, the text it was read from, the blob id of that text where it is committed or
+        staged). Looked for in HEAD, then the pending changes, the index and the work tree, so a
+        rewrite starts from the committed (or staged) version, never from an unstaged edit."""
+        waiting = self.pending_entries()
+        ids = self._ids()
+        ids.update(dict.fromkeys(waiting))
+        if entry_id not in ids:
+            matches = sorted(i for i in ids if i.startswith(entry_id) or i.endswith(entry_id))
+            if len(matches) != 1:
+                raise UnknownEntry(f"no entry {entry_id!r}" if not matches else
+                                   f"{entry_id!r} is ambiguous: {', '.join(matches)}")
+            entry_id = matches[0]
+        rel = self.store.relpath_of(entry_id)
+        if entry_id in waiting:
+            return waiting[entry_id], self.store.render_onto(None, waiting[entry_id]), None
+        blob = None
+        if git.has_head(self.repo.worktree):
+            blob = git.tree_blob_ids(self.repo.worktree, "HEAD", [rel]).get(rel)
+        if blob is None:
+            blob = git.index_blob_ids_of(self.repo, [rel]).get(rel)
+        if blob is not None:
+            data = git.read_blobs(self.repo.worktree, [blob]).get(blob, b"")
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                raise EntryError(rel, None, "not valid UTF-8") from None
+            return parse_entry_text(text, rel), text, blob
+        entry = self.store.get(entry_id)
+        return entry, self.store.path_of(entry_id).read_text(encoding="utf-8"), None
+
+    def _ids(self) -> dict[str, None]:
+        ids = {p.stem: None for p in self.store.files()}
+        if git.has_head(self.repo.worktree):
+            for path in git.tree_blob_ids(self.repo.worktree, "HEAD", [".gitmem/entries/"]):
+                if path.endswith(".yaml"):
+                    ids[path.rsplit("/", 1)[-1][:-5]] = None
+        return ids
 
     # -- writing --------------------------------------------------------------------------
     def add(self, kind: str, body: str, *, anchor: str | None = None, on: Sequence[str] = (),
@@ -71,6 +127,7 @@ class Memory:
             supersedes: Sequence[str] = (), expires: str | None = None, commit: bool = True) -> Recorded:
         from gitmem.githooks.recheck import resolve_in_worktree
 
+        check_config(self.repo)
         if kind not in KINDS:
             raise GitmemError(f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
         if source not in SOURCES:
@@ -82,44 +139,98 @@ class Memory:
             triggers = tuple(Trigger.parse(t) for t in on)
         except ValueError as exc:
             raise GitmemError(f"--on: {exc}") from None
+        if expires:
+            import datetime as dt
+
+            try:
+                dt.date.fromisoformat(expires[:10])
+            except ValueError:
+                raise GitmemError(f"--expires {expires!r}: expected YYYY-MM-DD") from None
         resolved = resolve_in_worktree(self.repo, anchor) if anchor else None
-        old = [self.get(i) for i in supersedes]
+        old = [self._find(i) for i in supersedes]
         entry = Entry(id=new_id(), kind=kind, body=body, source=source, anchor=resolved,
                       triggers=triggers, created_at=now_iso(), created_session=session,
-                      created_turn=turn, supersedes=tuple(e.id for e in old), expires=expires)
-        changed = [entry] + [replace(e, status="superseded", superseded_by=entry.id) for e in old]
-        self.store.write_all(changed)
+                      created_turn=turn, supersedes=tuple(e.id for e, _, _ in old), expires=expires)
+        files = [FileChange(self.store.relpath_of(entry.id), self.store.render_onto(None, entry), create=True)]
+        changed = [entry]
+        for e, text, blob in old:
+            new = replace(e, status="superseded", superseded_by=entry.id)
+            files.append(self._rewrite(e, new, text, blob))
+            changed.append(new)
         trailers = [("Gitmem-Entry", entry.id), ("Gitmem-Source", source)]
         if session:
             trailers.append(("Gitmem-Session", f"{session}" + (f" turn {turn}" if turn is not None else "")))
-        trailers += [("Gitmem-Supersedes", e.id) for e in old]
-        result = self._commit(changed, subject_for("record", kind, body), trailers, commit)
-        return Recorded(entry, result)
+        trailers += [("Gitmem-Supersedes", e.id) for e, _, _ in old]
+        change = Change(subject_for("record", kind, body), files, trailers, [e.to_dict() for e in changed])
+        return Recorded(entry, self._record(change, commit))
 
     def revoke(self, entry_id: str, reason: str, commit: bool = True) -> Recorded:
-        entry = self.get(entry_id)
+        check_config(self.repo)
+        entry, text, blob = self._find(entry_id)
         if entry.status == "revoked":
             raise GitmemError(f"{entry.id} is already revoked")
         if not reason.strip():
             raise GitmemError("a revocation needs a reason")
         head = git.rev_parse(self.repo.worktree, "HEAD")
         revoked = entry.revoked(reason.strip(), head)
-        self.store.write(revoked)
         trailers = [("Gitmem-Entry", entry.id), ("Gitmem-Reason", " ".join(reason.split()))]
-        return Recorded(revoked, self._commit([revoked], subject_for("revoke", entry.kind, entry.body),
-                                              trailers, commit))
+        change = Change(subject_for("revoke", entry.kind, entry.body), [self._rewrite(entry, revoked, text, blob)],
+                        trailers, [revoked.to_dict()])
+        return Recorded(revoked, self._record(change, commit))
 
-    def _commit(self, entries: Sequence[Entry], subject: str, trailers: Sequence[tuple[str, str]],
-                commit: bool) -> CommitResult:
-        paths = [self.store.relpath_of(e.id) for e in entries]
-        paths += self._delivery_changed()  # AGENTS.md's section joins the commit when it can
+    def _rewrite(self, old: Entry, new: Entry, text: str | None, blob: str | None) -> FileChange:
+        """The change of one entry file from `old` to `new`, made on `text` (its committed, staged
+        or pending version), with the fields it sets so that it can be made on another version."""
+        before, after = old.to_dict(), new.to_dict()
+        changes = {k: v for k, v in after.items() if before.get(k) != v}
+        changes.update({k: None for k in before if k not in after})
+        return FileChange(self.store.relpath_of(new.id), self.store.render_onto(text, new), blob, changes)
+
+    def _record(self, change: Change, commit: bool) -> CommitResult:
         if commit:
-            result = commit_files(self.repo, paths, subject, trailers)
+            result = record(self.repo, change)
         else:
-            git.stage(self.repo.worktree, paths)
-            result = CommitResult(False, None, "staged")
-        index.current(self.repo)
+            result = self._stage(change)
+        self._after_change()
         return result
+
+    def _stage(self, change: Change) -> CommitResult:
+        """--stage-only: the files into the index (git takes its lock), then into the work tree."""
+        from gitmem.store.commit import busy
+
+        reason = busy(self.repo)
+        if reason and "detached" not in reason:
+            raise GitmemError(f"cannot stage now: {reason}")
+        blobs = {}
+        for f in change.files:
+            out = git.git(self.repo.worktree, "hash-object", "-w", "--stdin", input=f.text.encode("utf-8"))
+            blobs[f.path] = out.decode().strip()
+        lines = "".join(f"100644 {blob}\t{path}\n" for path, blob in blobs.items())
+        git.git(self.repo.worktree, "update-index", "--index-info", input=lines.encode("utf-8"))
+        for f in change.files:
+            self.store.write_text(f.path.rsplit("/", 1)[-1][:-5], f.text)
+        return CommitResult(False, None, "staged")
+
+    def _after_change(self) -> None:
+        """The compiled index and what agents are handed follow the change; never fails the
+        command afterwards (the change is recorded)."""
+        from gitmem.base import faillog
+
+        try:
+            index.current(self.repo)
+        except Exception:
+            faillog.record(None, "refreshing the compiled index")
+        self._delivery_changed()
+
+    def flush_pending(self) -> str | None:
+        """Commit changes kept pending while the repository was busy; why some still wait, or None."""
+        from gitmem.store.commit import flush_quietly
+
+        if not pending.exists(self.repo):
+            return None
+        reason = flush_quietly(self.repo)
+        self._after_change()
+        return reason
 
     def _delivery_changed(self) -> list[str]:
         """Keep what agents are handed current: AGENTS.md's managed section, declaration ranges."""

@@ -129,7 +129,9 @@ def test_supersede_keeps_both_entries(app_repo):
     assert f"Gitmem-Supersedes: {old}" in app_repo.git("log", "-1", "--format=%B")
 
 
-def test_add_during_a_merge_or_on_a_detached_head_stages_instead(app_repo):
+def test_add_during_a_merge_or_on_a_detached_head_keeps_it_pending(app_repo):
+    # Issue 11: staging during a merge lost the entry to `git merge --abort`; it is kept pending
+    # (never staged, never in the work tree) and committed on its own once the merge is over.
     app_repo.git("checkout", "-q", "-b", "topic")
     app_repo.write("README.md", "topic\n")
     app_repo.commit_all("topic readme")
@@ -142,8 +144,13 @@ def test_add_during_a_merge_or_on_a_detached_head_stages_instead(app_repo):
     assert "a merge is in progress" in proc.stderr
     assert app_repo.git("rev-parse", "HEAD") == head
     entry_id = proc.stdout.split()[0]
-    assert f".gitmem/entries/{entry_id}.yaml" in app_repo.git("diff", "--cached", "--name-only")
+    assert ".gitmem/entries" not in app_repo.git("diff", "--cached", "--name-only")
+    assert not (app_repo.path / f".gitmem/entries/{entry_id}.yaml").exists()
+    assert entry_id in app_repo.entries()  # still listed (and delivered) while pending
     app_repo.git("merge", "--abort")
+    app_repo.gitmem("list")  # the next command commits it
+    assert app_repo.git("log", "-1", "--format=%s").strip() == "gitmem: record law: keep the README short"
+    assert app_repo.git("status", "--porcelain") == ""
 
     app_repo.git("checkout", "-q", "--detach")
     proc = app_repo.gitmem("add", "law", "detached rule")

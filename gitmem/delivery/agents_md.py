@@ -25,7 +25,6 @@ import tempfile
 
 from gitmem.base import files
 from gitmem.base.paths import RepoPaths
-from gitmem.delivery import compiled
 from gitmem.delivery import rules as delivery_rules
 
 FILE_NAME = "AGENTS.md"
@@ -37,12 +36,28 @@ NO_ENTRIES = "No repository-wide entries yet."
 
 
 def section(repo: RepoPaths) -> str:
-    rules = compiled.load(str(repo.worktree), str(repo.git_dir), str(repo.common_dir))
+    return section_for(repo, [])
+
+
+def section_for(repo: RepoPaths, changed: list[dict[str, object]]) -> str:
+    """The managed section for the store as committed (pending changes, which are not, left out),
+    with the entries in `changed` (Entry.to_dict() values) as they are about to be committed."""
+    from gitmem.store import index
+
+    idx = index.current(repo)
+    by_id = {e.get("id"): e for e in index.entries(idx, committed_only=True)}
+    for entry in changed:
+        by_id[entry.get("id")] = {k: v for k, v in entry.items() if k != "pending"}
+    rules = delivery_rules.compile_rules(list(by_id.values()), idx.get("config") or {})
+    return render_section(rules)
+
+
+def render_section(rules: delivery_rules.CompiledRules) -> str:
     today = files.utc_date()
     chosen, left_out = delivery_rules.session_start_selection(rules, today, relevance=None)
     active = rules["active"]
-    users = [delivery_rules.entry_line(i, active[i]) for i in chosen if active[i]["source"] == "user"]
-    agents = [delivery_rules.entry_line(i, active[i]) for i in chosen if active[i]["source"] != "user"]
+    users = [escape(delivery_rules.entry_line(i, active[i])) for i in chosen if active[i]["source"] == "user"]
+    agents = [escape(delivery_rules.entry_line(i, active[i])) for i in chosen if active[i]["source"] != "user"]
     lines = [BEGIN, TITLE, ""]
     if users:
         lines += [delivery_rules.START_USER_HEADER, "", *users, ""]
@@ -56,6 +71,42 @@ def section(repo: RepoPaths) -> str:
                   "(`gitmem list` shows every entry).", ""]
     lines.append(END)
     return "\n".join(lines) + "\n"
+
+
+def escape(text: str) -> str:
+    """Entry text as it may stand inside the section: an HTML comment opener or closer (a body
+    quoting gitmem's markers) is written as entities, so it can never open or close a section."""
+    return text.replace("<!--", "&lt;!--").replace("-->", "--&gt;")
+
+
+def _is_begin(line: str) -> bool:
+    line = line.rstrip()
+    return line.startswith(BEGIN_PREFIX) and line.endswith("-->")
+
+
+def _is_end(line: str) -> bool:
+    return line.rstrip() == END
+
+
+def find_section(text: str) -> tuple[int, int, int, int] | None:
+    """(start of the begin line, end of it, start of the end line, end of it incl. its newline)
+    of the managed section: markers count only on lines of their own, the end marker only after
+    a begin marker. None when there is no complete section."""
+    pos = 0
+    begin: tuple[int, int] | None = None
+    for bare in text.split("\n"):
+        after = min(pos + len(bare) + 1, len(text))
+        if begin is None:
+            if _is_begin(bare):
+                begin = (pos, after)
+        elif _is_end(bare):
+            return begin[0], begin[1], pos, after
+        pos += len(bare) + 1
+    return None
+
+
+def has_section(text: str) -> bool:
+    return find_section(text) is not None
 
 
 def write(repo: RepoPaths) -> str:
@@ -74,21 +125,18 @@ def write(repo: RepoPaths) -> str:
 
 
 def replace_section(text: str, new_section: str) -> str:
-    start = text.find(BEGIN_PREFIX)
-    end = text.find(END, start) if start >= 0 else -1
-    if start < 0 or end < 0:
+    found = find_section(text)
+    if found is None:
         separator = "" if not text or text.endswith("\n\n") else "\n" if text.endswith("\n") else "\n\n"
         return text + separator + new_section
-    after = end + len(END)
-    if text.startswith("\n", after):
-        after += 1
+    start, _, _, after = found
     return text[:start] + new_section + text[after:]
 
 
 def is_managed(repo: RepoPaths) -> bool:
     path = repo.worktree / FILE_NAME
     try:
-        return BEGIN_PREFIX in path.read_text(encoding="utf-8")
+        return has_section(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError):
         return False
 
@@ -105,13 +153,12 @@ _ENTRY_LINE = "- "
 
 def _split(text: str) -> tuple[str, list[str], str] | None:
     """(text before the section, the section's lines between the markers, text after), or None."""
-    start = text.find(BEGIN_PREFIX)
-    end = text.find(END, start) if start >= 0 else -1
-    if start < 0 or end < 0:
+    found = find_section(text)
+    if found is None:
         return None
-    begin_end = text.find("\n", start)
-    inner = text[begin_end + 1 : end] if 0 <= begin_end < end else ""
-    return text[:start], inner.splitlines(), text[end + len(END):]
+    start, inner_start, end, after = found
+    tail = text[end:after].rstrip("\r\n")
+    return text[:start], text[inner_start:end].splitlines(), text[end + len(tail):] if tail == END else text[after:]
 
 
 def merge_section(base: list[str], ours: list[str], theirs: list[str]) -> list[str]:

@@ -7,11 +7,19 @@ GITMEM_PYTHON=@PYTHON@
 GITMEM_ORIG_MODE=@ORIG_MODE@
 orig="$(dirname "$0")/$GITMEM_HOOK.gitmem-orig"
 
+# This worktree's own state (a linked worktree has its own git dir, index and entries).
+state=.git/gitmem
+[ -d .git ] || state="$(git rev-parse --git-dir 2>/dev/null)/gitmem"
+# A commit is being made: gitmem's writers keep their entries pending until post-commit, so they
+# never move the branch under a `git commit` that waits for its editor.
+[ "$GITMEM_HOOK" = pre-commit ] && [ -d "$state" ] && { echo "$PPID" > "$state/committing"; } 2>/dev/null
+[ "$GITMEM_HOOK" = post-commit ] && [ -s "$state/committing" ] && { : > "$state/committing"; } 2>/dev/null
+
 input=""
 [ "$GITMEM_HOOK" = post-rewrite ] && input=$(cat)  # stdin is read once and handed to both
 
 status=0
-if [ -e "$orig" ]; then
+if [ -f "$orig" ] && [ -x "$orig" ]; then  # git runs a hook only when it is executable; so does this stub
   if [ "$GITMEM_ORIG_MODE" = source ]; then
     # Shims such as husky's find their script from $0, so run it with this stub's $0.
     printf '%s\n' "$input" | GITMEM_ORIG="$orig" sh -c '. "$GITMEM_ORIG"' "$0" "$@"
@@ -27,10 +35,14 @@ if [ ! -x "$GITMEM_PYTHON" ]; then
   exit $status
 fi
 
-state=.git/gitmem
-[ -d .git ] || state="$(git rev-parse --git-common-dir 2>/dev/null)/gitmem"
-# post-commit has work only after a partial commit in which pre-commit staged entry changes.
-[ "$GITMEM_HOOK" = post-commit ] && [ ! -f "$state/partial-commit.json" ] && exit $status
+if [ "$GITMEM_HOOK" = post-commit ] || [ "$GITMEM_HOOK" = post-checkout ]; then
+  # Work only after a partial commit in which pre-commit staged entry changes, or when entries
+  # wait pending for a safe moment (this is one). Otherwise exit in shell, without Python.
+  for waiting in "$state"/pending/*.json; do break; done
+  if [ ! -e "$waiting" ] && { [ "$GITMEM_HOOK" = post-checkout ] || [ ! -f "$state/partial-commit.json" ]; }; then
+    exit $status
+  fi
+fi
 
 if [ "$GITMEM_HOOK" = pre-commit ]; then
   # Fast path in shell, no extra processes but one git call: Python starts only if the commit

@@ -1,88 +1,432 @@
-"""Entries land as their own commits on the current branch, never mixed with the user's work.
+"""The one write path: entry changes land as commits of their own, or wait pending, never half.
 
-The commit is built from HEAD's tree plus the entry files only (not from the index), so
-whatever the user has staged or left unstaged stays exactly as it was. Afterwards the
-index is updated for the entry files alone, so they do not show up as staged reverts.
-A lock under .git/gitmem/ serialises concurrent writers; libgit2 additionally refuses to
-move the branch unless it still points at the parent we built on.
+`gitmem add`, the writer, `gitmem revoke` and the post-merge / post-rewrite re-checks all call
+`record()`. A change is a set of files given as TEXT (never read back from the work tree). It is
+committed as a transaction, the way git itself does it:
+
+1. the blobs, a tree (HEAD's tree plus those files) and the commit object are written to the
+   object database; nothing visible has changed yet;
+2. `<git dir>/index.lock` is taken with O_CREAT|O_EXCL, exactly as git takes it, and the new
+   index (the old one with entries for those paths only) is written into it;
+3. the branch moves by compare-and-swap (`git update-ref HEAD NEW OLD`: git takes the ref's own
+   lock and refuses if the branch moved or the lock is held);
+4. the lock is renamed over the index (git's commit of a lock file);
+5. only then the work-tree files are written, and only where the developer had no unstaged
+   edit of them.
+
+A failure before 4 undoes what was done (the ref goes back by compare-and-swap, our lock is
+removed; the index is untouched), so the entry file, its index entry and the commit succeed
+together or not at all. A journal (`<git dir>/gitmem/transaction.json`) lets the next writer
+finish or undo a transaction whose process was killed between 3 and 5.
+
+When the repository is busy — an index or ref lock held by someone else, a merge, rebase,
+cherry-pick, revert, bisect or am in progress, a detached HEAD, or a `git commit` waiting for
+its editor (the pre-commit stub leaves its pid in `<git dir>/gitmem/committing`) — nothing is
+committed or staged: the change is kept pending (gitmem.store.pending) and committed at the next
+safe moment, pending changes first and in order. A lock that was just released may belong to a
+series of git commands (a commit loop, a rebase), so a command waits until the repository has
+been quiet for QUIET_S, for at most WAIT_S; gitmem never deletes or breaks a lock it did not
+take. gitmem's own writers of one worktree take turns on an flock.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+import contextlib
+import hashlib
+import os
+import shutil
+import sys
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from gitmem.base.files import FileLock
+from gitmem import git
+from gitmem.base import faillog, fastjson
+from gitmem.base.files import FileLock, write_atomic
 from gitmem.base.paths import RepoPaths
-from gitmem.git import operation_in_progress
+from gitmem.errors import GitmemError
+from gitmem.store import pending
 
 if TYPE_CHECKING:
     import pygit2  # imported where used: ≈100 ms
 
 AUTHOR_NAME = "gitmem"
+ZERO = "0" * 40
+QUIET_S = 0.1     # the repository must have been quiet this long before gitmem takes its locks
+WAIT_S = 1.0      # how long a command waits for that before keeping its change pending
+POLL_S = 0.01
+COMMITTING = "committing"         # the pid of a `git commit` between its pre-commit and post-commit
+JOURNAL = "transaction.json"
+LOCK_NAME = "commit.lock"
+TRANSIENT = ("locked", "git commit")  # busy reasons worth waiting for
+
+
+class Busy(GitmemError):
+    """The repository is in a state in which gitmem must not commit."""
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    path: str                                  # repository-relative
+    text: str                                  # the whole new file, as made from `base`
+    base: str | None = None                    # blob id `text` was made from (None: not committed)
+    changes: Mapping[str, Any] | None = None   # entry fields it sets, to re-apply onto another version
+    create: bool = False                       # a new file: where it exists already, it stays as it is
+
+    def apply(self, blob: str | None, current: str | None) -> str:
+        """This change made against the version `blob` (text `current`) of the file."""
+        if current is None or blob == self.base:
+            return self.text
+        if self.create:
+            return current  # created already (a redone job, a pending change committed twice)
+        if self.changes is not None:
+            from gitmem.store.yaml_files import overlay_text
+
+            try:
+                return overlay_text(current, self.changes)
+            except GitmemError:
+                return self.text
+        return self.text
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "text": self.text, "base": self.base, "create": self.create,
+                "changes": dict(self.changes) if self.changes is not None else None}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> FileChange:
+        changes = data.get("changes")
+        return cls(str(data["path"]), str(data["text"]), data.get("base"),
+                   dict(changes) if isinstance(changes, dict) else None, bool(data.get("create")))
+
+
+@dataclass(slots=True)
+class Change:
+    """One commit to be: its message and files, and the entries as they will be stored."""
+
+    subject: str
+    files: list[FileChange]
+    trailers: list[tuple[str, str]] = field(default_factory=list)
+    entries: list[dict[str, Any]] = field(default_factory=list)   # Entry.to_dict() of what it writes
+    agents_md: bool = True   # AGENTS.md's managed section joins the commit when it can
+
+    @property
+    def message(self) -> str:
+        text = self.subject.strip() + "\n"
+        if self.trailers:
+            text += "\n" + "".join(f"{k}: {v}\n" for k, v in self.trailers)
+        return text
+
+    def to_json(self) -> dict[str, Any]:
+        return {"subject": self.subject, "trailers": [list(t) for t in self.trailers],
+                "files": [f.to_json() for f in self.files], "entries": self.entries,
+                "agents_md": self.agents_md, "recorded": time.time()}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Change:
+        return cls(str(data["subject"]), [FileChange.from_json(f) for f in data["files"]],
+                   [(str(k), str(v)) for k, v in data.get("trailers") or []],
+                   list(data.get("entries") or []), bool(data.get("agents_md", True)))
 
 
 @dataclass(frozen=True, slots=True)
 class CommitResult:
-    committed: bool          # False: staged only
+    committed: bool          # False: pending, staged or nothing to do
     commit: str | None
     note: str                # what happened, for the person
+    pending: bool = False    # kept under .git/gitmem/pending/ until the next safe moment
 
 
-def repo_lock(repo: RepoPaths, name: str = "commit.lock") -> FileLock:
-    """gitmem's own writers of this repository, one at a time."""
-    return FileLock(repo.state / name)
+# -- the state of the repository ------------------------------------------------------------------
+
+def local(repo: RepoPaths) -> Path:
+    return Path(pending.local_state(repo))
 
 
-def commit_files(repo: RepoPaths, paths: Sequence[str], subject: str,
-                 trailers: Sequence[tuple[str, str]] = (), *, finishing: bool = False) -> CommitResult:
-    """Commit the working-tree content of `paths` (repo-relative) as one commit.
+def repo_lock(repo: RepoPaths) -> FileLock:
+    """gitmem's own writers of this worktree, one at a time."""
+    return FileLock(local(repo) / LOCK_NAME)
 
-    `finishing`: called from post-merge/post-rewrite, where git still has MERGE_HEAD or
-    rebase-merge/ in place although the operation's commits are already made.
-    """
+
+def head_ref(repo: RepoPaths) -> str | None:
+    """The branch HEAD is attached to (`refs/heads/main`), None when detached."""
+    try:
+        text = (repo.git_dir / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return None
+    return text[4:].strip() if text.startswith("ref:") else None
+
+
+def busy(repo: RepoPaths, finishing: Sequence[str] = (), *, own_index_lock: bool = False) -> str | None:
+    """Why gitmem must not commit or stage now, or None. `finishing`: operations whose own hook
+    is running (their markers are still in place although their commits are made)."""
+    if not own_index_lock and (repo.git_dir / "index.lock").exists():
+        return "the index is locked by another git process"
+    operation = git.operation_in_progress(repo.git_dir, finishing)
+    if operation:
+        return f"a {operation} is in progress"
+    ref = head_ref(repo)
+    if ref is None:
+        return "HEAD is detached"
+    if (repo.git_dir / "HEAD.lock").exists() or (repo.common_dir / f"{ref}.lock").exists():
+        return f"{ref} is locked by another git process"
+    if committing_pid(repo) is not None:
+        return "a git commit is in progress"
+    return None
+
+
+def committing_pid(repo: RepoPaths) -> int | None:
+    """The `git commit` that ran gitmem's pre-commit stub and has not reached post-commit yet."""
+    try:
+        text = (local(repo) / COMMITTING).read_text(encoding="ascii", errors="replace").strip()
+        pid = int(text.split()[0]) if text else 0
+    except (OSError, ValueError, IndexError):
+        return None
+    if pid <= 1 or pid == os.getpid():
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        pass
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            if b"git" not in handle.read():
+                return None  # the pid was reused by something else
+    except OSError:
+        pass
+    return pid
+
+
+def wait_until_quiet(repo: RepoPaths, finishing: Sequence[str], quiet: float, wait: float) -> str | None:
+    """None once the repository has been quiet for `quiet` seconds; the reason it is busy when
+    `wait` runs out first (or at once, for a state no wait will end: a merge, a detached HEAD)."""
+    start = time.monotonic()
+    quiet_since: float | None = None
+    while True:
+        reason = busy(repo, finishing)
+        now = time.monotonic()
+        if reason is None:
+            quiet_since = now if quiet_since is None else quiet_since
+            if now - quiet_since >= quiet:
+                return None
+        else:
+            quiet_since = None
+            if not any(word in reason for word in TRANSIENT) or now - start >= wait:
+                return reason
+        if now - start >= wait and reason is None:
+            return None
+        time.sleep(POLL_S)
+
+
+# -- recording -------------------------------------------------------------------------------------
+
+def record(repo: RepoPaths, change: Change, *, finishing: Sequence[str] = (),
+           quiet: float = QUIET_S, wait: float = WAIT_S) -> CommitResult:
+    """Commit `change` as a commit of its own (pending changes first), or keep it pending."""
+    with repo_lock(repo):
+        recover(repo)
+        reason = _flush_locked(repo, finishing, quiet, wait)
+        if reason is None:
+            try:
+                sha = _commit(repo, change, finishing, quiet, wait)
+            except Busy as exc:
+                reason = str(exc)
+            else:
+                if sha is None:
+                    return CommitResult(False, None, "nothing to commit: the entries are already committed")
+                return CommitResult(True, sha, f"committed {sha[:10]}")
+        pending.write(repo, change.to_json())
+        return CommitResult(False, None, f"pending, not committed: {reason}; it is committed on its "
+                                         "own once that is over", pending=True)
+
+
+def flush(repo: RepoPaths, *, finishing: Sequence[str] = (), quiet: float = QUIET_S,
+          wait: float = WAIT_S, blocking: bool = True) -> str | None:
+    """Commit every pending change, in order; None when none is left, else why some wait."""
+    if not pending.exists(repo) and not (local(repo) / JOURNAL).exists():
+        return None
+    try:
+        with FileLock(local(repo) / LOCK_NAME, blocking=blocking):
+            recover(repo)
+            return _flush_locked(repo, finishing, quiet, wait)
+    except BlockingIOError:
+        return "another gitmem process is committing"
+
+
+def flush_quietly(repo: RepoPaths, **kwargs: Any) -> str | None:
+    """flush() for hooks and commands that must never fail because of it (errors are logged)."""
+    try:
+        return flush(repo, **kwargs)
+    except Exception:
+        faillog.record(repo.state, "committing pending entries")
+        return "an error (logged)"
+
+
+def _flush_locked(repo: RepoPaths, finishing: Sequence[str], quiet: float, wait: float) -> str | None:
+    for name, data in pending.records(repo):
+        try:
+            change = Change.from_json(data)
+        except (KeyError, TypeError, ValueError):
+            pending.set_aside(repo, name)
+            continue
+        try:
+            sha = _commit(repo, change, finishing, quiet, wait)
+        except Busy as exc:
+            return str(exc)
+        pending.remove(repo, name)
+        if sha:
+            print(f"gitmem: committed pending {change.subject!r} ({sha[:10]})", file=sys.stderr)
+    for name in pending.names(repo):  # unreadable records: kept aside for a person
+        if pending.read(repo, name) is None:
+            pending.set_aside(repo, name)
+    return None
+
+
+def _commit(repo: RepoPaths, change: Change, finishing: Sequence[str], quiet: float, wait: float) -> str | None:
+    """One transaction; raises Busy (nothing done) when the repository is busy."""
+    for _attempt in range(5):
+        reason = wait_until_quiet(repo, finishing, quiet, wait)
+        if reason:
+            raise Busy(reason)
+        try:
+            return _transaction(repo, change, finishing)
+        except _Moved:
+            continue  # the branch moved under us: build again on the new HEAD
+    raise Busy("the branch keeps moving")
+
+
+class _Moved(Exception):
+    pass
+
+
+def _transaction(repo: RepoPaths, change: Change, finishing: Sequence[str]) -> str | None:
     import pygit2
 
-    message = subject.strip() + "\n"
-    if trailers:
-        message += "\n" + "".join(f"{k}: {v}\n" for k, v in trailers)
+    r = pygit2.Repository(str(repo.worktree))
+    ref = head_ref(repo)
+    if ref is None:
+        raise Busy("HEAD is detached")
+    old = git.rev_parse(repo.worktree, "HEAD")
+    parent = r[old].peel(pygit2.Commit) if old else None
+    head_blobs = _tree_blobs(r, parent.tree if parent else None, [f.path for f in change.files])
+    texts = {f.path: f.apply(head_blobs.get(f.path), _blob_text(r, head_blobs.get(f.path))) for f in change.files}
+    if change.agents_md:
+        joined = _agents_md(repo, r, parent, change)
+        if joined is not None:
+            texts[joined[0]] = joined[1]
+    blobs = {p: str(r.create_blob(t.encode("utf-8"))) for p, t in texts.items()}
+    tree = pygit2.Index()
+    if parent is not None:
+        tree.read_tree(parent.tree)
+    for path, blob in blobs.items():
+        tree.add(pygit2.IndexEntry(path, pygit2.Oid(hex=blob), pygit2.enums.FileMode.BLOB))
+    tree_id = tree.write_tree(r)
+    if parent is not None and tree_id == parent.tree_id:
+        return None
+    committer = _committer(r)
+    author = pygit2.Signature(AUTHOR_NAME, committer.email)
+    new = str(r.create_commit(None, author, committer, change.message, tree_id, [parent.id] if parent else []))
 
-    with repo_lock(repo):
-        r = pygit2.Repository(str(repo.worktree))
-        blobs = {p: r.create_blob_fromworkdir(p) for p in paths}
-        busy = None if finishing else operation_in_progress(repo.git_dir)
-        if busy or r.head_is_detached:
-            _stage(r, blobs)
-            why = f"a {busy} is in progress" if busy else "HEAD is detached"
-            return CommitResult(False, None, f"staged, not committed: {why}")
+    with _IndexLock(repo) as lock:
+        reason = busy(repo, finishing, own_index_lock=True)
+        if reason:
+            raise Busy(reason)
+        if git.rev_parse(repo.worktree, "HEAD") != old:
+            raise _Moved()
+        staged = git.index_blob_ids_of(repo, list(texts))
+        index_texts: dict[str, str] = {}
+        for path, text in texts.items():
+            before = head_blobs.get(path)
+            if path == _AGENTS or staged.get(path) == before:
+                index_texts[path] = text
+            else:  # the developer staged another version of it: the change goes onto that one
+                fc = next(f for f in change.files if f.path == path)
+                index_texts[path] = fc.apply(staged.get(path), _blob_text(r, staged.get(path)))
+        index_blobs = {p: (blobs[p] if t == texts[p] else str(r.create_blob(t.encode("utf-8"))))
+                       for p, t in index_texts.items()}
+        lock.write(_new_index(repo, index_blobs))
+        journal = {"pid": os.getpid(), "ref": ref, "old": old, "new": new, "lock": lock.inode,
+                   "index": index_blobs, "before": {p: staged.get(p) for p in index_texts},
+                   "texts": index_texts}
+        fastjson.write_file(str(local(repo) / JOURNAL), journal)
+        problem = git.update_ref(repo.worktree, "HEAD", new, old or ZERO, _reflog(change.subject))
+        if problem:
+            _remove_journal(repo)
+            raise Busy(f"the branch could not be moved ({problem})")
+        try:
+            lock.commit()
+        except OSError:
+            git.update_ref(repo.worktree, "HEAD", old or ZERO, new, "gitmem: undo")  # compare-and-swap back
+            _remove_journal(repo)
+            raise
+    _write_worktree(repo, journal)
+    _remove_journal(repo)
+    return new
 
-        parents = [] if r.head_is_unborn else [r.head.target]
-        parent = r[parents[0]].peel(pygit2.Commit) if parents else None
-        tree = pygit2.Index()
-        if parent is not None:
-            tree.read_tree(parent.tree)
-        for path, oid in blobs.items():
-            tree.add(pygit2.IndexEntry(path, oid, pygit2.enums.FileMode.BLOB))
-        tree_id = tree.write_tree(r)
-        if parent is not None and tree_id == parent.tree_id:
-            return CommitResult(False, None, "nothing to commit: the entries are already committed")
 
-        committer = _committer(r)
-        author = pygit2.Signature(AUTHOR_NAME, committer.email)
-        oid = r.create_commit("HEAD", author, committer, message, tree_id, parents)
-        _stage(r, blobs)
-        return CommitResult(True, str(oid), f"committed {str(oid)[:10]}")
+_AGENTS = "AGENTS.md"
 
 
-def _stage(r: pygit2.Repository, blobs: Mapping[str, pygit2.Oid]) -> None:
-    # Add from the working tree (not from the blob id) so the index records stat data and
-    # git does not see the file as modified afterwards.
-    index = r.index
-    index.read()
-    for path in blobs:
-        index.add(path)
-    index.write()
+def _reflog(subject: str) -> str:
+    return "commit: " + " ".join(subject.split())[:200]
+
+
+def _agents_md(repo: RepoPaths, r: pygit2.Repository, parent: Any, change: Change) -> tuple[str, str] | None:
+    """AGENTS.md with its managed section rendered for the store after `change`, when the file is
+    committed with a section and the developer has no staged or unstaged change of it."""
+    try:
+        from gitmem.delivery import agents_md
+    except ImportError:
+        return None
+    if parent is None:
+        return None
+    try:
+        entry = parent.tree[_AGENTS]
+    except KeyError:
+        return None
+    committed = _blob_text(r, str(entry.id))
+    if committed is None or not agents_md.has_section(committed):
+        return None
+    if git.index_blob_ids_of(repo, [_AGENTS]).get(_AGENTS) != str(entry.id):
+        return None
+    on_disk = repo.worktree / _AGENTS
+    try:
+        if on_disk.read_bytes() != committed.encode("utf-8"):
+            return None
+    except OSError:
+        return None
+    try:
+        updated = agents_md.replace_section(committed, agents_md.section_for(repo, change.entries))
+    except Exception:
+        faillog.record(repo.state, "AGENTS.md section")
+        return None
+    return (_AGENTS, updated) if updated != committed else None
+
+
+def _tree_blobs(r: pygit2.Repository, tree: Any, paths: Sequence[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    if tree is None:
+        return out
+    for path in paths:
+        try:
+            out[path] = str(tree[path].id)
+        except KeyError:
+            continue
+    return out
+
+
+def _blob_text(r: pygit2.Repository, blob: str | None) -> str | None:
+    if not blob:
+        return None
+    import pygit2
+
+    try:
+        return bytes(r[blob].peel(pygit2.Blob).data).decode("utf-8")
+    except (KeyError, ValueError, UnicodeDecodeError, pygit2.GitError):
+        return None
 
 
 def _committer(r: pygit2.Repository) -> pygit2.Signature:
@@ -94,6 +438,186 @@ def _committer(r: pygit2.Repository) -> pygit2.Signature:
         return pygit2.Signature(AUTHOR_NAME, "gitmem@localhost")
 
 
+# -- the index, as git writes it -------------------------------------------------------------------
+
+class _IndexLock:
+    """`<git dir>/index.lock`, created with O_CREAT|O_EXCL as git creates it; the new index is
+    written into it and renamed over the index. Held by someone else: Busy (never broken)."""
+
+    def __init__(self, repo: RepoPaths) -> None:
+        self.path = repo.git_dir / "index.lock"
+        self.index = repo.git_dir / "index"
+        self.fd: int | None = None
+        self.inode = 0
+        self.done = False
+
+    def __enter__(self) -> _IndexLock:
+        try:
+            self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            raise Busy("the index is locked by another git process") from None
+        self.inode = os.fstat(self.fd).st_ino
+        return self
+
+    def write(self, data: bytes) -> None:
+        assert self.fd is not None
+        os.write(self.fd, data)
+        os.fsync(self.fd)
+
+    def commit(self) -> None:
+        assert self.fd is not None
+        os.close(self.fd)
+        self.fd = None
+        os.replace(self.path, self.index)
+        self.done = True
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+        if not self.done:
+            _unlink_if_ours(self.path, self.inode)
+
+
+def _unlink_if_ours(path: Path, inode: int) -> None:
+    with contextlib.suppress(OSError):
+        if inode and os.stat(path).st_ino == inode:
+            os.unlink(path)
+
+
+def _new_index(repo: RepoPaths, blobs: Mapping[str, str]) -> bytes:
+    """The current index with `blobs` set for their paths (stage 0), written by git itself on a copy."""
+    tmp = local(repo) / f"index.{os.getpid()}.tmp"
+    with _removing(tmp):
+        if (repo.git_dir / "index").exists():
+            shutil.copyfile(repo.git_dir / "index", tmp)
+        env = {**git.env_without_index(), "GIT_INDEX_FILE": str(tmp)}
+        lines = "".join(f"100644 {blob}\t{path}\n" for path, blob in blobs.items())
+        proc = git.run(repo.worktree, "update-index", "--index-info", input=lines.encode("utf-8"), env=env)
+        if proc.returncode != 0:
+            raise GitmemError("git update-index failed: " + proc.stderr.decode("utf-8", "replace").strip())
+        return tmp.read_bytes()
+
+
+@contextlib.contextmanager
+def _removing(path: Path) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        for p in (path, path.with_name(path.name + ".lock")):
+            with contextlib.suppress(FileNotFoundError):
+                p.unlink()
+
+
+def _write_worktree(repo: RepoPaths, journal: Mapping[str, Any]) -> None:
+    """The files as the index now has them, where the work tree had the index's old version (an
+    unstaged edit of the developer's stays as it is)."""
+    before: Mapping[str, str | None] = journal.get("before") or {}
+    for path, text in (journal.get("texts") or {}).items():
+        file = repo.worktree / path
+        try:
+            data = file.read_bytes() if file.is_file() else None
+        except OSError:
+            continue
+        old = before.get(path)
+        if data is None and file.exists():
+            continue  # a folder or something else stands there: not ours to replace
+        in_step = (data is None and old is None) or (data is not None and old is not None and blob_id(data) == old)
+        if in_step:
+            write_atomic(file, text)
+
+
+def blob_id(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def _remove_journal(repo: RepoPaths) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        (local(repo) / JOURNAL).unlink()
+
+
+def recover(repo: RepoPaths) -> None:
+    """Finish or undo a transaction whose writer died (called holding the worktree's gitmem lock,
+    so no live writer owns the journal)."""
+    path = local(repo) / JOURNAL
+    journal = fastjson.read_file(str(path))
+    if not isinstance(journal, dict):
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        return
+    lock = repo.git_dir / "index.lock"
+    head = git.rev_parse(repo.worktree, "HEAD")
+    inode = int(journal.get("lock") or 0)
+    ours = False
+    with contextlib.suppress(OSError):
+        ours = bool(inode) and os.stat(lock).st_ino == inode
+    if head == journal.get("new"):
+        if ours:
+            os.replace(lock, repo.git_dir / "index")  # its content was complete before the ref moved
+        else:
+            _ensure_index(repo, journal)
+        _write_worktree(repo, journal)
+    elif ours:
+        _unlink_if_ours(lock, inode)
+    path.unlink()
+
+
+def _ensure_index(repo: RepoPaths, journal: Mapping[str, Any]) -> None:
+    """After a crash: give the index the committed entries where it still has the old ones."""
+    wanted: Mapping[str, str] = journal.get("index") or {}
+    before: Mapping[str, str | None] = journal.get("before") or {}
+    staged = git.index_blob_ids_of(repo, list(wanted))
+    todo = {p: b for p, b in wanted.items() if staged.get(p) == before.get(p) and staged.get(p) != b}
+    if not todo:
+        return
+    try:
+        with _IndexLock(repo) as lock:
+            lock.write(_new_index(repo, todo))
+            lock.commit()
+    except Busy:
+        pass
+
+
+RETRY_LOCK = "retry.lock"
+RETRY_FOR_S = 60.0
+
+
+def retry_in_background(repo: RepoPaths) -> None:
+    """Start one detached process that retries committing what is pending for RETRY_FOR_S (a
+    hook's moment was busy); a second one is not started while one runs."""
+    import subprocess
+
+    from gitmem.base.files import is_locked
+
+    if is_locked(local(repo) / RETRY_LOCK):
+        return
+    subprocess.Popen([sys.executable, "-I", "-m", "gitmem.store.commit", os.fspath(repo.worktree)],
+                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                     start_new_session=True, close_fds=True, cwd=repo.worktree)
+
+
+def _retry(worktree: str) -> int:
+    from gitmem.base.paths import find_repo
+
+    repo = find_repo(worktree)
+    try:
+        with FileLock(local(repo) / RETRY_LOCK, blocking=False):
+            deadline = time.monotonic() + RETRY_FOR_S
+            while time.monotonic() < deadline:
+                reason = flush_quietly(repo)
+                if reason is None:
+                    from gitmem.store import index
+
+                    index.current(repo)
+                    return 0
+                if not any(word in reason for word in (*TRANSIENT, "another gitmem")):
+                    return 0  # a merge or a detached HEAD: its own hook commits it later
+                time.sleep(1.0)
+    except BlockingIOError:
+        pass
+    return 0
+
+
 def subject_for(action: str, kind: str, body: str, limit: int = 72) -> str:
     """`gitmem: record hazard: heads up, syncLedger() took prod down…` on one line."""
     head = f"gitmem: {action} {kind}: "
@@ -102,3 +626,5 @@ def subject_for(action: str, kind: str, body: str, limit: int = 72) -> str:
     return head + (text if len(text) <= room else text[: room - 1].rstrip() + "…")
 
 
+if __name__ == "__main__":
+    sys.exit(_retry(sys.argv[1] if len(sys.argv) > 1 else os.getcwd()))

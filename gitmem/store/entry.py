@@ -29,6 +29,20 @@ def new_id() -> str:
     return f"{dt.datetime.now(dt.UTC):%Y%m%d}-{secrets.token_hex(4)}"
 
 
+def anchor_path_problem(path: str) -> str | None:
+    """Why an anchor path is not a repository-relative path inside the repository, or None."""
+    if not path or "\0" in path:
+        return "must name a file in the repository"
+    if path.startswith(("/", "\\")) or (len(path) > 1 and path[1] == ":"):
+        return f"{path!r} is absolute; anchors are repository-relative paths"
+    parts = path.replace("\\", "/").split("/")
+    if ".." in parts:
+        return f"{path!r} leads out of the repository (..)"
+    if parts[0] == ".git":
+        return f"{path!r} is inside .git"
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Anchor:
     path: str
@@ -184,6 +198,11 @@ class Entry:
                 text("anchor.language", a.get("language")),
                 text("anchor.fingerprint", a.get("fingerprint")),
             )
+
+        if anchor is not None:
+            problem = anchor_path_problem(anchor.path)
+            if problem:
+                raise EntryError(path, "anchor.path", problem)
 
         triggers: list[Trigger] = []
         raw_triggers = data.get("triggers") or []

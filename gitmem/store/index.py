@@ -5,6 +5,11 @@ costs microseconds where loading YAML costs milliseconds per entry. The index is
 by a stat signature of the entry files and rebuilt incrementally (only files whose
 size or mtime changed are re-parsed) whenever it is stale.
 
+Pending entry changes (gitmem.store.pending: recorded while the repository was busy, not yet
+committed) are part of the index, marked `"pending": true`, so they are delivered locally.
+The index and the anchored-paths list the pre-commit stub sources live in the worktree's own
+git dir: each linked worktree has its own entries, so one worktree's list never hides another's.
+
 This module imports only the standard library; the YAML parser is imported lazily
 when a rebuild is needed.
 """
@@ -18,11 +23,12 @@ from typing import TYPE_CHECKING, Any
 from gitmem.base import fastjson
 from gitmem.base.files import write_atomic
 from gitmem.base.paths import ENTRIES_DIR, RepoPaths
+from gitmem.store import pending
 
 if TYPE_CHECKING:
     from gitmem.store.entry import Entry
 
-INDEX_VERSION = 1
+INDEX_VERSION = 2
 INDEX_FILE = "index.json"
 ANCHORED_PATHS_FILE = "anchored-paths.sh"
 
@@ -40,14 +46,22 @@ def _stat_table(repo: RepoPaths) -> dict[str, list[int]]:
     try:
         st = repo.config.stat()
         table["<config>"] = [st.st_mtime_ns, st.st_size]
-    except FileNotFoundError:
+    except OSError:
         pass
+    waiting = pending.signature(repo)
+    if waiting:
+        table["<pending>"] = waiting  # type: ignore[assignment]
     return table
+
+
+def state_dir(repo: RepoPaths) -> str:
+    """Where this worktree's index and anchored-paths list live."""
+    return pending.local_state(repo)
 
 
 def read_index(repo: RepoPaths) -> dict[str, Any] | None:
     try:
-        with open(repo.state / INDEX_FILE, encoding="utf-8") as handle:
+        with open(os.path.join(state_dir(repo), INDEX_FILE), encoding="utf-8") as handle:
             data = json.load(handle)
     except (OSError, ValueError):
         return None
@@ -66,55 +80,66 @@ def current(repo: RepoPaths) -> dict[str, Any]:
 def rebuild(repo: RepoPaths, previous: dict[str, Any] | None = None,
             stats: dict[str, list[int]] | None = None) -> dict[str, Any]:
     from gitmem.errors import EntryError
-    from gitmem.store.yaml_files import load_config, parse_entry_text
+    from gitmem.store.yaml_files import check_anchor_inside, load_config, parse_entry_text, read_entry_file
 
     stats = stats if stats is not None else _stat_table(repo)
     old_stats = (previous or {}).get("stats", {})
     old_files = (previous or {}).get("files", {})
     files: dict[str, Any] = {}
     for name, stat in stats.items():
-        if name == "<config>":
+        if name.startswith("<"):
             continue
         if old_stats.get(name) == stat and name in old_files:
             files[name] = old_files[name]
             continue
         rel = f".gitmem/entries/{name}"
         try:
-            text = (repo.entries / name).read_text(encoding="utf-8")
-            files[name] = {"entry": parse_entry_text(text, rel).to_dict()}
-        except UnicodeDecodeError:
-            files[name] = {"error": {"path": rel, "field": None, "message": "not valid UTF-8"}}
-        except OSError as exc:
-            files[name] = {"error": {"path": rel, "field": None, "message": f"unreadable: {exc}"}}
+            entry = parse_entry_text(read_entry_file(repo.entries / name, rel), rel)
+            check_anchor_inside(repo, entry, rel)
+            files[name] = {"entry": entry.to_dict()}
         except EntryError as exc:
             files[name] = {"error": {"path": exc.path, "field": exc.field, "message": exc.message}}
     index = {
         "version": INDEX_VERSION,
         "stats": stats,
         "files": files,
+        "pending": pending.entries(repo),
         "config": load_config(repo),
     }
-    fastjson.write_file(str(repo.state / INDEX_FILE), index)
-    anchored = sorted({e["anchor"]["path"] for e in entries(index)
-                       if e["anchor"] and e["status"] == "active"})
-    # Sourced by the pre-commit stub: `set -- ':(literal)path' ...` needs no process to read.
-    quoted = " ".join("'" + (":(literal)" + p).replace("'", "'\\''") + "'" for p in anchored)
-    write_atomic(repo.state / ANCHORED_PATHS_FILE, f"set -- {quoted}\n")
+    try:
+        fastjson.write_file(os.path.join(state_dir(repo), INDEX_FILE), index)
+        anchored = sorted({e["anchor"]["path"] for e in entries(index, committed_only=True)
+                           if e["anchor"] and e["status"] == "active"})
+        # Sourced by the pre-commit stub: `set -- ':(literal)path' ...` needs no process to read.
+        quoted = " ".join("'" + (":(literal)" + p).replace("'", "'\\''") + "'" for p in anchored)
+        write_atomic(os.path.join(state_dir(repo), ANCHORED_PATHS_FILE), f"set -- {quoted}\n")
+    except OSError:
+        pass  # a read-only state folder: the index is still right for this process
     return index
 
 
-def entries(index: dict[str, Any]) -> list[dict[str, Any]]:
-    return [f["entry"] for f in index.get("files", {}).values() if "entry" in f]
+def entries(index: dict[str, Any], committed_only: bool = False) -> list[dict[str, Any]]:
+    """Every entry of the index; a pending change (marked `"pending": True`) replaces the work
+    tree's version of its entry. `committed_only`: the work tree's entries alone."""
+    found = {}
+    for f in index.get("files", {}).values():
+        if "entry" in f:
+            found[f["entry"].get("id")] = f["entry"]
+    if not committed_only:
+        for entry in index.get("pending") or []:
+            found[entry.get("id")] = entry
+    return list(found.values())
 
 
-def stored(repo: RepoPaths, active_only: bool = False) -> list[Entry]:
+def stored(repo: RepoPaths, active_only: bool = False, committed_only: bool = False) -> list[Entry]:
     """The entries of the compiled index as Entry values (no YAML parsing); a record that does
-    not validate is skipped (its file's error is in the index)."""
+    not validate is skipped (its file's error is in the index). `committed_only`: without
+    pending changes (what the git hooks re-check)."""
     from gitmem.errors import GitmemError
     from gitmem.store.entry import Entry
 
     out: list[Entry] = []
-    for data in entries(current(repo)):
+    for data in entries(current(repo), committed_only=committed_only):
         try:
             entry = Entry.from_dict(data, f"{ENTRIES_DIR}/{data.get('id')}.yaml")
         except GitmemError:

@@ -7,30 +7,79 @@ Round-trip loading keeps a person's comments and formatting when gitmem rewrites
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap
+from ruamel.yaml.composer import Composer, ComposerError
 from ruamel.yaml.error import YAMLError
+from ruamel.yaml.events import AliasEvent
 
 from gitmem.base import settings
 from gitmem.base.files import write_atomic
-from gitmem.base.paths import RepoPaths, find_repo
-from gitmem.errors import EntryError, UnknownEntry
+from gitmem.base.paths import CONFIG_FILE, RepoPaths, find_repo
+from gitmem.errors import EntryError, GitmemError, UnknownEntry
 from gitmem.store.entry import Entry
 
 DEFAULT_CONFIG = settings.template()
+# An entry is a sentence or a paragraph; anything bigger is a mistake or an attack, and parsing
+# it in a hook would cost every commit and tool call. Checked before the file is read.
+MAX_ENTRY_BYTES = 64 * 1024
+MAX_CONFIG_BYTES = 64 * 1024
+MAX_DEPTH = 32
 
 
-def _yaml() -> YAML:
-    yaml = YAML()  # round-trip mode: comments and key order survive
-    yaml.width = 100
-    yaml.indent(mapping=2, sequence=4, offset=2)
-    yaml.preserve_quotes = True
+class ConfigError(GitmemError):
+    """.gitmem/config.yaml is unreadable or invalid; names the file and the problem."""
+
+
+class _NoAliasComposer(Composer):
+    """YAML aliases (`*name`) can expand a few hundred bytes into gigabytes; entries never need them."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.parser.check_event(AliasEvent):
+            event = self.parser.get_event()
+            raise ComposerError(None, None, f"aliases (*{event.anchor}) are not allowed", event.start_mark)
+        return super().compose_node(parent, index)
+
+
+def _yaml(typ: str | None = None) -> YAML:
+    yaml = YAML(typ=typ, pure=True) if typ else YAML()  # round-trip mode: comments and key order survive
+    yaml.Composer = _NoAliasComposer
+    yaml.max_depth = MAX_DEPTH
+    if typ is None:
+        yaml.width = 100
+        yaml.indent(mapping=2, sequence=4, offset=2)
+        yaml.preserve_quotes = True
     return yaml
+
+
+def too_big(size: int, path: str) -> EntryError | None:
+    if size > MAX_ENTRY_BYTES:
+        return EntryError(path, None, f"the file is {size:,} bytes; an entry may hold at most "
+                                      f"{MAX_ENTRY_BYTES // 1024} KiB")
+    return None
+
+
+def read_entry_file(file: Path, rel: str) -> str:
+    """An entry file's text, refused (EntryError) before reading when it is over the size limit."""
+    try:
+        size = os.stat(file).st_size
+    except OSError as exc:
+        raise EntryError(rel, None, f"unreadable: {exc.strerror}") from None
+    problem = too_big(size, rel)
+    if problem:
+        raise problem
+    try:
+        return file.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise EntryError(rel, None, "not valid UTF-8") from None
+    except OSError as exc:
+        raise EntryError(rel, None, f"unreadable: {exc.strerror}") from None
 
 
 @dataclass(slots=True)
@@ -41,8 +90,13 @@ class LoadResult:
 
 def parse_entry_text(text: str, path: str) -> Entry:
     """Parse one entry file's text; raises EntryError naming `path` and the field."""
+    problem = too_big(len(text.encode("utf-8", "surrogatepass")), path)
+    if problem:
+        raise problem
     try:
         data = _yaml().load(text)
+    except RecursionError:
+        raise EntryError(path, None, "invalid YAML: nested too deeply") from None
     except YAMLError as exc:
         raise EntryError(path, None, f"invalid YAML: {exc}".replace("\n", " ")) from None
     entry = Entry.from_dict(data, path)
@@ -64,12 +118,72 @@ def _merge(target: CommentedMap, new: dict[str, Any]) -> None:
             target[key] = value
 
 
-def load_config(repo: RepoPaths) -> dict[str, Any]:
-    """Repository settings merged over the defaults; a broken file falls back to defaults."""
-    defaults = settings.defaults()
+def overlay_text(text: str, changes: Mapping[str, Any]) -> str:
+    """`text` (an entry file) with the top-level fields in `changes` set, everything else — other
+    fields, comments, formatting — kept as it is."""
+    yaml = _yaml()
     try:
-        data = YAML(typ="safe").load(repo.config.read_text(encoding="utf-8")) or {}
-    except (OSError, YAMLError):
+        doc = yaml.load(text)
+    except (YAMLError, RecursionError) as exc:
+        raise EntryError("", None, f"invalid YAML: {exc}") from None
+    if not isinstance(doc, CommentedMap):
+        raise EntryError("", None, "expected a mapping of fields at the top level")
+    for key, value in changes.items():
+        if isinstance(value, dict) and isinstance(doc.get(key), CommentedMap):
+            _merge(doc[key], value)
+        elif key not in doc or doc.get(key) != value:
+            doc[key] = value
+    out = io.StringIO()
+    yaml.dump(doc, out)
+    return out.getvalue()
+
+
+def read_config(repo: RepoPaths) -> tuple[dict[str, Any], list[str]]:
+    """The settings in .gitmem/config.yaml (a missing file: none) and what is wrong with them."""
+    try:
+        size = repo.config.stat().st_size
+    except FileNotFoundError:
+        return {}, []
+    except OSError as exc:
+        return {}, [f"cannot be read ({exc.strerror})"]
+    if size > MAX_CONFIG_BYTES:
+        return {}, [f"is {size:,} bytes, more than a configuration needs ({MAX_CONFIG_BYTES // 1024} KiB at most)"]
+    try:
+        raw = repo.config.read_bytes()
+    except OSError as exc:
+        return {}, [f"cannot be read ({exc.strerror})"]
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\0" in raw:
+        return {}, ["is not UTF-8 (it looks like UTF-16); save it as UTF-8"]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return {}, [f"is not valid UTF-8 (byte {exc.start})"]
+    try:
+        data = _yaml("safe").load(text)
+    except (YAMLError, RecursionError) as exc:
+        return {}, ["is not valid YAML: " + " ".join(str(exc).split())]
+    problems = settings.problems(data)
+    return (data if isinstance(data, dict) else {}), problems
+
+
+def config_problems(repo: RepoPaths) -> list[str]:
+    """`.gitmem/config.yaml: <problem>` lines; empty when the file is fine or absent."""
+    return [f"{CONFIG_FILE}: {p}" for p in read_config(repo)[1]]
+
+
+def check_config(repo: RepoPaths) -> None:
+    """Raise ConfigError naming the file and every problem (commands call this before writing)."""
+    problems = config_problems(repo)
+    if problems:
+        raise ConfigError("; ".join(problems) + "; fix it before gitmem records anything")
+
+
+def load_config(repo: RepoPaths) -> dict[str, Any]:
+    """Repository settings merged over the defaults; a broken file falls back to the defaults
+    (hooks never fail on it; commands refuse it through check_config)."""
+    defaults = settings.defaults()
+    data, problems = read_config(repo)
+    if problems:
         data = {}
 
     def overlay(base: dict[str, Any], top: Any) -> dict[str, Any]:
@@ -80,6 +194,32 @@ def load_config(repo: RepoPaths) -> dict[str, Any]:
         return base
 
     return overlay(defaults, data)
+
+
+def check_anchor_inside(repo: RepoPaths, entry: Entry, rel: str) -> None:
+    """Refuse an anchor whose path leads out of the repository through a symlink."""
+    if entry.anchor is None:
+        return
+    problem = anchor_outside(repo.worktree, entry.anchor.path)
+    if problem:
+        raise EntryError(rel, "anchor.path", problem)
+
+
+def anchor_outside(worktree: Path, path: str) -> str | None:
+    """Why `path` is not a place inside the work tree (None when it is, or does not exist)."""
+    from gitmem.store.entry import anchor_path_problem
+
+    problem = anchor_path_problem(path)
+    if problem:
+        return problem
+    root = os.path.realpath(worktree)
+    real = os.path.realpath(os.path.join(root, path))
+    if real != root and not real.startswith(root.rstrip("/") + "/"):
+        return f"{path!r} leads out of the repository (through a symlink, to {real})"
+    inside = real[len(root.rstrip("/")) + 1:]
+    if inside == ".git" or inside.startswith(".git/"):
+        return f"{path!r} leads into .git"
+    return None
 
 
 class Store:
@@ -107,12 +247,9 @@ class Store:
         for path in self.files():
             rel = path.relative_to(self.repo.worktree).as_posix()
             try:
-                text = path.read_text(encoding="utf-8")
-                result.entries.append(parse_entry_text(text, rel))
-            except UnicodeDecodeError:
-                result.errors.append(EntryError(rel, None, "not valid UTF-8"))
-            except OSError as exc:
-                result.errors.append(EntryError(rel, None, f"unreadable: {exc.strerror}"))
+                entry = parse_entry_text(read_entry_file(path, rel), rel)
+                check_anchor_inside(self.repo, entry, rel)
+                result.entries.append(entry)
             except EntryError as exc:
                 result.errors.append(exc)
         return result
@@ -126,17 +263,28 @@ class Store:
                                    f"{entry_id!r} is ambiguous: {', '.join(p.stem for p in matches)}")
             path = matches[0]
         rel = path.relative_to(self.repo.worktree).as_posix()
-        return parse_entry_text(path.read_text(encoding="utf-8"), rel)
+        return parse_entry_text(read_entry_file(path, rel), rel)
 
     def render(self, entry: Entry) -> str:
-        """The file text for `entry`, keeping comments of the existing file if there is one."""
-        yaml = _yaml()
+        """The file text for `entry`, keeping comments of the work tree's file if there is one."""
         path = self.path_of(entry.id)
-        doc: Any = None
+        text = None
         if path.is_file():
             try:
-                doc = yaml.load(path.read_text(encoding="utf-8"))
-            except (YAMLError, UnicodeDecodeError):
+                text = read_entry_file(path, self.relpath_of(entry.id))
+            except EntryError:
+                text = None
+        return self.render_onto(text, entry)
+
+    def render_onto(self, text: str | None, entry: Entry) -> str:
+        """The file text for `entry` made from `text` (an earlier version of the file, whose
+        comments and formatting are kept), or from nothing."""
+        yaml = _yaml()
+        doc: Any = None
+        if text is not None:
+            try:
+                doc = yaml.load(text)
+            except (YAMLError, RecursionError):
                 doc = None
         if not isinstance(doc, CommentedMap):
             doc = CommentedMap()
