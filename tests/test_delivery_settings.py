@@ -45,8 +45,8 @@ def test_init_merges_idempotently_and_uninstall_restores(project):
     assert hooks["PreToolUse"][0] == USER_SETTINGS["hooks"]["PreToolUse"][0]
     assert hooks["SessionStart"][0] == USER_SETTINGS["hooks"]["SessionStart"][0]
     assert hooks["Notification"] == USER_SETTINGS["hooks"]["Notification"]
-    expected = {"SessionStart": None, "UserPromptSubmit": None,
-                "PreToolUse": "Read|Edit|Write|MultiEdit|NotebookEdit|Bash",
+    expected = {"SessionStart": None, "SubagentStart": None, "UserPromptSubmit": None,
+                "PreToolUse": "Read|Edit|Write|MultiEdit|NotebookEdit|Bash|PowerShell",
                 "PostToolUse": "Edit|Write|MultiEdit|NotebookEdit", "Stop": None, "SessionEnd": None}
     for event, matcher in expected.items():
         ours = [g for g in hooks[event] if claude_settings.SHIM_MARKER in json.dumps(g)]

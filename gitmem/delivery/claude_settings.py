@@ -35,8 +35,9 @@ COMMAND = ('h="$CLAUDE_PROJECT_DIR/.git/gitmem/claude-hook"; [ -x "$h" ] || h="$
 # (event, matcher); None: the event takes no matcher.
 HOOKS = (
     ("SessionStart", None),
+    ("SubagentStart", None),  # the subagent's own context gets the repository block
     ("UserPromptSubmit", None),
-    ("PreToolUse", "Read|Edit|Write|MultiEdit|NotebookEdit|Bash"),
+    ("PreToolUse", "Read|Edit|Write|MultiEdit|NotebookEdit|Bash|PowerShell"),  # PowerShell: Windows
     ("PostToolUse", "Edit|Write|MultiEdit|NotebookEdit"),
     ("Stop", None),
     ("SessionEnd", None),

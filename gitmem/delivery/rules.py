@@ -304,13 +304,14 @@ class Plan:
 
 def plan(rules: CompiledRules, cue: Cue, record: SessionRecord, *, now: float, worktree: str | None = None,
          symbol_hit: SymbolHit | None = None, commit_paths: CommitPaths | None = None,
-         relevance: Relevance | None = None) -> Plan:
+         relevance: Relevance | None = None, limit: int = MAX_CONTEXT_CHARS) -> Plan:
     """Decide and render what `cue` delivers, given what this session already has (`record`).
 
     record: {"delivered": {id: ...}, "retracted": {id: ...}} (not modified here).
     symbol_hit(path, symbol) -> bool: does the edit touch that declaration (True when unsure).
     commit_paths() -> set of paths the commit would include (asked only when a rule needs it).
     relevance() -> {id: ISO time it last fired on a cue} (asked only when over budget).
+    limit: the most characters the text may take (less when it shares one answer with others).
     """
     today = _utc(now)[:10]
     result = Plan()
@@ -324,7 +325,7 @@ def plan(rules: CompiledRules, cue: Cue, record: SessionRecord, *, now: float, w
                   if not expired(e, today) and fires(e, cue, worktree, symbol_hit, commit_paths)]
     fresh = [i for i in chosen if i not in delivered]
     pending = [i for i in recent_retractions(rules, now) if i not in retracted]
-    text, shown, withdrawn = render(rules, cue, fresh, pending, left_out=len(result.left_out))
+    text, shown, withdrawn = render(rules, cue, fresh, pending, left_out=len(result.left_out), limit=limit)
     result.active, result.retractions, result.text = shown, withdrawn, text
     return result
 

@@ -14,7 +14,12 @@ imported only when the compiled rules must be rebuilt, once after each change to
 
 Protocol (Claude Code hooks reference): input fields session_id, transcript_path, cwd,
 hook_event_name, plus source (SessionStart), prompt (UserPromptSubmit), tool_name and
-tool_input (PreToolUse, PostToolUse). Context goes back as
+tool_input (PreToolUse, PostToolUse), agent_id and agent_type (SubagentStart, and every tool
+event inside a subagent: what was shown is kept per session and agent). Codex CLI sends the
+same shapes (its file edits as tool `apply_patch` with the patch text in tool_input.command,
+see gitmem.hook.patch); Windows sessions run shell commands with the `PowerShell` tool as well
+as `Bash`. The repository is the one the edited file, else the cwd, else CLAUDE_PROJECT_DIR
+lies in (an agent working in a linked worktree edits that worktree). Context goes back as
 {"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}} with exit status 0.
 The hook never blocks or fails the agent's action: any internal error means exit 0, no output,
 and a traceback in .git/gitmem/errors.log.
@@ -35,11 +40,12 @@ from gitmem.delivery import rules as delivery_rules
 
 TYPE_CHECKING = False  # no typing import on the hook path
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from typing import Required, TypedDict, TypeGuard
 
     from gitmem.code.decl_ranges import RangeRecord
     from gitmem.delivery.compiled import DeliveryData
+    from gitmem.delivery.shown import SessionRecord
 
     class Payload(TypedDict, total=False):
         """The event from Claude Code: only the event name is checked before use, the rest as read."""
@@ -49,14 +55,20 @@ if TYPE_CHECKING:
         transcript_path: object
         cwd: object
         source: object  # SessionStart
+        agent_id: object  # SubagentStart, and tool events inside a subagent
+        agent_type: object
         prompt: object  # UserPromptSubmit
         tool_name: object  # PreToolUse, PostToolUse
         tool_input: object
 
-HANDLED = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd")
+HANDLED = ("SessionStart", "SubagentStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop",
+           "SessionEnd")
 CAPTURED = ("UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd")  # handed to gitmem.hook.capture
 FILE_TOOLS = {"Read": "read", "Edit": "edit", "Write": "edit", "MultiEdit": "edit", "NotebookEdit": "edit"}
 REGION_TOOLS = ("Edit", "MultiEdit")  # name the edited text, so symbol anchors can narrow
+SHELL_TOOLS = ("Bash", "PowerShell")  # PowerShell: Claude Code on Windows
+PATCH_TOOL = "apply_patch"  # Codex CLI: tool_input.command holds the patch
+_GIT_NAMES = ("git", "git.exe")
 MAX_INPUT_BYTES = 8 * 1024 * 1024
 _SEGMENT_BREAKS = str.maketrans(dict.fromkeys(";&|()`{}", "\n"))
 _PREFIXES = ("sudo", "time", "command", "exec", "nohup")
@@ -73,9 +85,8 @@ def main() -> int:
         if not _is_payload(data):
             return 0
         payload = data
-        start = os.environ.get("CLAUDE_PROJECT_DIR") or _text(payload.get("cwd")) or os.getcwd()
-        where = locate(start)
-        if where is None or not os.path.isdir(os.path.join(where[0], ".gitmem")):
+        where = _locate(payload)
+        if where is None:
             return 0  # not a gitmem repository: stay silent
         state = os.path.join(where[2], "gitmem")
         hook = Hook(payload, *where)
@@ -104,6 +115,36 @@ def _is_payload(data: object) -> TypeGuard[Payload]:
     return isinstance(data, dict) and data.get("hook_event_name") in HANDLED
 
 
+def _locate(payload: Payload) -> tuple[str, str, str] | None:
+    """The gitmem repository of the file the tool touches, else of the cwd, else of the project.
+
+    The file first: an agent that entered a linked worktree edits files there while
+    CLAUDE_PROJECT_DIR still names the main checkout. None outside any gitmem repository.
+    """
+    cwd = _text(payload.get("cwd"))
+    starts: list[str | None] = []
+    tool_input = payload.get("tool_input")
+    if isinstance(tool_input, dict):
+        raw = _text(tool_input.get("file_path")) or _text(tool_input.get("notebook_path"))
+        if raw is None and payload.get("tool_name") == PATCH_TOOL:
+            from gitmem.hook import patch
+
+            named = patch.paths(_text(tool_input.get("command")) or "")
+            raw = named[0] if named else None
+        if raw is not None and (cwd or os.path.isabs(raw)):
+            starts.append(os.path.dirname(os.path.join(cwd or "", raw)))
+    starts += [cwd, os.environ.get("CLAUDE_PROJECT_DIR"), os.getcwd()]
+    tried: set[str] = set()
+    for start in starts:
+        if not start or start in tried:
+            continue
+        tried.add(start)
+        where = locate(start)
+        if where is not None and os.path.isdir(os.path.join(where[0], ".gitmem")):
+            return where
+    return None
+
+
 def git_commits(command: str) -> list[list[str]]:
     """The arguments after `commit` of each `git [-C dir] [-c k=v] [--opt] commit` in command position.
 
@@ -117,7 +158,7 @@ def git_commits(command: str) -> list[list[str]]:
         while i < len(words) and (words[i] in _PREFIXES or
                                   ("=" in words[i] and words[i].partition("=")[0].isidentifier())):
             i += 1
-        if i >= len(words) or words[i] != "git":
+        if i >= len(words) or words[i].strip("'\"") not in _GIT_NAMES:  # PowerShell: & "git" commit
             continue
         i += 1
         while i < len(words) and words[i].startswith("-"):
@@ -154,6 +195,9 @@ class Hook:
         self.worktree, self.git_dir, self.common_dir = worktree, git_dir, common_dir
         self.state = os.path.join(common_dir, "gitmem")
         self.session = _text(payload.get("session_id")) or "unknown"
+        # A subagent's context holds only what it was given: its own record of what it was shown.
+        self.agent = _text(payload.get("agent_id"))
+        self.record_key = self.session if self.agent is None else f"{self.session}.agent-{self.agent}"
         self.now = time.time()
         self.stale: list[str] = []  # symbol-anchored files whose ranges need a refresh
         self._rules: DeliveryData | None = None
@@ -161,6 +205,7 @@ class Hook:
         self._ranges: dict[str, RangeRecord] | None = None
         self._records: dict[str, RangeRecord | None] = {}
         self._commit: set[str] | None = None
+        self._patch: dict[str, list[str]] = {}  # apply_patch: file -> old text of each hunk
 
     @property
     def rules(self) -> DeliveryData:
@@ -172,53 +217,105 @@ class Hook:
     def deliver(self) -> str:
         if self.event == "SessionStart":
             source = _text(self.payload.get("source")) or "startup"
+            if source == "fork":  # a copy of another conversation: it holds what that one was shown
+                return self._deliver(delivery_rules.Cue("session-start", source=source), seed=self._forked)
             # startup, clear and compact begin with an empty context; resume keeps its transcript.
             return self._deliver(delivery_rules.Cue("session-start", source=source), reset=source != "resume")
+        if self.event == "SubagentStart":  # a fresh context: the subagent gets the repository block
+            return self._deliver(delivery_rules.Cue("session-start", source="subagent"), reset=True)
         if self.event == "UserPromptSubmit":
             return self._deliver(delivery_rules.Cue("prompt", text=_text(self.payload.get("prompt")) or ""))
         if self.event == "PreToolUse":
-            cue = self._tool_cue()
-            return self._deliver(cue) if cue is not None else ""
+            texts: list[str] = []
+            room = delivery_rules.MAX_CONTEXT_CHARS
+            for cue in self._tool_cues():  # several only for a patch naming several files
+                text = self._deliver(cue, limit=room)
+                if text:
+                    texts.append(text)
+                    room -= len(text) + 1
+            return "\n".join(texts)
         if self.event == "PostToolUse":
             self._after_edit()
         return ""
 
-    def _tool_cue(self) -> delivery_rules.Cue | None:
+    def _tool_cues(self) -> list[delivery_rules.Cue]:
         tool = self.payload.get("tool_name")
         tool_input = self.payload.get("tool_input")
         if not isinstance(tool_input, dict):
-            return None
-        if tool == "Bash":
+            return []
+        if tool in SHELL_TOOLS:
             command = _text(tool_input.get("command"))
             if not command:
-                return None
-            return delivery_rules.Cue("commit" if is_git_commit(command) else "run", text=command)
+                return []
+            if tool == "PowerShell":  # Windows paths: tests\test_db.py names tests/test_db.py
+                command = command.replace("\\", "/")
+            return [delivery_rules.Cue("commit" if is_git_commit(command) else "run", text=command)]
+        if tool == PATCH_TOOL:
+            return [delivery_rules.Cue("edit", path, narrow=path in self._patch) for path in self._patched_paths()]
         if tool not in FILE_TOOLS:
-            return None
+            return []
         path = self._path(tool_input)
         if path is None:
-            return None
+            return []
         if tool == "Read" and path in compiled.symbol_anchored_paths(self.rules):
             self._fresh_ranges(path)  # refreshed if stale, ready for the edit that usually follows
-        return delivery_rules.Cue(FILE_TOOLS[tool], path, narrow=tool in REGION_TOOLS)
+        return [delivery_rules.Cue(FILE_TOOLS[tool], path, narrow=tool in REGION_TOOLS)]
+
+    def _patched_paths(self) -> list[str]:
+        """Repository-relative files an apply_patch names; updates keep their hunks for narrowing."""
+        from gitmem.hook import patch
+
+        tool_input = self.payload.get("tool_input")
+        text = (_text(tool_input.get("command")) if isinstance(tool_input, dict) else None) or ""
+        cwd = _text(self.payload.get("cwd"))
+        found: list[str] = []
+        for change in patch.parse(text):
+            for raw in (change.path, change.moved_to):
+                path = relative(self.worktree, raw, cwd) if raw else None
+                if path is None or path in found:
+                    continue
+                found.append(path)
+                if raw == change.path and change.op == "update" and change.hunks and all(change.hunks):
+                    self._patch[path] = change.hunks  # else: the whole file counts
+        return found
+
+    def _forked(self, record: SessionRecord) -> None:
+        """A forked session's record starts as what its transcript shows it was given."""
+        from gitmem.hook import fork
+
+        found = fork.seen(_text(self.payload.get("transcript_path")) or "")
+        if found is None:  # unreadable: the parent had its repository block and withdrawals
+            today = _utc_day(self.now)
+            delivered = set(delivery_rules.session_start_selection(self.rules, today)[0])
+            withdrawn = set(delivery_rules.recent_retractions(self.rules, self.now))
+        else:
+            delivered, withdrawn = found
+        for entry_id in sorted(delivered):
+            record["delivered"].setdefault(entry_id, "fork")
+        for entry_id in sorted(withdrawn):
+            record["retracted"].setdefault(entry_id, "fork")
 
     def _path(self, tool_input: Mapping[str, object]) -> str | None:
         raw = _text(tool_input.get("file_path")) or _text(tool_input.get("notebook_path"))
         return relative(self.worktree, raw, _text(self.payload.get("cwd"))) if raw else None
 
-    def _deliver(self, cue: delivery_rules.Cue, reset: bool = False) -> str:
+    def _deliver(self, cue: delivery_rules.Cue, reset: bool = False,
+                 seed: Callable[[SessionRecord], None] | None = None,
+                 limit: int = delivery_rules.MAX_CONTEXT_CHARS) -> str:
         rules = self.rules
-        with shown.Locked(self.state, self.session) as locked:
+        with shown.Locked(self.state, self.record_key) as locked:
             if reset:
                 locked.reset()
+            if seed is not None:
+                seed(locked.record)
             result = delivery_rules.plan(rules, cue, locked.record, now=self.now, worktree=self.worktree,
                                   symbol_hit=self._symbol_hit, commit_paths=self._commit_paths,
-                                  relevance=lambda: delivery_log.read_relevance(self.state))
+                                  relevance=lambda: delivery_log.read_relevance(self.state), limit=limit)
             for entry_id in result.active:
                 locked.record["delivered"][entry_id] = cue.event
             for entry_id in result.retractions:
                 locked.record["retracted"][entry_id] = cue.event
-            if reset or result.active or result.retractions:
+            if reset or seed is not None or result.active or result.retractions:
                 locked.save()
         if result.active or result.retractions:
             delivery_log.append(self.state, session=self.session, event=cue.event, path=cue.path,
@@ -238,7 +335,10 @@ class Hook:
             return True
         ranges = decl_ranges.symbol_ranges(record, symbol)
         content = self._read(path)
-        regions = edit_regions(content, self.payload.get("tool_input")) if content is not None else None
+        edits: object = self.payload.get("tool_input")
+        if path in self._patch:  # a patch's hunks, as the old text of edits
+            edits = {"edits": [{"old_string": old} for old in self._patch[path]]}
+        regions = edit_regions(content, edits) if content is not None else None
         if ranges is None or regions is None:
             return True  # symbol not declared there, or the edited text not found: whole file
         return any(start <= last and first <= end for first, last in regions for start, end in ranges)
@@ -272,14 +372,21 @@ class Hook:
     def _after_edit(self) -> None:
         tool = self.payload.get("tool_name")
         tool_input = self.payload.get("tool_input")
-        if tool not in FILE_TOOLS or FILE_TOOLS[tool] != "edit" or not isinstance(tool_input, dict):
+        if not isinstance(tool_input, dict):
             return
-        path = self._path(tool_input)
+        if tool == PATCH_TOOL:
+            paths = self._patched_paths()
+        elif tool in FILE_TOOLS and FILE_TOOLS[tool] == "edit":
+            path = self._path(tool_input)
+            paths = [path] if path is not None else []
+        else:
+            return
         # The ranges file lists every file with symbol anchors (as of the last refresh; `gitmem
         # add` refreshes it): a cheaper question than compiling the rules after every edit.
         self._ranges = decl_ranges.read(self.state)
-        if path is not None and path in self._ranges:
-            self._fresh_ranges(path)
+        for path in paths:
+            if path in self._ranges:
+                self._fresh_ranges(path)
 
     def _commit_paths(self) -> set[str]:
         """Files the commit about to run would include: staged ones, plus tracked changes with -a.
@@ -288,7 +395,7 @@ class Hook:
         subprocess (≈ 5 ms).
         """
         if self._commit is None:
-            tool_input = self.payload.get("tool_input")  # a dict: checked by _tool_cue
+            tool_input = self.payload.get("tool_input")  # a dict: checked by _tool_cues
             command = (_text(tool_input.get("command")) if isinstance(tool_input, dict) else None) or ""
             with_all = any(commits_all(args) for args in git_commits(command))
             out = run_git(self.worktree, ["status", "--porcelain=v1", "-z", "--untracked-files=no"])
@@ -363,6 +470,12 @@ def _capture(where: tuple[str, str, str], payload: Payload) -> None:
 
 def _text(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+def _utc_day(seconds: float) -> str:
+    from gitmem.base.files import utc_stamp
+
+    return utc_stamp(seconds)[:10]
 
 
 def _log_error(state: str | None, where: str) -> None:

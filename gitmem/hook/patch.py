@@ -1,0 +1,109 @@
+"""The files a Codex `apply_patch` call touches, read from the patch text.
+
+Codex hands its hooks the patch as `tool_input.command` (the same shape as a shell command):
+
+    *** Begin Patch
+    *** Update File: src/app.py
+    *** Move to: src/main.py
+    @@ def greet():
+    -print("Hi")
+    +print("Hello")
+    *** Add File: docs/new.md
+    +text
+    *** Delete File: old.txt
+    *** End Patch
+
+Each `*** Update File:`, `*** Add File:` and `*** Delete File:` line names one file (relative to
+the session's cwd, or absolute). For an update, the hunk lines that must already be in the file
+(context ` ` and removed `-` lines) are kept per hunk, so the hook can find where in the file
+the patch lands, as it does with an Edit's `old_string`.
+
+Standard library only, no `re`: imported by the hook, and only when a patch arrives.
+"""
+
+from __future__ import annotations
+
+UPDATE = "*** Update File:"
+ADD = "*** Add File:"
+DELETE = "*** Delete File:"
+MOVE = "*** Move to:"
+END_OF_FILE = "*** End of File"
+
+
+class FileChange:
+    """One file of a patch: the operation, the path as written, the old text of each hunk."""
+
+    __slots__ = ("hunks", "moved_to", "op", "path")
+
+    def __init__(self, op: str, path: str) -> None:
+        self.op = op  # "update", "add" or "delete"
+        self.path = path
+        self.moved_to: str | None = None
+        self.hunks: list[str] = []  # per hunk: its context and removed lines, as in the file ("": none)
+
+    def __repr__(self) -> str:
+        return f"FileChange({self.op!r}, {self.path!r}, hunks={len(self.hunks)})"
+
+
+def parse(text: str) -> list[FileChange]:
+    """The file operations of a patch in order; lines outside any file section are ignored."""
+    changes: list[FileChange] = []
+    current: FileChange | None = None
+    hunk: list[str] | None = None
+
+    def close_hunk() -> None:
+        nonlocal hunk
+        if current is not None and hunk is not None:
+            while hunk and not hunk[-1]:
+                hunk.pop()
+            # "": a hunk that only adds lines; where it lands is not known from its text alone
+            current.hunks.append("\n".join(hunk) + "\n" if hunk else "")
+        hunk = None
+
+    for line in text.replace("\r\n", "\n").split("\n"):
+        header = _header(line)
+        if header is not None:
+            close_hunk()
+            op, path = header
+            if op == "move":
+                if current is not None and path:
+                    current.moved_to = path
+                continue
+            current = FileChange(op, path) if path else None
+            if current is not None:
+                changes.append(current)
+            continue
+        if line.startswith("***"):  # Begin/End Patch, End of File
+            close_hunk()
+            continue
+        if current is None or current.op != "update":
+            continue
+        if line.startswith("@@"):
+            close_hunk()
+            hunk = []
+            continue
+        if line[:1] in (" ", "-"):
+            if hunk is None:
+                hunk = []  # a hunk without its @@ line (tolerated by Codex)
+            hunk.append(line[1:])
+        elif line == "" and hunk is not None:
+            hunk.append("")
+    close_hunk()
+    return changes
+
+
+def _header(line: str) -> tuple[str, str] | None:
+    for prefix, op in ((UPDATE, "update"), (ADD, "add"), (DELETE, "delete"), (MOVE, "move")):
+        if line.startswith(prefix):
+            return op, line[len(prefix):].strip()
+    return None
+
+
+def paths(text: str) -> list[str]:
+    """Every file the patch names (sources and move targets), each once, in order."""
+    found: list[str] = []
+    for change in parse(text):
+        for path in (change.path, change.moved_to):
+            if path and path not in found:
+                found.append(path)
+    return found
