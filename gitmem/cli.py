@@ -39,6 +39,10 @@ def reports_errors(func: Callable[P, R]) -> Callable[P, R]:
         except GitmemError as exc:
             click.echo(f"gitmem: {exc}", err=True)
             sys.exit(1)
+        except OSError as exc:  # unreadable or read-only state: say which file, never a traceback
+            where = f": {exc.filename}" if exc.filename else ""
+            click.echo(f"gitmem: {exc.strerror or exc}{where}", err=True)
+            sys.exit(1)
     return wrapper
 
 
@@ -53,11 +57,11 @@ def _commit_pending() -> None:
     """Every command first commits entries kept pending while the repository was busy (a merge,
     a rebase, a held lock): this is one of the safe moments. Never fails the command."""
     from gitmem.base.paths import find_repo
-    from gitmem.store import pending
+    from gitmem.store.commit import unsettled
 
     try:
         repo = find_repo()
-        if not pending.exists(repo):
+        if not unsettled(repo):
             return
         from gitmem.memory import Memory
 
@@ -196,12 +200,18 @@ def log(count: int) -> None:
 
 @main.command()
 @click.argument("transcript", type=click.Path(dir_okay=False))
+@reports_errors
 def turns(transcript: str) -> None:
     """Print each turn of a Claude Code transcript as one JSON object per line."""
+    import os
     from dataclasses import asdict
 
     from gitmem.writer.transcript import read_turns
 
+    if not os.path.isfile(transcript):
+        raise GitmemError(f"{transcript}: no such transcript file")
+    with open(transcript, "rb"):
+        pass  # unreadable: an OSError with the file name
     for turn in read_turns(transcript):
         click.echo(json.dumps(asdict(turn), ensure_ascii=False))
 
@@ -228,8 +238,16 @@ def judge(packet: IO[str]) -> None:
         raise GitmemError(f"the packet is not JSON: {exc}") from None
     if not isinstance(data, dict):
         raise GitmemError("the packet must be a JSON object")
+    turn = data.get("turn", 0)
+    whole = isinstance(turn, int) or (isinstance(turn, str) and turn.strip().lstrip("-").isdigit())
+    if turn is not None and (isinstance(turn, bool) or not whole):
+        raise GitmemError(f"the packet's turn must be a whole number, not {turn!r}")
+    try:
+        parsed = Packet.from_dict(data)
+    except (TypeError, ValueError) as exc:
+        raise GitmemError(f"the packet is not valid: {exc}") from None
     repo = find_repo()
-    accepted, rejected = gate(make_judge(repo).judge(Packet.from_dict(data), stored_entries(repo)))
+    accepted, rejected = gate(make_judge(repo).judge(parsed, stored_entries(repo)))
     for c in accepted:
         click.echo(json.dumps({"kind": c.kind, "source": c.source, "anchor": c.anchor, "body": c.body,
                                "supersedes": list(c.supersedes)}, ensure_ascii=False))
@@ -323,6 +341,14 @@ def quarantine(as_json: bool) -> None:
 
 # -- delivery -------------------------------------------------------------------------------
 
+def _check_config() -> None:
+    """An invalid .gitmem/config.yaml is an error naming the file, not a silent fallback."""
+    from gitmem.base.paths import find_repo
+    from gitmem.store.yaml_files import check_config
+
+    check_config(find_repo())
+
+
 def _delivery() -> Delivery:
     from gitmem.delivery.upkeep import Delivery
 
@@ -359,6 +385,7 @@ def render(event: str | None, path: str | None, lines: str | None, command_text:
     """Print what gitmem would deliver at one moment (nothing is recorded)."""
     if agents_md == bool(event):
         raise GitmemError("give either --event EVENT or --agents-md")
+    _check_config()
     delivery = _delivery()
     if not event:  # --agents-md: exactly one of the two is given
         click.echo(delivery.write_agents_md())
@@ -403,6 +430,7 @@ def status() -> None:
     """What sessions receive at start, what the budget leaves out, and whether the hooks are set up."""
     from gitmem.delivery.rules import entry_line
 
+    _check_config()
     info = _delivery().status()
     active = info["rules"]["active"]
     hooks = info["hooks"]

@@ -224,9 +224,9 @@ class Memory:
 
     def flush_pending(self) -> str | None:
         """Commit changes kept pending while the repository was busy; why some still wait, or None."""
-        from gitmem.store.commit import flush_quietly
+        from gitmem.store.commit import flush_quietly, unsettled
 
-        if not pending.exists(self.repo):
+        if not unsettled(self.repo):
             return None
         reason = flush_quietly(self.repo)
         self._after_change()

@@ -35,8 +35,9 @@ ENTRIES_DIR = os.path.join(".gitmem", "entries")
 CONFIG_FILE = os.path.join(".gitmem", "config.yaml")
 
 
-def signature(worktree: str) -> Signature:
-    """What the compiled rules depend on: name, mtime and size of every entry file and the config."""
+def signature(worktree: str, git_dir: str | None = None) -> Signature:
+    """What the compiled rules depend on: name, mtime and size of every entry file and the config,
+    and the entry changes waiting pending in the worktree's git dir (gitmem.store.pending)."""
     sig: Signature = []
     try:
         with os.scandir(os.path.join(worktree, ENTRIES_DIR)) as it:
@@ -52,12 +53,23 @@ def signature(worktree: str) -> Signature:
         sig.append(["<config>", st.st_mtime_ns, st.st_size])
     except OSError:
         pass
+    if git_dir:
+        folder = os.path.join(git_dir, "gitmem", "pending")
+        try:
+            names = sorted(n for n in os.listdir(folder) if n.endswith(".json") and not n.startswith("."))
+        except OSError:
+            names = []
+        for name in names:
+            try:
+                sig.append(["<pending>" + name, 0, os.stat(os.path.join(folder, name)).st_size])
+            except OSError:
+                continue
     return sig
 
 
 def load(worktree: str, git_dir: str, common_dir: str) -> DeliveryData:
     """The compiled rules, recompiled first when an entry file or the config changed."""
-    sig = signature(worktree)
+    sig = signature(worktree, git_dir)
     path = os.path.join(common_dir, "gitmem", DATA_FILE)
     try:
         with open(path, "rb") as handle:
@@ -81,7 +93,8 @@ def rebuild(worktree: str, git_dir: str, common_dir: str, sig: Signature | None 
     from gitmem.delivery import rules as delivery_rules
     from gitmem.store import index
 
-    sig = signature(worktree) if sig is None else sig  # taken first: a change racing us only causes another rebuild
+    # taken first: a change racing us only causes another rebuild
+    sig = signature(worktree, git_dir) if sig is None else sig
     repo = RepoPaths(Path(worktree), Path(git_dir), Path(common_dir))
     idx = index.current(repo)
     data: DeliveryData = {**delivery_rules.compile_rules(index.entries(idx), idx.get("config") or {}),

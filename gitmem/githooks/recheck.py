@@ -14,7 +14,7 @@ from gitmem import git
 from gitmem.base.paths import RepoPaths
 from gitmem.code.anchors import Declaration, DeclarationCache, declarations, find
 from gitmem.code.grammar import language_for_path
-from gitmem.store.entry import Anchor, Entry
+from gitmem.store.entry import Anchor, Entry, anchor_path_problem
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +47,13 @@ class Snapshot:
     def exists(self, path: str) -> bool:
         self.prefetch([path])
         return bool(self._blobs[path])
+
+    def content(self, path: str) -> bytes:
+        """The file's bytes in this snapshot (b"" when absent)."""
+        if not self.exists(path):
+            return b""
+        blob = self._blobs[path]
+        return git.read_blobs(self.repo.worktree, [blob]).get(blob, b"")
 
     def declarations(self, path: str) -> list[Declaration]:
         language = language_for_path(path)
@@ -114,6 +121,12 @@ def recheck(repo: RepoPaths, entries: Iterable[Entry], changes: list[git.Change]
                        and find(before.declarations(p), symbol) is None]
             found = _unique(matches, symbol)
             why = "same name found in another file"
+        if found is None and old is not None:
+            # Renamed and then edited (or moved and edited, several commits in one merge or
+            # rebase): a new declaration beside the old one's siblings whose body is nearly the same.
+            places = [new_path] if new_path is not None else [c.path for c in changes if c.status == "A"]
+            found = _similar(before, after, anchor.path, old, places)
+            why = "renamed, nearly the same body"
         if found is not None:
             path, decl = found
             moved = Anchor(path, decl.name, language_for_path(path), decl.fingerprint)
@@ -122,6 +135,48 @@ def recheck(repo: RepoPaths, entries: Iterable[Entry], changes: list[git.Change]
             where = f"{anchor.path} was deleted" if new_path is None else f"`{symbol}` was removed from {new_path}"
             outcomes.append(_retire(entry, where, commit))
     return outcomes
+
+
+SIMILAR_AT_LEAST = 0.7   # difflib ratio of the name-masked bodies
+SIMILAR_MARGIN = 0.1     # ahead of the second best, or it is ambiguous
+
+
+def _similar(before: Snapshot, after: Snapshot, old_path: str, old: Declaration,
+             places: list[str]) -> tuple[str, Declaration] | None:
+    """The declaration in `places` that `old` most plausibly became: same kind, same enclosing
+    scope, a name that did not exist before, and a body at least SIMILAR_AT_LEAST alike."""
+    import difflib
+
+    scope = old.name.rpartition(".")[0]
+    old_text = _masked(before.content(old_path), old)
+    if not old_text:
+        return None
+    scored: list[tuple[float, str, Declaration]] = []
+    for path in places:
+        existed = {d.name for d in before.declarations(path)} | {d.name for d in before.declarations(old_path)}
+        source = b""
+        for decl in after.declarations(path):
+            if decl.kind != old.kind or decl.name.rpartition(".")[0] != scope or decl.name in existed:
+                continue
+            source = source or after.content(path)
+            ratio = difflib.SequenceMatcher(None, old_text, _masked(source, decl), autojunk=False).ratio()
+            scored.append((ratio, path, decl))
+    scored.sort(key=lambda s: -s[0])
+    if not scored or scored[0][0] < SIMILAR_AT_LEAST:
+        return None
+    if len(scored) > 1 and scored[0][0] - scored[1][0] < SIMILAR_MARGIN:
+        return None
+    return scored[0][1], scored[0][2]
+
+
+def _masked(source: bytes, decl: Declaration) -> bytes:
+    """The declaration's text with its own name left out and whitespace collapsed."""
+    import re
+
+    text = source[decl.start_byte:decl.end_byte]
+    leaf = decl.name.rsplit(".", 1)[-1].encode("utf-8", "replace")
+    text = text.replace(leaf, b"\0", 1)
+    return re.sub(rb"\s+", b" ", text).strip()
 
 
 def _retire(entry: Entry, what: str, commit: str | None) -> Outcome:
@@ -136,27 +191,49 @@ def check_all(repo: RepoPaths, entries: Iterable[Entry], rev: str) -> list[tuple
     active = [e for e in entries if e.active and e.anchor]
     snap.prefetch(e.anchor.path for e in active if e.anchor)
     problems: list[tuple[Entry, str]] = []
+    links = _symlinks(repo, rev, [e.anchor.path for e in active if e.anchor])
     for entry in active:
         anchor = entry.anchor
         assert anchor is not None
-        if not snap.exists(anchor.path):
+        outside = anchor_path_problem(anchor.path)
+        if outside:
+            problems.append((entry, f"anchor refused: {outside}"))
+        elif anchor.path in links:
+            problems.append((entry, f"anchor refused: {anchor.path} is a symlink at {rev}; anchors name files"))
+        elif not snap.exists(anchor.path):
             problems.append((entry, f"{anchor.path} does not exist at {rev}"))
         elif anchor.symbol and find(snap.declarations(anchor.path), anchor.symbol) is None:
             problems.append((entry, f"`{anchor.symbol}` not found in {anchor.path} at {rev}"))
     return problems
 
 
+def _symlinks(repo: RepoPaths, rev: str, paths: list[str]) -> set[str]:
+    if not paths:
+        return set()
+    out = git.git(repo.worktree, "ls-tree", "-r", "-z", rev, "--", *paths, check=False)
+    found = set()
+    for record in out.decode("utf-8", "surrogateescape").split("\0"):
+        meta, _, path = record.partition("\t")
+        if meta.startswith("120000"):
+            found.add(path)
+    return found
+
+
 def resolve_in_worktree(repo: RepoPaths, anchor_text: str) -> Anchor:
     """Validate an anchor typed by a person against the working tree (for `gitmem add`)."""
     from gitmem.code.anchors import closest, split_anchor
     from gitmem.errors import AnchorError
+    from gitmem.store.yaml_files import anchor_outside
 
     try:
         path, symbol = split_anchor(anchor_text)
     except ValueError as exc:
         raise AnchorError(f"anchor {anchor_text!r}: {exc}") from None
+    outside = anchor_outside(repo.worktree, path)
+    if outside:
+        raise AnchorError(f"anchor {anchor_text!r}: {outside}")
     file = repo.worktree / path
-    if not file.is_file():
+    if file.is_symlink() or not file.is_file():
         raise AnchorError(f"anchor {anchor_text!r}: {path} is not a file in this repository")
     language = language_for_path(path)
     if symbol is None:

@@ -54,7 +54,7 @@ if TYPE_CHECKING:
 
 AUTHOR_NAME = "gitmem"
 ZERO = "0" * 40
-QUIET_S = 0.1     # the repository must have been quiet this long before gitmem takes its locks
+QUIET_S = 0.25    # the repository must have been quiet this long before gitmem takes its locks
 WAIT_S = 1.0      # how long a command waits for that before keeping its change pending
 POLL_S = 0.01
 COMMITTING = "committing"         # the pid of a `git commit` between its pre-commit and post-commit
@@ -254,6 +254,11 @@ def flush(repo: RepoPaths, *, finishing: Sequence[str] = (), quiet: float = QUIE
             return _flush_locked(repo, finishing, quiet, wait)
     except BlockingIOError:
         return "another gitmem process is committing"
+
+
+def unsettled(repo: RepoPaths) -> bool:
+    """Pending changes wait, or a writer died in the middle of a transaction."""
+    return pending.exists(repo) or (local(repo) / JOURNAL).exists()
 
 
 def flush_quietly(repo: RepoPaths, **kwargs: Any) -> str | None:

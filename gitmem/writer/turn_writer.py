@@ -99,20 +99,59 @@ def gate(candidates: Sequence[Candidate]) -> tuple[list[Candidate], list[tuple[C
 
 
 def _already_recorded(repo: RepoPaths, session: str, turn: int, body: str) -> str | None:
-    """Id of an entry created from (session, turn) with this body, if one exists."""
+    """Id of an entry created from (session, turn) with this body, if one is recorded: committed
+    in HEAD or durably pending. Never decided from the work tree, where a file can be left over
+    from a writer that died before committing it."""
+    from gitmem import git
+    from gitmem.githooks.review import ENTRIES_PREFIX
+    from gitmem.store import pending
+
     body = body.strip()
-    for data in index.entries(index.current(repo)):
+
+    def same(data: dict[str, Any]) -> bool:
         created = data.get("created") or {}
-        if created.get("session") == session and created.get("turn") == turn and \
-                (data.get("body") or "").strip() == body:
-            return data.get("id")
+        return created.get("session") == session and created.get("turn") == turn and \
+            (data.get("body") or "").strip() == body
+
+    for data in pending.entries(repo):
+        if same(data):
+            return str(data.get("id"))
+    if not git.has_head(repo.worktree):
+        return None
+    committed = git.tree_blob_ids(repo.worktree, "HEAD", [ENTRIES_PREFIX])
+    # The work tree's compiled index narrows it down; HEAD's blob decides.
+    local = {f"{ENTRIES_PREFIX}{d.get('id')}.yaml": d for d in index.entries(index.current(repo), committed_only=True)}
+    unknown = [p for p in committed if p.endswith(".yaml") and p not in local]
+    for path, data in local.items():
+        if same(data) and path in committed and _committed_matches(repo, committed[path], path, same):
+            return str(data.get("id"))
+    for path in unknown:  # committed but not (or not yet) in the work tree
+        if _committed_matches(repo, committed[path], path, same):
+            return path.rsplit("/", 1)[-1][:-5]
     return None
 
 
+def _committed_matches(repo: RepoPaths, blob: str, path: str, same: Any) -> bool:
+    from gitmem import git
+    from gitmem.errors import GitmemError
+    from gitmem.store.yaml_files import parse_entry_text
+
+    data = git.read_blobs(repo.worktree, [blob]).get(blob)
+    if data is None:
+        return False
+    try:
+        return bool(same(parse_entry_text(data.decode("utf-8"), path).to_dict()))
+    except (GitmemError, UnicodeDecodeError):
+        return False
+
+
 def commit_candidates(repo: RepoPaths, job: Job, candidates: Sequence[Candidate], outcome: Outcome) -> None:
+    """Record what passed the gate. The job is done only when this returns: each entry is then
+    committed or durably pending (Memory.add raises before either, and the job is redone)."""
     from gitmem.memory import Memory
 
     memory = Memory(repo)
+    memory.flush_pending()  # the writer's loop is one of the safe moments
     active = {e.id for e in stored_entries(repo)}
     for c in candidates:
         if _already_recorded(repo, job.session, job.turn, c.body):

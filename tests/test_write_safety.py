@@ -1,0 +1,602 @@
+"""Nothing recorded is ever lost, and the developer's own work is never touched (issue 11).
+
+Every test drives real git in a temporary repository: real lock files, real merges and their
+aborts, a real `git rebase -i` stopped at `edit`, a real slow editor under `git commit`, a
+writer killed with SIGKILL in the middle of committing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from test_capture_helpers import KeywordJudge, Transcript, payload, subprocess_env
+
+from gitmem.base.paths import find_repo
+from gitmem.hook import capture as capture_hook
+from gitmem.writer import daemon, queue
+
+APP = "def charge(amount):\n    return amount\n\n\ndef refund(amount):\n    return -amount\n"
+SESSION = "5afe0000-1111-4222-8333-444455556666"
+
+
+@pytest.fixture
+def project(repo):
+    return repo.with_gitmem({"src/app.py": APP, "README.md": "demo\n"})
+
+
+def gitmem_add(project, body, *args, check=True):
+    proc = project.gitmem("add", "law", body, *args, check=check)
+    return proc.stdout.split()[0] if proc.stdout.strip() else None, proc
+
+
+def subjects(project, n=50):
+    return project.git("log", f"-{n}", "--format=%s").splitlines()
+
+
+def committed_entries(project, rev="HEAD"):
+    out = project.git("ls-tree", "-r", "--name-only", rev, "--", ".gitmem/entries")
+    return sorted(p.rsplit("/", 1)[-1][:-5] for p in out.split() if p.endswith(".yaml"))
+
+
+def no_traceback(proc):
+    assert "Traceback" not in proc.stderr and "Traceback" not in proc.stdout, proc.stderr
+
+
+# -- locks ------------------------------------------------------------------------------------------
+
+def test_a_held_index_lock_keeps_the_entry_pending_never_a_staged_deletion(project):
+    head = project.git("rev-parse", "HEAD")
+    lock = project.path / ".git/index.lock"
+    lock.write_text("")  # an IDE or a concurrent `git add` holds git's index lock
+    entry, proc = gitmem_add(project, "always use integer cents")
+    no_traceback(proc)
+    assert "pending" in proc.stderr and "index is locked" in proc.stderr
+    assert project.git("rev-parse", "HEAD") == head  # nothing moved while the lock was held
+    assert lock.exists()  # someone else's lock: never deleted
+    lock.unlink()
+    # The developer's next commit cannot delete the entry: it was never half-committed.
+    assert project.git("status", "--porcelain") == ""
+    assert entry in project.entries()  # delivered while pending; this command also commits it
+    assert subjects(project)[0] == "gitmem: record law: always use integer cents"
+    assert committed_entries(project) == [entry]
+    assert project.git("status", "--porcelain") == ""
+    project.write("README.md", "edited\n")
+    project.commit_all("developer's next commit")
+    assert committed_entries(project) == [entry]
+
+
+def test_a_held_ref_lock_leaves_no_orphan_file(project):
+    lock = project.path / ".git/refs/heads/main.lock"
+    lock.write_text("")
+    entry, proc = gitmem_add(project, "never log card numbers")
+    no_traceback(proc)
+    assert proc.returncode == 0 and "pending" in proc.stderr
+    assert project.git("status", "--porcelain", "--untracked-files=all") == ""  # no untracked entry file
+    assert not (project.path / f".gitmem/entries/{entry}.yaml").exists()
+    lock.unlink()
+    project.gitmem("list")
+    assert committed_entries(project) == [entry]
+    assert project.git("status", "--porcelain") == ""
+
+
+def test_pending_entries_commit_each_on_its_own_in_order(project):
+    lock = project.path / ".git/index.lock"
+    lock.write_text("")
+    ids = [gitmem_add(project, f"rule number {i}")[0] for i in range(3)]
+    lock.unlink()
+    later, _ = gitmem_add(project, "rule number 3")
+    assert subjects(project)[:4] == [f"gitmem: record law: rule number {i}" for i in (3, 2, 1, 0)]
+    assert committed_entries(project) == sorted([*ids, later])
+    assert not list((project.path / ".git/gitmem/pending").glob("*.json"))
+
+
+# -- operations in progress ---------------------------------------------------------------------------
+
+def _conflict(project, op):
+    """Leave the repository stopped in the middle of `op` with a conflict; returns the abort command."""
+    project.git("checkout", "-q", "-b", "topic")
+    project.write("README.md", "topic\n")
+    topic = project.commit_all("topic readme")
+    project.git("checkout", "-q", "main")
+    project.write("README.md", "main\n")
+    project.commit_all("main readme")
+    if op == "merge":
+        project.git("merge", "topic", check=False)
+        return ["merge", "--abort"]
+    if op == "cherry-pick":
+        project.git("cherry-pick", topic, check=False)
+        return ["cherry-pick", "--abort"]
+    if op == "revert":
+        project.write("README.md", "main again\n")
+        project.commit_all("main readme again")
+        project.git("revert", "--no-edit", "HEAD~1", check=False)
+        return ["revert", "--abort"]
+    if op == "rebase":
+        project.git("rebase", "topic", check=False)
+        return ["rebase", "--abort"]
+    if op == "am":
+        patch = project.git("format-patch", "-1", "--stdout", topic)
+        project.git("am", "-3", check=False, input=patch)
+        return ["am", "--abort"]
+    if op == "bisect":
+        project.git("bisect", "start")
+        project.git("bisect", "bad", "HEAD")
+        project.git("bisect", "good", "HEAD~2")
+        return ["bisect", "reset"]
+    raise AssertionError(op)
+
+
+@pytest.mark.parametrize("op", ["merge", "cherry-pick", "revert", "rebase", "am", "bisect"])
+def test_an_entry_recorded_during_an_operation_survives_its_abort(project, op):
+    abort = _conflict(project, op)
+    head = project.git("rev-parse", "HEAD")
+    staged = project.git("diff", "--cached", "--name-only")
+    entry, proc = gitmem_add(project, f"recorded during a {op}")
+    no_traceback(proc)
+    assert "pending" in proc.stderr
+    assert project.git("rev-parse", "HEAD") == head
+    assert project.git("diff", "--cached", "--name-only") == staged  # nothing staged into their operation
+    assert not (project.path / f".gitmem/entries/{entry}.yaml").exists()
+    # `git add -A` can never fold the pending entry into the developer's commit
+    assert ".gitmem/entries" not in project.git("add", "-A", "--dry-run")
+    project.git(*abort)
+    assert (project.path / ".git/gitmem/pending").is_dir()
+    project.gitmem("list")  # the next gitmem command is a safe moment
+    assert subjects(project)[0] == f"gitmem: record law: recorded during a {op}"
+    assert committed_entries(project) == [entry]
+    assert project.git("status", "--porcelain") == ""
+
+
+def test_a_conflicted_merge_concluded_by_commit_commits_the_entry_after_it(project):
+    _conflict(project, "merge")
+    entry, _ = gitmem_add(project, "recorded while resolving")
+    project.write("README.md", "resolved\n")
+    project.git("add", "README.md")
+    project.git("commit", "-q", "--no-edit")  # post-commit is the safe moment
+    assert subjects(project)[:2] == ["gitmem: record law: recorded while resolving", "Merge branch 'topic'"]
+    assert ".gitmem/entries" not in project.git("show", "--name-only", "--format=", "HEAD~1")
+    assert committed_entries(project) == [entry]
+
+
+def test_rebase_i_stopped_at_edit_never_folds_the_entry_into_the_amended_commit(project, tmp_path):
+    project.write("src/app.py", APP + "\n# tweak\n")
+    project.commit_all("tweak app")
+    env = {**os.environ, "GIT_SEQUENCE_EDITOR": "sed -i -e '1s/^pick/edit/'"}
+    subprocess.run(["git", "rebase", "-i", "HEAD~1"], cwd=project.path, env=env, check=True, capture_output=True)
+    assert (project.path / ".git/rebase-merge").is_dir()
+    entry, proc = gitmem_add(project, "recorded while editing a commit")
+    assert "pending" in proc.stderr
+    project.write("src/app.py", APP + "\n# tweak, amended\n")
+    project.git("add", "-A")
+    project.git("commit", "-q", "--amend", "--no-edit")
+    assert ".gitmem" not in project.git("show", "--name-only", "--format=", "HEAD")
+    project.git("rebase", "--continue")
+    assert subjects(project)[:2] == ["gitmem: record law: recorded while editing a commit", "tweak app"]
+    assert project.git("show", "--name-only", "--format=", "HEAD~1").split() == ["src/app.py"]
+    assert committed_entries(project) == [entry]
+    assert project.git("status", "--porcelain") == ""
+
+
+def test_rebase_abort_keeps_the_pending_entry(project):
+    project.write("src/app.py", APP + "\n# tweak\n")
+    project.commit_all("tweak app")
+    env = {**os.environ, "GIT_SEQUENCE_EDITOR": "sed -i -e '1s/^pick/edit/'"}
+    subprocess.run(["git", "rebase", "-i", "HEAD~1"], cwd=project.path, env=env, check=True, capture_output=True)
+    entry, _ = gitmem_add(project, "recorded before an abort")
+    project.git("rebase", "--abort")
+    project.gitmem("status")
+    assert committed_entries(project) == [entry]
+
+
+# -- the developer's commits -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("style", ["plain", "all"])
+def test_a_slow_editor_commit_never_fails_while_gitmem_records(project, tmp_path, style):
+    editor = tmp_path / "slow-editor.sh"
+    editor.write_text("#!/bin/sh\nsleep 0.4\necho \"developer's message\" > \"$1\"\n")
+    editor.chmod(0o755)
+    env = {**os.environ, "GIT_EDITOR": str(editor)}
+    stop = threading.Event()
+    added: list[subprocess.CompletedProcess[str]] = []
+
+    def record_in_a_loop() -> None:
+        n = 0
+        while not stop.is_set():
+            added.append(subprocess.run([sys.executable, "-m", "gitmem.cli", "add", "law", f"loop rule {n}"],
+                                        cwd=project.path, capture_output=True, text=True))
+            n += 1
+
+    writer = threading.Thread(target=record_in_a_loop)
+    writer.start()
+    failures = []
+    try:
+        for i in range(10):
+            project.write("README.md", f"edit {i}\n")
+            if style == "plain":
+                subprocess.run(["git", "add", "README.md"], cwd=project.path, check=True)
+                args = ["git", "commit"]
+            else:
+                args = ["git", "commit", "-a"]
+            proc = subprocess.run(args, cwd=project.path, env=env, capture_output=True, text=True)
+            if proc.returncode != 0:
+                failures.append(proc.stderr)
+    finally:
+        stop.set()
+        writer.join(timeout=120)
+    assert failures == []  # every one of the developer's commits went through
+    assert added and all(p.returncode == 0 for p in added), [p.stderr for p in added if p.returncode]
+    project.gitmem("list")  # whatever was still pending
+    ids = {p.stdout.split()[0] for p in added}
+    assert set(committed_entries(project)) == ids  # nothing lost
+    log = subjects(project, 200)
+    assert sum(s == "developer's message" for s in log) == 10
+    assert sum(s.startswith("gitmem: record law: loop rule") for s in log) == len(ids)  # each on its own
+    for sha in project.git("log", "--format=%H", "--grep", "developer's message").split():
+        assert ".gitmem" not in project.git("show", "--name-only", "--format=", sha)
+    assert project.git("status", "--porcelain") == ""
+
+
+# -- a writer killed mid-commit ----------------------------------------------------------------------
+
+# Runs `gitmem drain` with one function replaced by one that kills the process (SIGKILL: no
+# cleanup of any kind) before or after doing its work.
+KILLER = textwrap.dedent('''
+    import os, signal, sys
+    import {module} as target
+    owner = getattr(target, "{owner}") if "{owner}" else target
+    real = getattr(owner, "{name}")
+
+    def patched(*args, **kwargs):
+        if "{when}" == "before":
+            os.kill(os.getpid(), signal.SIGKILL)
+        result = real(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGKILL)
+        return result
+
+    setattr(owner, "{name}", patched)
+    sys.argv = ["gitmem", "drain"]
+    from gitmem.cli import main
+    main()
+''')
+
+
+@pytest.fixture
+def writer_project(project, monkeypatch, tmp_path):
+    monkeypatch.setenv("GITMEM_TEST_JUDGE", "keyword")
+    monkeypatch.setattr(daemon, "make_judge", KeywordJudge)
+    paths = find_repo(project.path)
+    tp = tmp_path / "s.jsonl"
+    t = Transcript(tp, SESSION, project.path)
+    t.prompt("Always round money half to even.")
+    t.say("Noted.")
+    capture_hook.handle(paths, payload("Stop", SESSION, tp, project.path))
+    return project, paths
+
+
+@pytest.mark.parametrize("module, owner, name, when", [
+    # between writing and committing: the old path had written the entry file by then
+    ("pygit2", "Repository", "create_commit", "before"),
+    # the branch has moved, the index and the work tree not yet
+    ("gitmem.git", "", "update_ref", "after"),
+])
+def test_a_writer_killed_while_committing_loses_nothing_and_commits_once(writer_project, module, owner, name, when):
+    project, paths = writer_project
+    script = KILLER.format(module=module, owner=owner, name=name, when=when)
+    proc = subprocess.run([sys.executable, "-c", script], cwd=project.path, env=subprocess_env(),
+                          capture_output=True, text=True)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    assert queue.counts(paths)["ready"] == 1  # the job is not done
+    out = project.gitmem("drain").stdout  # redone: recorded now, or found recorded already
+    assert "turn 0:" in out
+    bodies = [project.git("show", f"HEAD:.gitmem/entries/{i}.yaml") for i in committed_entries(project)]
+    assert len(bodies) == 1 and "Always round money half to even." in bodies[0]
+    assert not (project.path / ".git/index.lock").exists()
+    assert project.git("status", "--porcelain", "--untracked-files=all") == ""
+    assert project.gitmem("drain").stdout.startswith("judged 0 turns")
+
+
+def test_already_recorded_is_decided_by_the_commit_not_the_work_tree(writer_project):
+    project, paths = writer_project
+    from gitmem.writer import turn_writer
+
+    queue.plan(paths)
+    [job] = queue.pending(paths)
+    # A file left behind by a writer that died before committing (the old write path did that).
+    project.write(".gitmem/entries/20260101-0rphan00.yaml",
+                  f"id: 20260101-0rphan00\nkind: law\nbody: Always round money half to even.\n"
+                  f"created: {{session: {SESSION}, turn: 0}}\n")
+    assert turn_writer._already_recorded(paths, SESSION, 0, "Always round money half to even.") is None
+    assert job.turn == 0
+    result = daemon.drain(paths)
+    assert [len(o.recorded) for o in result.outcomes] == [1]
+    assert len(committed_entries(project)) == 1
+
+
+# -- the developer's own edits -----------------------------------------------------------------------
+
+def test_revoke_leaves_an_unstaged_edit_of_the_entry_unstaged(project):
+    entry, _ = gitmem_add(project, "use httpx, never requests")
+    path = f".gitmem/entries/{entry}.yaml"
+    committed = project.read(path)
+    project.write(path, committed + "# my unfinished note, not for commit\n")
+    project.gitmem("revoke", entry, "--reason", "we switched to aiohttp")
+    in_head = project.git("show", f"HEAD:{path}")
+    assert "status: revoked" in in_head and "my unfinished note" not in in_head
+    assert project.git("diff", "--cached", "--name-only") == ""  # the index has the committed version
+    assert "my unfinished note" in project.read(path)  # the work tree is the developer's
+    assert project.git("diff", "--name-only").split() == [path]
+
+
+def test_a_pre_commit_retirement_never_commits_an_unstaged_edit(project):
+    entry, _ = gitmem_add(project, "refund must stay negative", "--anchor", "src/app.py::refund")
+    path = f".gitmem/entries/{entry}.yaml"
+    project.write(path, project.read(path) + "# draft comment\n")
+    project.write("src/app.py", APP.split("\n\n\ndef refund")[0] + "\n")
+    project.git("add", "src/app.py")
+    project.git("commit", "-q", "-m", "drop refund")
+    in_head = project.git("show", f"HEAD:{path}")
+    assert "status: revoked" in in_head and "draft comment" not in in_head
+    assert "draft comment" in project.read(path)
+    assert project.git("diff", "--cached", "--name-only") == ""
+
+
+# -- AGENTS.md ---------------------------------------------------------------------------------------
+
+def test_agents_md_markers_count_only_on_their_own_lines(project):
+    prose = ("# Notes\n\nOur section starts at a `<!-- gitmem:begin -->` comment and ends at "
+             "`<!-- gitmem:end -->`; do not edit it.\n\nKeep this paragraph.\n")
+    project.write("AGENTS.md", prose)
+    project.commit_all("agents notes")
+    project.gitmem("render", "--agents-md")
+    project.commit_all("managed section")
+    # A hand-written entry whose body quotes the markers, one of them on a line of its own.
+    project.write(".gitmem/entries/20260101-0a0a0a0a.yaml",
+                  "id: 20260101-0a0a0a0a\nkind: law\nbody: |-\n  keep the markers intact:\n"
+                  "  <!-- gitmem:end -->\n  and <!-- gitmem:begin x -->\n")
+    project.commit_all("hand-written entry")
+    gitmem_add(project, "a first rule")
+    gitmem_add(project, "another rule")
+    text = project.read("AGENTS.md")
+    assert text.startswith(prose)  # the developer's prose survives, in gitmem's own commits too
+    assert text.count("\n<!-- gitmem:begin") == 1 and text.count("\n<!-- gitmem:end -->") == 1
+    assert "another rule" in text
+    assert project.git("status", "--porcelain") == ""
+
+
+def test_marker_text_inside_the_section_can_neither_close_nor_open_it():
+    from gitmem.delivery import agents_md
+
+    inner = agents_md.escape("- Law: ends with\n  <!-- gitmem:end -->\n  <!-- gitmem:begin y -->")
+    text = f"intro `{agents_md.END}`\n{agents_md.BEGIN}\n{inner}\n{agents_md.END}\nafter\n"
+    start, _, end, after = agents_md.find_section(text)
+    assert text[start:after].startswith(agents_md.BEGIN) and text[after:] == "after\n"
+    assert agents_md.replace_section(text, "NEW\n") == f"intro `{agents_md.END}`\nNEW\nafter\n"
+
+
+# -- git's rules for hooks ---------------------------------------------------------------------------
+
+def test_a_chained_hook_without_its_exec_bit_is_skipped_as_git_skips_it(repo):
+    hook = repo.path / ".git/hooks/pre-commit"
+    hook.write_text("#!/bin/sh\necho ran > ran.txt\nexit 1\n")
+    hook.chmod(0o644)  # disabled: git ignores it
+    repo.write("a.py", "x = 1\n")
+    repo.commit_all("first")
+    repo.gitmem("init")
+    repo.write("a.py", "x = 2\n")
+    repo.git("add", "-A")
+    proc = subprocess.run(["git", "commit", "-q", "-m", "second"], cwd=repo.path, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert not (repo.path / "ran.txt").exists()
+    assert not stat.S_IMODE((repo.path / ".git/hooks/pre-commit.gitmem-orig").stat().st_mode) & 0o111
+
+
+# -- linked worktrees ---------------------------------------------------------------------------------
+
+def test_one_worktrees_anchor_list_never_hides_anothers(project, tmp_path):
+    project.write("src/other.py", "def helper():\n    return 1\n")
+    project.commit_all("other module")
+    wt = tmp_path / "wt"
+    project.git("worktree", "add", "-q", "-b", "feature", str(wt))
+    second = type(project)(wt)
+    feature_entry, _ = gitmem_add(second, "helper must stay pure", "--anchor", "src/other.py::helper")
+    time.sleep(1.1)  # the main worktree's list is written after, as a later command would
+    gitmem_add(project, "charge takes cents", "--anchor", "src/app.py::charge")
+    second.git("rm", "-q", "src/other.py")
+    second.git("commit", "-q", "-m", "drop other")
+    assert second.entries()[feature_entry]["status"] == "revoked"
+    assert "status: revoked" in second.git("show", f"HEAD:.gitmem/entries/{feature_entry}.yaml")
+
+
+def test_pending_entries_are_per_worktree(project, tmp_path):
+    wt = tmp_path / "wt"
+    project.git("worktree", "add", "-q", "-b", "feature", str(wt))
+    second = type(project)(wt)
+    (Path(second.git("rev-parse", "--git-dir").strip()) / "index.lock").write_text("")
+    entry, proc = gitmem_add(second, "recorded in the second worktree")
+    assert "pending" in proc.stderr
+    project.gitmem("list")  # the main worktree is not busy, but the entry is not its to commit
+    assert entry not in committed_entries(project) and entry not in committed_entries(project, "feature")
+    (Path(second.git("rev-parse", "--git-dir").strip()) / "index.lock").unlink()
+    second.gitmem("list")
+    assert entry in committed_entries(project, "feature") and entry not in committed_entries(project, "main")
+
+
+# -- clear errors --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("config, problem", [
+    ("delivery: [unclosed\n", "not valid YAML"),
+    ("delivery:\n  retraction_days: soon\n", "delivery.retraction_days"),
+    ("writer:\n  idle_timeout: true\n", "writer.idle_timeout"),
+])
+def test_an_invalid_config_names_the_file_and_stops_before_any_commit(project, config, problem):
+    project.write(".gitmem/config.yaml", config)
+    project.commit_all("broken config")
+    head = project.git("rev-parse", "HEAD")
+    proc = project.gitmem("add", "law", "x", check=False)
+    no_traceback(proc)
+    assert proc.returncode == 1 and ".gitmem/config.yaml" in proc.stderr and problem in proc.stderr
+    assert project.git("rev-parse", "HEAD") == head
+    init = project.gitmem("init", check=False)
+    assert init.returncode == 1 and "ready" not in init.stdout and ".gitmem/config.yaml" in init.stderr
+
+
+def test_a_utf16_config_is_a_clear_error_everywhere(project):
+    (project.path / ".gitmem/config.yaml").write_bytes("delivery:\n  retraction_days: 3\n".encode("utf-16"))
+    head = project.git("rev-parse", "HEAD")
+    for args in (["status"], ["render", "--event", "session-start"], ["add", "law", "x"]):
+        proc = project.gitmem(*args, check=False)
+        no_traceback(proc)
+        assert proc.returncode == 1 and ".gitmem/config.yaml" in proc.stderr and "UTF-16" in proc.stderr, args
+    assert project.git("rev-parse", "HEAD") == head  # `add` stopped before committing: a retry cannot duplicate
+
+
+def test_a_read_only_state_folder_fails_cleanly_and_leaves_nothing_behind(project):
+    if os.geteuid() == 0:
+        pytest.skip("root ignores file permissions")
+    state = project.path / ".git/gitmem"
+    mode = state.stat().st_mode
+    state.chmod(0o555)
+    try:
+        proc = project.gitmem("add", "law", "x", check=False)
+        no_traceback(proc)
+        assert proc.returncode == 1 and "Permission denied" in proc.stderr
+        assert project.git("status", "--porcelain", "--untracked-files=all") == ""
+        for args in (["status"], ["list"], ["revoke", "nope", "--reason", "r"]):
+            no_traceback(project.gitmem(*args, check=False))
+    finally:
+        state.chmod(stat.S_IMODE(mode))
+
+
+def test_a_read_only_state_file_fails_cleanly(project):
+    """Root ignores permission bits, so the same check with state that cannot be written at all:
+    the commit lock's place is taken by a folder."""
+    lock = project.path / ".git/gitmem/commit.lock"
+    lock.mkdir()
+    proc = project.gitmem("add", "law", "x", check=False)
+    no_traceback(proc)
+    assert proc.returncode == 1 and "commit.lock" in proc.stderr
+    assert project.git("status", "--porcelain", "--untracked-files=all") == ""
+    assert committed_entries(project) == []
+
+
+def test_turns_of_a_missing_transcript_and_a_judge_packet_with_a_bad_turn(project, tmp_path):
+    proc = project.gitmem("turns", "/nonexistent/transcript.jsonl", check=False)
+    no_traceback(proc)
+    assert proc.returncode == 1 and "/nonexistent/transcript.jsonl" in proc.stderr
+    packet = tmp_path / "packet.json"
+    packet.write_text(json.dumps({"session_id": "s", "turn": "three", "user": "hi", "assistant": ""}))
+    proc = project.gitmem("judge", str(packet), check=False)
+    no_traceback(proc)
+    assert proc.returncode == 1 and "turn" in proc.stderr and "three" in proc.stderr
+
+
+# -- limits ------------------------------------------------------------------------------------------
+
+ALIAS_BOMB = """\
+id: 20260101-b0mb0000
+kind: law
+a: &a ["x","x","x","x","x","x","x","x","x"]
+b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
+c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
+d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
+e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
+f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
+g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]
+body: boom
+"""
+
+
+def test_alias_bombs_and_huge_entries_are_refused_at_load_naming_the_file(project):
+    good, _ = gitmem_add(project, "a normal rule")
+    project.write(".gitmem/entries/20260101-b0mb0000.yaml", ALIAS_BOMB)
+    project.write(".gitmem/entries/20260101-h0ge0000.yaml",
+                  "id: 20260101-h0ge0000\nkind: law\nbody: " + "x" * 5_000_000 + "\n")
+    start = time.monotonic()
+    proc = project.gitmem("list", "--json")
+    assert [json.loads(line)["id"] for line in proc.stdout.splitlines()] == [good]
+    assert ".gitmem/entries/20260101-b0mb0000.yaml" in proc.stderr and "alias" in proc.stderr
+    assert ".gitmem/entries/20260101-h0ge0000.yaml" in proc.stderr and "KiB" in proc.stderr
+    assert (project.path / ".git/gitmem/index.json").stat().st_size < 100_000
+    project.write("README.md", "commit with the bad entries present\n")
+    project.git("add", "README.md")
+    project.git("commit", "-q", "-m", "still fast")
+    assert time.monotonic() - start < 20
+
+
+# -- anchors -----------------------------------------------------------------------------------------
+
+AUTH = '''\
+class Auth:
+    def __call__(self, request):
+        yield request
+
+
+class BasicAuth(Auth):
+    def __init__(self, username, password):
+        self.auth_header = build(username, password)
+
+    def __call__(self, request) -> AuthFlow:
+        request.headers["Authorization"] = self.auth_header
+        yield request
+'''
+
+
+def test_a_rename_then_a_move_to_another_module_is_reanchored_not_retired(repo):
+    """httpx: `BasicAuth.__call__` became `auth_flow` (same body), later `httpx/auth.py` became
+    `httpx/_auth.py` with the signature's annotation changed; both arrive in one merge."""
+    project = repo.with_gitmem({"httpx/auth.py": AUTH, "httpx/__init__.py": ""})
+    entry, _ = gitmem_add(project, "auth_flow must yield the request", "--anchor", "httpx/auth.py::BasicAuth.__call__")
+    project.git("checkout", "-q", "-b", "upstream")
+    project.write("httpx/auth.py", AUTH.replace("__call__", "auth_flow"))
+    project.git("commit", "-q", "--no-verify", "-am", "rename __call__ to auth_flow")
+    project.git("mv", "httpx/auth.py", "httpx/_auth.py")
+    project.write("httpx/_auth.py", AUTH.replace("__call__", "auth_flow").replace(
+        "-> AuthFlow", "-> typing.Generator[Request, Response, None]"))
+    project.git("commit", "-q", "--no-verify", "-am", "private module names")
+    project.git("checkout", "-q", "main")
+    project.write("README.md", "diverge\n")
+    project.commit_all("docs")
+    project.git("merge", "-q", "--no-edit", "upstream")
+    moved = project.entries()[entry]
+    assert moved["status"] == "active", moved
+    assert moved["anchor"] == "httpx/_auth.py::BasicAuth.auth_flow"
+
+
+def test_a_rename_then_a_move_commit_by_commit(repo):
+    project = repo.with_gitmem({"httpx/auth.py": AUTH, "httpx/__init__.py": ""})
+    entry, _ = gitmem_add(project, "auth_flow must yield the request", "--anchor", "httpx/auth.py::BasicAuth.__call__")
+    project.write("httpx/auth.py", AUTH.replace("__call__", "auth_flow"))
+    project.commit_all("rename __call__ to auth_flow")
+    assert project.entries()[entry]["anchor"] == "httpx/auth.py::BasicAuth.auth_flow"
+    project.git("mv", "httpx/auth.py", "httpx/_auth.py")
+    project.write("httpx/_auth.py", AUTH.replace("__call__", "auth_flow").replace(
+        "-> AuthFlow", "-> typing.Generator[Request, Response, None]"))
+    project.commit_all("private module names")
+    assert project.entries()[entry]["anchor"] == "httpx/_auth.py::BasicAuth.auth_flow"
+
+
+@pytest.mark.parametrize("anchor", ["../outside.py", "/etc/passwd", "link/evil.py"])
+def test_anchors_out_of_the_repository_are_refused_at_load_and_by_check(project, tmp_path, anchor):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "evil.py").write_text("def f():\n    pass\n")
+    os.symlink(outside, project.path / "link")
+    project.write(".gitmem/entries/20260101-0ut00000.yaml",
+                  f"id: 20260101-0ut00000\nkind: law\nbody: hi\nanchor: {{path: '{anchor}'}}\n")
+    proc = project.gitmem("list", "--json")
+    assert proc.stdout == "" and "20260101-0ut00000.yaml: anchor.path" in proc.stderr
+    check = project.gitmem("check", check=False)
+    assert check.returncode == 1 and "20260101-0ut00000" in check.stdout
+    add = project.gitmem("add", "law", "x", "--anchor", anchor, check=False)
+    assert add.returncode == 1
+    no_traceback(add)
