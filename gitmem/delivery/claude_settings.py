@@ -87,11 +87,15 @@ def install(repo: RepoPaths, python: str | None = None) -> list[str]:
     settings, problem = _read(path)
     if problem:
         return [*done, f"left {SETTINGS_FILE} alone: {problem}; fix it and run `gitmem init` again"]
+    target, refused = _target(repo, path)
+    if refused:
+        return [*done, f"left {SETTINGS_FILE} alone: {refused}"]
     merged = with_gitmem_hooks(settings)
     if merged is None:
         return [*done, f"left {SETTINGS_FILE} alone: its \"hooks\" is not an object"]
     if merged != settings or not path.exists():
-        _write(path, merged)
+        _remember_original(repo, target)
+        _write(target, merged, _style(target))
         done.append(f"added gitmem's Claude Code hooks to {SETTINGS_FILE}")
     return done
 
@@ -100,18 +104,25 @@ def uninstall(repo: RepoPaths) -> list[str]:
     done: list[str] = []
     path = settings_path(repo)
     settings, problem = _read(path)
-    if path.exists() and not problem:
+    target, refused = _target(repo, path)
+    if refused and path.exists():
+        done.append(f"left {SETTINGS_FILE} alone: {refused}")
+    elif path.exists() and not problem:
         cleaned = without_gitmem_hooks(settings)
         if cleaned != settings:
-            if cleaned:
-                _write(path, cleaned)
-            else:
-                path.unlink()
+            original = _original(repo)
+            if original is not None and _same_but_ours(original, cleaned):
+                _put_back(target, original)  # exactly the bytes that were there
+            elif original == b"" and not cleaned and not path.is_symlink():
+                path.unlink()  # gitmem created it
                 try:
                     path.parent.rmdir()
                 except OSError:
                     pass
+            else:
+                _write(target, cleaned, _style(target))
             done.append(f"removed gitmem's Claude Code hooks from {SETTINGS_FILE}")
+        _forget_original(repo)
     elif problem and path.exists():
         done.append(f"left {SETTINGS_FILE} alone: {problem}")
     shim = shim_path(repo)
@@ -158,7 +169,7 @@ def status(repo: RepoPaths) -> HookStatus:
     """Whether the hooks are in the settings for every event, and which interpreter the shim runs."""
     settings, problem = _read(settings_path(repo))
     hooks = found if isinstance(found := settings.get("hooks"), dict) else {}
-    events = [e for e, _ in HOOKS if any(_has_ours(g) for g in hooks.get(e) or [] if isinstance(g, dict))]
+    events = [e for e, m in HOOKS if any(_installed(g, m) for g in hooks.get(e) or [] if isinstance(g, dict))]
     shim = shim_path(repo)
     python = shim_python(shim.read_text(encoding="utf-8", errors="replace")) if shim.exists() else None
     return {"events": events, "missing": [e for e, _ in HOOKS if e not in events],
@@ -211,9 +222,102 @@ def import_roots() -> list[str]:
     return roots
 
 
+# -- the settings file exactly as the developer had it ---------------------------------------------
+# `uninstall` puts back the very bytes that were there before `init` (indentation, escapes such as
+# \u00e9, a missing final newline), as long as nothing else changed in between; a symlinked
+# settings file is edited through the link, never replaced by a regular file.
+ORIGINAL = "claude-settings.orig"
+
+
+def _original_path(repo: RepoPaths) -> Path:
+    return repo.git_dir / "gitmem" / ORIGINAL
+
+
+def _remember_original(repo: RepoPaths, target: Path) -> None:
+    """The file's bytes before gitmem's first change (empty: there was no file)."""
+    saved = _original_path(repo)
+    if saved.exists():
+        return
+    try:
+        data = target.read_bytes() if target.exists() else b""
+    except OSError:
+        return
+    try:
+        write_atomic(saved, data)
+    except OSError:
+        pass
+
+
+def _original(repo: RepoPaths) -> bytes | None:
+    try:
+        return _original_path(repo).read_bytes()
+    except OSError:
+        return None
+
+
+def _forget_original(repo: RepoPaths) -> None:
+    try:
+        _original_path(repo).unlink()
+    except OSError:
+        pass
+
+
+def _same_but_ours(original: bytes, cleaned: Settings) -> bool:
+    if not original:
+        return False
+    try:
+        data = json.loads(original.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(data, dict) and (data == cleaned or without_gitmem_hooks(data) == cleaned)
+
+
+def _put_back(target: Path, data: bytes) -> None:
+    write_atomic(target, data)
+
+
+def _target(repo: RepoPaths, path: Path) -> tuple[Path, str | None]:
+    """Where to write: the file itself, or the file a symlink names when that lies inside the
+    repository (a link out of it is refused)."""
+    if not path.is_symlink():
+        return path, None
+    real = Path(os.path.realpath(path))
+    root = Path(os.path.realpath(repo.worktree))
+    if not real.is_relative_to(root):
+        return path, f"it is a symlink to {real}, outside this repository; add gitmem's hooks there yourself"
+    return real, None
+
+
+def _style(path: Path) -> tuple[str | int | None, bool, bool]:
+    """(indent, ensure_ascii, final newline) of the file as it is, so a rewrite keeps its look."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return 2, False, True
+    indent: str | int | None = 2
+    for line in text.splitlines()[1:]:
+        stripped = line.lstrip(" \t")
+        if stripped and len(stripped) < len(line):
+            lead = line[: len(line) - len(stripped)]
+            indent = lead if "\t" in lead else len(lead)
+            break
+    else:
+        if text.strip() and "\n" not in text.strip():
+            indent = None
+    return indent, "\\u" in text, text.endswith("\n") or not text
+
+
 def _has_ours(group: object) -> TypeGuard[Settings]:
     return isinstance(group, dict) and isinstance(group.get("hooks"), list) and any(
         isinstance(h, dict) and SHIM_MARKER in str(h.get("command", "")) for h in group["hooks"])
+
+
+def _installed(group: object, matcher: str | None) -> bool:
+    """Exactly the group `install` writes: its matcher and its command, verbatim. A command that
+    merely mentions the shim (say, one a pull request rewrote to run something else first) is not
+    gitmem's hook, and `gitmem init` replaces it."""
+    return _has_ours(group) and group.get("matcher") == matcher and any(
+        isinstance(h, dict) and h.get("type") == "command" and h.get("command") == COMMAND for h in group["hooks"])
 
 
 def _strip(groups: list[object]) -> list[object]:
@@ -245,5 +349,6 @@ def _read(path: Path) -> tuple[Settings, str | None]:
     return data, None
 
 
-def _write(path: Path, data: Settings) -> None:
-    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+def _write(path: Path, data: Settings, style: tuple[str | int | None, bool, bool] = (2, False, True)) -> None:
+    indent, ascii_only, newline = style
+    write_atomic(path, json.dumps(data, indent=indent, ensure_ascii=ascii_only) + ("\n" if newline else ""))
