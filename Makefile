@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench eval clean
+.PHONY: demo test lint bench eval train clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -31,6 +31,15 @@ bench: $(STAMP)
 
 eval: $(STAMP)
 	$(BIN)/python training/eval.py
+
+# Rebuild the shipped judge (gitmem/judge/data/writer-lora.gguf, writer-head.npz) from the corpus
+# and the real-turn labels: LoRA fine-tune (torch, CPU), export for llama.cpp, threshold on dev.
+TRAIN_RUN ?= .git/gitmem/train-run
+train: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[writer,test,lint,train]'
+	$(BIN)/python training/finetune.py --out $(TRAIN_RUN) --corpus-turns 1200 --resume
+	$(BIN)/python training/export_lora.py --run $(TRAIN_RUN) --out gitmem/judge/data
+	$(BIN)/python training/threshold.py
 
 clean:
 	rm -rf $(VENV)

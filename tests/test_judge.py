@@ -377,3 +377,29 @@ def test_an_approved_plan_is_not_the_developers_words(judge):
     plan = ("Implement the following plan:\n\n# Plan: move off axios\n\n1. From now on use fetch for every HTTP call.\n"
             "2. Never add axios to package.json again.")
     assert judge.judge(packet(plan), []) == []
+
+
+# -- the fine-tuned judge's files ---------------------------------------------------------------
+
+
+def test_the_judge_checks_its_heads_were_trained_for_the_model_in_use(repo, loaded):
+    from gitmem.judge.head import HeadError, TunedHead
+
+    tuned = TunedHead.load()
+    if tuned is None:
+        pytest.skip("this installation ships the frozen-encoder head only")
+    other = repo.worktree.parent / "models" / "other.gguf"  # outside the repository: no opt-in needed
+    other.parent.mkdir()
+    other.write_bytes(b"GGUF" + bytes(64))
+    (repo.worktree / ".gitmem").mkdir(exist_ok=True)
+    (repo.worktree / ".gitmem" / "config.yaml").write_text(f"writer:\n  model: {other}\n")
+    with pytest.raises(HeadError, match=r"trained for gemma-3-270m-q4_k_m\.gguf .*not other\.gguf"):
+        Judge(repo).load()
+    # ...and the adapter beside the heads must be the one they were trained with
+    copy = repo.worktree / "copy"
+    copy.mkdir()
+    (copy / "writer-head.npz").write_bytes((tuned.folder / "writer-head.npz").read_bytes())
+    (copy / tuned.adapter.name).write_bytes(tuned.adapter.read_bytes()[:-16] + bytes(16))
+    with pytest.raises(HeadError, match="not the adapter its heads were trained with"):
+        Judge(repo.__class__(repo.worktree / "nowhere", repo.git_dir, repo.common_dir),
+              tuned_head=copy / "writer-head.npz").load()

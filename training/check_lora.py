@@ -37,7 +37,7 @@ sys.path.insert(0, str(HERE))
 
 from lora_common import (  # noqa: E402
     Example, RuntimeTokenizer, base_model_path, features_numpy, features_torch, forward_states, load_base_torch,
-    load_heads_npz, pool_matrix, score_numpy, windows,
+    load_heads_npz, pool_matrix, score_numpy, text_model, windows,
 )
 from export_lora import HEAD_FILE, LORA_FILE, export_adapter  # noqa: E402
 from train import load_corpus  # noqa: E402
@@ -86,7 +86,8 @@ def random_adapter(model, scale: float, folder: Path) -> None:
         for name, p in model.named_parameters():
             if "lora_B" in name:
                 p.copy_(torch.randn(p.shape, generator=gen) * scale)
-    model.save_pretrained(str(folder))
+    model.peft_config["default"].base_model_name_or_path = None
+    model.save_pretrained(str(folder), save_embedding_layers=False)
 
 
 def summary(x: np.ndarray) -> dict:
@@ -124,7 +125,7 @@ def main() -> int:
         tmp = tempfile.TemporaryDirectory(prefix="gitmem-random-lora-")
         random_adapter(model, args.random_adapter, Path(tmp.name) / "adapter")
         lora_file = Path(tmp.name) / LORA_FILE
-        export_adapter(Path(tmp.name) / "adapter", model_path, lora_file, "f32", None)
+        export_adapter(Path(tmp.name) / "adapter", model_path, lora_file, "f32", None, run / "base-config")
     heads_np, meta = load_heads_npz(export / HEAD_FILE)
 
     # the torch side's heads: the very arrays exported (they are plain linear layers)
@@ -137,8 +138,8 @@ def main() -> int:
 
     report = {"adapter": str(lora_file), "random_adapter_std": args.random_adapter, "texts": []}
     all_cos: dict[str, list[np.ndarray]] = {k: [] for k in ("lora", "base", "llama_base_vs_torch_lora",
-                                                             "delta", "torch_lora_vs_base")}
-    score_diff = []
+                                                             "delta", "torch_lora_vs_base", "base_prenorm")}
+    score_diff, norm_ratio, norm_ratio_pre = [], [], []
     for i, user in enumerate(texts_to_check(args.texts)):
         spans = [s for s in candidate_spans(user) if not is_promotion(s.text)]
         if not spans:
@@ -155,15 +156,23 @@ def main() -> int:
         t = time.time()
         with torch.no_grad():
             t_lora = forward_states(model, [ex])[0]
+            captured: list = []
+            hook = text_model(model).norm.register_forward_hook(lambda m, inp, out: captured.append(inp[0]))
             with model.disable_adapter():
                 t_base = forward_states(model, [ex])[0]
+            hook.remove()
+            pre = captured[0]  # the base model's last layer output before the final norm
+            t_prenorm = torch.cat([pre[k, : len(w)][1 if k else 0:] for k, w in enumerate(ex.windows)]).numpy()
             p_torch = torch.sigmoid(features_torch(t_lora, ex) @ w + b).numpy()
         t_torch = time.time() - t
         t_lora, t_base = t_lora.numpy(), t_base.numpy()
         p_llama, _ = score_numpy(heads_np, features_numpy(np.asarray(l_lora), ex.pool))
         c = {"lora": cosines(t_lora, l_lora), "base": cosines(t_base, l_base),
              "llama_base_vs_torch_lora": cosines(t_lora, l_base),
-             "delta": cosines(t_lora - t_base, l_lora - l_base), "torch_lora_vs_base": cosines(t_lora, t_base)}
+             "delta": cosines(t_lora - t_base, l_lora - l_base), "torch_lora_vs_base": cosines(t_lora, t_base),
+             "base_prenorm": cosines(t_prenorm, l_base)}
+        norm_ratio.append(np.linalg.norm(l_base, axis=1) / np.maximum(np.linalg.norm(t_base, axis=1), 1e-12))
+        norm_ratio_pre.append(np.linalg.norm(l_base, axis=1) / np.maximum(np.linalg.norm(t_prenorm, axis=1), 1e-12))
         for k, v in c.items():
             all_cos[k].append(v)
         score_diff.append(np.abs(p_torch - p_llama))
@@ -177,11 +186,16 @@ def main() -> int:
     agg = {k: summary(np.concatenate(v)) for k, v in all_cos.items()}
     diffs = np.concatenate(score_diff)
     report["all_tokens"] = agg
+    # what llama.cpp's embedding mode returns is the state after the final norm: cosine and norm
+    # ratio against torch's post-norm states ~1, against the pre-norm states far from it
+    report["norm_ratio_llama_over_torch"] = {"post_norm": summary(np.concatenate(norm_ratio)),
+                                             "pre_norm": summary(np.concatenate(norm_ratio_pre))}
     report["score_abs_diff"] = {"max": round(float(diffs.max()), 5), "mean": round(float(diffs.mean()), 5)}
     ok = agg["lora"]["mean"] >= args.min_cos and agg["base"]["mean"] >= args.min_cos
     applied = agg["delta"]["mean"] > 0.5
     report["verdict"] = {"parity": ok, "adapter_applied_same_way": applied}
-    print(json.dumps({"all_tokens": agg, "score_abs_diff": report["score_abs_diff"],
+    print(json.dumps({"all_tokens": agg, "norm_ratio_llama_over_torch": report["norm_ratio_llama_over_torch"],
+                      "score_abs_diff": report["score_abs_diff"],
                       "verdict": report["verdict"]}, indent=1))
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1))

@@ -8,7 +8,8 @@ Splits (each judged turn by turn against an empty store, exactly as the daemon j
 - held-out: training/corpus/heldout.jsonl, written independently of the training files;
 - stress: training/corpus/stress.jsonl, adversarial negatives and look-alike positives;
 - capture-dev: ../shared/capture-dev.jsonl (skipped when absent).
-`real-train` exists for diagnostics only and is never part of the results file.
+`real-train` and `real-dev` (the threshold's turns) exist for diagnostics only and are never part
+of the results file.
 
 Figures: precision (recorded entries that are an item), recall (items recorded), flagged turns
 (turns with any entry), false-positive turns (turns holding nothing that got an entry), kind
@@ -33,12 +34,12 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import turns as datasets  # noqa: E402
+import turns as datasets
 
-from gitmem.base.paths import find_repo  # noqa: E402
-from gitmem.judge import bodies  # noqa: E402
-from gitmem.judge.turn_judge import Judge  # noqa: E402
-from gitmem.judge.types import Candidate, Packet  # noqa: E402
+from gitmem.base.paths import find_repo
+from gitmem.judge import bodies
+from gitmem.judge.turn_judge import Judge
+from gitmem.judge.types import Candidate, Packet
 
 ROOT = datasets.ROOT
 RESULTS = ROOT / "training" / "results.json"
@@ -64,6 +65,9 @@ def rss_mib() -> tuple[float, float]:
 
 
 def load_split(name: str) -> list[dict[str, Any]] | None:
+    if name == "real-dev":
+        dev = datasets.dev_ids()
+        return [t for t in datasets.real("train") if t["id"] in dev]
     if name in ("real-eval", "real-train"):
         return datasets.real(name.split("-")[1]) if datasets.REAL_TURNS.is_dir() else None
     path = {"held-out": datasets.CORPUS / "heldout.jsonl", "stress": datasets.CORPUS / "stress.jsonl",
@@ -130,7 +134,7 @@ def provenance(judge: Judge) -> dict[str, Any]:
     def git(*args: str) -> str:
         return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout.strip()
 
-    files = sorted(datasets.CORPUS.glob("*.jsonl")) + [datasets.LABELS]
+    files = [*sorted(datasets.CORPUS.glob("*.jsonl")), datasets.LABELS]
     data_dir = ROOT / "gitmem" / "judge" / "data"
     return {
         "git_commit": git("rev-parse", "HEAD"),
@@ -146,14 +150,22 @@ def provenance(judge: Judge) -> dict[str, Any]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--split", action="append", choices=(*SPLITS, "real-train"))
+    parser.add_argument("--split", action="append", choices=(*SPLITS, "real-train", "real-dev"))
+    parser.add_argument("--head", default=None, help="another fine-tuned head file (its adapter beside it)")
+    parser.add_argument("--frozen", action="store_true", help="the frozen-encoder head even if a tuned one ships")
     parser.add_argument("--model", default=None, help="another GGUF file (default: the embedded model)")
     parser.add_argument("--out", default=str(RESULTS), help="results file ('-': print only)")
     args = parser.parse_args()
     chosen = args.split or list(SPLITS)
 
-    judge = Judge(find_repo(ROOT), args.model).load()
-    results: dict[str, Any] = {"splits": {}, "provenance": provenance(judge)}
+    judge = Judge(find_repo(ROOT), args.model, tuned_head=Path(args.head) if args.head else None)
+    if args.frozen:
+        from gitmem.judge.head import Head
+
+        judge._head = Head.load()
+    judge.load()
+    results: dict[str, Any] = {"judge": type(judge.head).__name__, "threshold": judge.head.threshold,
+                               "splits": {}, "provenance": provenance(judge)}
     times: list[float] = []
     for name in chosen:
         turns = load_split(name)
@@ -174,7 +186,7 @@ def main() -> int:
     results["timing"] = timing
     print(f"\ntiming: median {timing['median_s']} s, p95 {timing['p95_s']} s per judged turn; "
           f"RSS {timing['rss_mib']} MiB (peak {timing['peak_rss_mib']})  {timing['bars']}")
-    if args.out != "-" and "real-train" not in chosen:
+    if args.out != "-" and not {"real-train", "real-dev"} & set(chosen):
         Path(args.out).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
         print(f"wrote {args.out}")
     return 0

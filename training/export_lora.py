@@ -8,8 +8,9 @@ Writes, in --out (default RUN/export):
   Converted by llama.cpp's own convert_lora_to_gguf.py, taken from the sdist of the installed
   llama-cpp-python (same llama.cpp as the runtime): downloaded once with pip into --tools
   (default /tmp/gitmem-llama-cpp-<version>), only the converter, its conversion/ package and gguf-py/
-  are extracted. The converter needs the base model's HF config: it is written to a temporary
-  folder from the config transformers reads out of the shipped GGUF (no hub, no weights).
+  are extracted. The converter needs the base model's HF config (no weights): finetune.py saved
+  the config of the model it loaded from the shipped GGUF in RUN/base-config; without it, it is
+  read from the GGUF again by transformers. Nothing comes from a hub.
 - writer-head.npz: the linear heads (float32 ``w`` [2*hidden], ``b``, ``wk`` [2*hidden, kinds], ``bk``)
   and ``meta`` (JSON): base-model file sha256, adapter sha256, hidden size, pooling version, kinds,
   LoRA settings and the training run's figures.
@@ -33,7 +34,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from lora_common import POOLING_VERSION, base_model_path, sha256_file  # noqa: E402
+from lora_common import POOLING_VERSION, base_model_path, save_base_config, sha256_file  # noqa: E402
 
 LORA_FILE = "writer-lora.gguf"
 HEAD_FILE = "writer-head.npz"
@@ -74,21 +75,22 @@ def converter(tools: Path | None = None) -> Path:
     return script
 
 
-def write_base_config(model_path: Path, folder: Path) -> None:
-    """config.json of the base model, read by transformers from the GGUF header (no weights)."""
+def write_base_config(model_path: Path, folder: Path, saved: Path | None = None) -> None:
+    """config.json of the base model: the one finetune.py saved from the model it trained
+    (RUN/base-config), else read by transformers from the GGUF (~35 s: it parses the whole file)."""
+    if saved is not None and (saved / "config.json").is_file():
+        shutil.copy(saved / "config.json", folder / "config.json")
+        return
     from transformers import AutoConfig
 
-    config = AutoConfig.from_pretrained(str(model_path.parent), gguf_file=model_path.name)
-    config.architectures = ["Gemma3ForCausalLM"]  # the converter picks its model class by this name
-    if hasattr(config, "quantization_config"):
-        del config.quantization_config
-    config.save_pretrained(str(folder))
+    save_base_config(AutoConfig.from_pretrained(str(model_path.parent), gguf_file=model_path.name), folder)
 
 
-def export_adapter(adapter_dir: Path, model_path: Path, out_file: Path, outtype: str, tools: Path | None) -> None:
+def export_adapter(adapter_dir: Path, model_path: Path, out_file: Path, outtype: str, tools: Path | None,
+                   saved_config: Path | None = None) -> None:
     script = converter(tools)
     with tempfile.TemporaryDirectory(prefix="gitmem-base-config-") as base:
-        write_base_config(model_path, Path(base))
+        write_base_config(model_path, Path(base), saved_config)
         env = dict(os.environ)
         env.pop("NO_LOCAL_GGUF", None)  # use the converter's own gguf-py, matching its llama.cpp
         tmp = out_file.with_suffix(".tmp.gguf")
@@ -118,7 +120,8 @@ def main() -> int:
 
     t0 = time.time()
     lora = out / LORA_FILE
-    export_adapter(adapter, model_path, lora, args.outtype, Path(args.tools) if args.tools else None)
+    export_adapter(adapter, model_path, lora, args.outtype, Path(args.tools) if args.tools else None,
+                   run / "base-config")
     t_lora = time.time() - t0
 
     base_sha = sha256_file(model_path)

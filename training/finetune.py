@@ -3,7 +3,7 @@
     .venv/bin/python training/finetune.py --out /tmp/ft-run                 # full run, 1 epoch
     .venv/bin/python training/finetune.py --out /tmp/ft-smoke --max-turns 200 --max-steps 6
     .venv/bin/python training/finetune.py --out /tmp/ft-run --resume        # after a kill
-    .venv/bin/python training/finetune.py --bench 3                         # s/step of 8 x 128 tokens
+    .venv/bin/python training/finetune.py --bench 4 --bench-shapes 8x128,8x32  # s/step, no training
 
 The base model comes only from the shipped GGUF (transformers dequantises it to float32);
 tokens, windows, spans and pooling are the runtime's (training/lora_common.py). The LM head is
@@ -16,9 +16,10 @@ labelled turns of training/labels/real.jsonl whose split is "train", joined at l
 with the texts in /work/shared/real-turns/*.jsonl (never copied: logs and checkpoints hold ids,
 not texts). heldout.jsonl / stress.jsonl are never read.
 
-Output folder: train.log (one JSON line per step), ckpt/ (adapter, heads, optimizer, position;
-replaced atomically every --save-every steps), and at the end adapter/ (peft) and heads.npz
-(linear heads, float32, standardisation folded in). training/export_lora.py turns these into
+Output folder: train.log (one JSON line per step), base-config/ (the HF config of the model as
+loaded, for the LoRA converter), ckpt/ (adapter, heads, optimizer, position; replaced atomically
+every --save-every steps), and at the end adapter/ (peft) and heads.npz (linear heads, float32,
+standardisation folded in). training/export_lora.py turns these into
 what the runtime loads.
 """
 
@@ -38,12 +39,16 @@ from pathlib import Path
 
 import numpy as np
 
+# OpenMP threads that spin while waiting are several times slower on shared cores (as for
+# llama.cpp in gitmem/judge/encoder.py); must be set before torch loads its OpenMP runtime.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from lora_common import (  # noqa: E402
     LORA_ALPHA, LORA_R, POOLING_VERSION, ROOT, TARGET_MODULES, Example, RuntimeTokenizer, base_model_path,
-    features_torch, forward_states, load_base_torch, prepare, sha256_file,
+    features_torch, forward_states, load_base_torch, prepare, save_base_config, sha256_file,
 )
 from train import covers, load_corpus  # noqa: E402  (training/train.py: the same labelling)
 
@@ -80,6 +85,10 @@ def load_real(labels: Path = LABELS, real_dir: Path = REAL_DIR, split: str = "tr
              "bad_item": 0, "items": 0, "offset_not_first": 0}
     if not labels.is_file():
         return [], stats
+    from turns import dev_ids
+
+    dev = dev_ids(labels, real_dir)
+    stats["dev"] = 0
     texts: dict[str, str] = {}
     for path in sorted(glob.glob(str(real_dir / "*.jsonl"))):
         with open(path, encoding="utf-8") as handle:
@@ -103,6 +112,9 @@ def load_real(labels: Path = LABELS, real_dir: Path = REAL_DIR, split: str = "tr
         stats["labelled"] += 1
         if row.get("split") != split:
             stats["other_split"] += 1
+            continue
+        if split == "train" and row.get("id") in dev:
+            stats["dev"] += 1  # kept out for the threshold (training/turns.py dev_ids)
             continue
         user = texts.get(row.get("id"))
         if user is None:
@@ -132,6 +144,8 @@ def load_real(labels: Path = LABELS, real_dir: Path = REAL_DIR, split: str = "tr
 
 def build_examples(args: argparse.Namespace, tok: RuntimeTokenizer, log) -> list[Example]:
     corpus = load_corpus()  # train-*.jsonl only
+    if args.corpus_turns:  # a seeded sample of the written turns; every real turn stays
+        corpus = random.Random(args.seed + 1).sample(corpus, min(args.corpus_turns, len(corpus)))
     real, stats = ([], {}) if args.no_real else load_real(Path(args.labels), Path(args.real_dir))
     log(f"corpus turns {len(corpus)}; real turns {len(real)} {json.dumps(stats)}")
     rng = random.Random(args.seed)
@@ -221,6 +235,13 @@ def wrap_lora(model, dropout: float):
     return get_peft_model(model, config)
 
 
+def save_adapter(model, folder: Path) -> None:
+    """The peft adapter (adapter_config.json, adapter_model.safetensors). No embedding layers are
+    trained, so peft is told so: its "auto" check would look the base model up on the hub."""
+    model.peft_config["default"].base_model_name_or_path = None  # a cache folder, not a model id
+    model.save_pretrained(str(folder), save_embedding_layers=False)
+
+
 def feature_stats(model, examples: list[Example], n: int) -> tuple[np.ndarray, np.ndarray]:
     import torch
 
@@ -262,7 +283,7 @@ def save_checkpoint(out: Path, model, heads: Heads, opt, sched, state: dict) -> 
     tmp = out / "ckpt.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    model.save_pretrained(str(tmp / "adapter"))
+    save_adapter(model, tmp / "adapter")
     torch.save(heads.state_dict(), tmp / "heads.pt")
     torch.save({"opt": opt.state_dict(), "sched": sched.state_dict()}, tmp / "optim.pt")
     (tmp / "state.json").write_text(json.dumps(state, indent=1))
@@ -294,40 +315,43 @@ def load_checkpoint(out: Path, model, heads: Heads, opt, sched) -> dict | None:
 
 
 def bench(args: argparse.Namespace, log) -> int:
-    """Seconds per optimiser step of batch x seq_len random tokens (forward+backward, no LM head)."""
+    """Seconds per optimiser step (forward+backward, no LM head) of random-token batches of each
+    --bench-shapes shape (ROWSxTOKENS), --bench steps each; the first step of each shape is warm-up."""
     import torch
 
     model = wrap_lora(load_base_torch(base_model_path(args.model)), args.lora_dropout)
-    n = sum(p.numel() for p in model.parameters() if p.requires_grad)
-    log(f"trainable LoRA parameters: {n}")
+    log(f"trainable LoRA parameters: {sum(p.numel() for p in model.parameters() if p.requires_grad)}")
     dim = model.config.hidden_size
     heads = Heads(2 * dim, len(KINDS), np.zeros(2 * dim), np.ones(2 * dim))
     opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad] + heads.parameters(), lr=1e-4)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1.0)
+    model.train()
     rng = np.random.default_rng(0)
-    L = args.bench_len
-    exs = []
-    for i in range(args.batch_size):
-        ids = [2] + rng.integers(1000, 200000, L - 1).tolist()
-        pool = np.zeros((4, L), np.float32)
-        for s in range(4):
-            pool[s, 1 + s * (L - 1) // 4 : 1 + (s + 1) * (L - 1) // 4] = 1.0 / ((L - 1) // 4)
-        exs.append(Example(f"bench:{i}", [ids], L, pool, np.array([1, 0, 0, 0], np.float32),
-                           np.array([0, -1, -1, -1]), "bench"))
-    times, cpus = [], []
-    for step in range(args.bench):
-        t, c = time.time(), time.process_time()
-        loss, *_ = batch_loss(model, heads, exs, 2.0, 0.5)
-        t_fwd = time.time() - t
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        sched.step()
-        times.append(time.time() - t)
-        cpus.append(time.process_time() - c)
-        log(f"bench step {step}: {times[-1]:.2f}s (forward {t_fwd:.2f}s; cpu {cpus[-1]:.2f}s) "
-            f"(batch {args.batch_size} x {L} tokens)")
-    log(f"bench median {np.median(times):.2f}s/step (cpu {np.median(cpus):.2f}s/step on {args.threads} threads)")
+    for shape in args.bench_shapes.split(","):
+        rows, L = (int(v) for v in shape.lower().split("x"))
+        exs = []
+        for i in range(rows):
+            ids = [2] + rng.integers(1000, 200000, L - 1).tolist()
+            q = max(1, (L - 1) // 4)
+            pool = np.zeros((4, L), np.float32)
+            for k in range(4):
+                pool[k, 1 + k * q : 1 + (k + 1) * q] = 1.0 / q
+            exs.append(Example(f"bench:{i}", [ids], L, pool, np.array([1, 0, 0, 0], np.float32),
+                               np.array([0, -1, -1, -1]), "bench"))
+        times, cpus = [], []
+        for step in range(args.bench):
+            t, c = time.time(), time.process_time()
+            loss, *_ = batch_loss(model, heads, exs, 2.0, 0.5)
+            t_fwd = time.time() - t
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            times.append(time.time() - t)
+            cpus.append(time.process_time() - c)
+            log(f"bench {rows}x{L} step {step}: {times[-1]:.2f}s (forward {t_fwd:.2f}s; cpu {cpus[-1]:.2f}s)")
+        kept = times[1:] or times
+        log(f"bench {rows}x{L}: median {np.median(kept):.2f}s/step, min {min(kept):.2f}s "
+            f"(cpu {np.median(cpus[1:] or cpus):.2f}s on {args.threads} threads)",
+            shape=shape, median_s=round(float(np.median(kept)), 3), min_s=round(min(kept), 3))
     return 0
 
 
@@ -335,6 +359,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=None, help="run folder (log, checkpoints, adapter/, heads.npz)")
     ap.add_argument("--max-turns", type=int, default=0, help="use only this many turns (seeded sample; 0 = all)")
+    ap.add_argument("--corpus-turns", type=int, default=0,
+                    help="use only this many written corpus turns (seeded sample; 0 = all), all real turns")
     ap.add_argument("--epochs", type=float, default=1.0)
     ap.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0 = epochs decide)")
     ap.add_argument("--batch-size", type=int, default=8)
@@ -355,8 +381,8 @@ def main() -> int:
     ap.add_argument("--labels", default=str(LABELS))
     ap.add_argument("--real-dir", default=str(REAL_DIR))
     ap.add_argument("--model", default=None, help="base GGUF (default: the embedded model)")
-    ap.add_argument("--bench", type=int, default=0, help="only time N steps of batch-size x --bench-len tokens")
-    ap.add_argument("--bench-len", type=int, default=128)
+    ap.add_argument("--bench", type=int, default=0, help="only time N steps of each --bench-shapes batch")
+    ap.add_argument("--bench-shapes", default="8x128", help="comma-separated ROWSxTOKENS, e.g. 8x128,8x32,1x768")
     args = ap.parse_args()
 
     import torch
@@ -392,6 +418,7 @@ def main() -> int:
     base_sha = sha256_file(model_path)
     model = load_base_torch(model_path)
     log(f"base model loaded in {time.time() - t:.0f}s ({model_path.name}, sha256 {base_sha[:12]})")
+    save_base_config(model.config, out / "base-config")  # for export_lora.py's converter
     model = wrap_lora(model, args.lora_dropout)
     lora_params = [p for p in model.parameters() if p.requires_grad]
     log(f"trainable LoRA parameters: {sum(p.numel() for p in lora_params)}")
@@ -451,12 +478,13 @@ def main() -> int:
             dt, dc = time.time() - t, time.process_time() - c
             step += 1
             batch_at += 1
-            recent = (recent + [float(loss)])[-20:]
+            loss_value = loss.item()
+            recent = (recent + [loss_value])[-20:]
             tokens = sum(e.n_tokens for e in batch)
             width = max(len(w) for e in batch for w in e.windows)
-            log(f"step {step}/{total} ep {epoch} loss {float(loss):.4f} (bce {bce:.4f} ce {ce:.4f}) "
+            log(f"step {step}/{total} ep {epoch} loss {loss_value:.4f} (bce {bce:.4f} ce {ce:.4f}) "
                 f"avg20 {np.mean(recent):.4f} {dt:.2f}s/step ({len(batch)}x{width}, {tokens} tok, {ns} spans)",
-                step=step, epoch=epoch, loss=round(float(loss), 5), bce=round(bce, 5), ce=round(ce, 5),
+                step=step, epoch=epoch, loss=round(loss_value, 5), bce=round(bce, 5), ce=round(ce, 5),
                 s_step=round(dt, 3), cpu_s=round(dc, 3), batch=len(batch), width=width, tokens=tokens, spans=ns, pos=npos,
                 lr=sched.get_last_lr()[0])
             if step % args.save_every == 0 or step == total:
@@ -468,7 +496,7 @@ def main() -> int:
             epoch += 1
             batch_at = 0
 
-    model.save_pretrained(str(out / "adapter"))
+    save_adapter(model, out / "adapter")
     arrays = heads.folded()
     meta = {**run_meta, "kinds": list(KINDS), "hidden_size": model.config.hidden_size, "feature_dim": dim,
             "pooling_version": POOLING_VERSION, "features": "span_mean(final_norm_states) ++ message_mean",

