@@ -646,3 +646,31 @@ def test_status_checks_the_exact_hook_command(project):
     path.write_text(json.dumps(data, indent=2))
     out = project.gitmem("status").stdout
     assert "missing for Stop" in out
+
+
+def test_the_fast_pre_commit_uses_the_same_cache_key_as_the_parser():
+    from gitmem.code.grammar import LANGUAGES, query_digest
+    from gitmem.githooks import fastcheck
+
+    for language in sorted(LANGUAGES):
+        assert fastcheck.query_digest(language) == query_digest(language)
+
+
+def test_an_edit_elsewhere_in_an_anchored_file_is_answered_without_the_full_re_check(project):
+    entry, _ = gitmem_add(project, "charge takes cents", "--anchor", "src/app.py::charge")
+    project.write("src/app.py", APP + "\n# a later edit\n")
+    project.commit_all("an edit below the anchor")  # parsed into the cache after the commit, in the background
+    project.write("src/app.py", APP + "\n# a later edit\n# and another\n")
+    project.git("add", "-A")
+    from gitmem.githooks import fastcheck
+
+    where = (str(project.path), str(project.path / ".git"), str(project.path / ".git"))
+    deadline = time.monotonic() + 30
+    while not fastcheck.untouched(*where)[0]:
+        assert time.monotonic() < deadline, "the committed file never reached the declaration cache"
+        time.sleep(0.2)
+    project.write("src/app.py", APP.replace("return amount", "return int(amount)") + "\n# a later edit\n")
+    project.git("add", "-A")
+    assert not fastcheck.untouched(*where)[0]  # the anchored declaration itself changed
+    project.git("commit", "-q", "-m", "charge changed")
+    assert project.entries()[entry]["status"] == "active"

@@ -5,6 +5,7 @@
 GITMEM_HOOK=@HOOK@
 GITMEM_PYTHON=@PYTHON@
 GITMEM_ORIG_MODE=@ORIG_MODE@
+GITMEM_ROOT=@ROOT@
 orig="$(dirname "$0")/$GITMEM_HOOK.gitmem-orig"
 
 # This worktree's own state (a linked worktree has its own git dir, index and entries).
@@ -55,5 +56,12 @@ if [ "$GITMEM_HOOK" = pre-commit ]; then
   fi
 fi
 
-printf '%s\n' "$input" | "$GITMEM_PYTHON" -I -m gitmem.githooks.on_commit "$GITMEM_HOOK" "$@"
+if [ "$GITMEM_HOOK" = pre-commit ]; then
+  # A commit that touches an anchored file but none of its anchors is answered without tree-sitter.
+  "$GITMEM_PYTHON" -I -S -c 'import os, sys; sys.path[:0] = sys.argv.pop(1).split(os.pathsep)
+from gitmem.githooks.fastcheck import main
+sys.exit(main())' "$GITMEM_ROOT" "$@"
+else
+  printf '%s\n' "$input" | "$GITMEM_PYTHON" -I -m gitmem.githooks.on_commit "$GITMEM_HOOK" "$@"
+fi
 exit $status

@@ -62,6 +62,25 @@ def _orig_mode(orig: Path) -> str:
     return "source" if head.startswith("#!") and "sh" in head.splitlines()[0] and "husky" in head else "exec"
 
 
+def _import_root() -> str:
+    """The folders gitmem and its grammars' package are imported from, joined by os.pathsep (the
+    stub's fast path runs Python without site-packages)."""
+    import importlib.util
+
+    import gitmem
+
+    roots = [str(Path(gitmem.__file__).resolve().parent.parent)]
+    try:
+        spec = importlib.util.find_spec("tree_sitter_languages")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is not None and spec.origin:
+        root = str(Path(spec.origin).resolve().parent.parent)
+        if root not in roots:
+            roots.append(root)
+    return os.pathsep.join(roots)
+
+
 def install(repo: RepoPaths, python: str | None = None) -> list[str]:
     """Install (or refresh) the stubs; running it twice changes nothing. Returns what it did."""
     folder = hooks_folder(repo)
@@ -81,6 +100,7 @@ def install(repo: RepoPaths, python: str | None = None) -> list[str]:
         text = (_template()
                 .replace("@HOOK@", name)
                 .replace("@PYTHON@", shlex.quote(python))
+                .replace("@ROOT@", shlex.quote(_import_root()))
                 .replace("@ORIG_MODE@", _orig_mode(orig) if orig.exists() else "exec"))
         if not hook.exists() or hook.read_text(encoding="utf-8", errors="replace") != text:
             hook.write_text(text, encoding="utf-8")
