@@ -73,10 +73,14 @@ def _commit_pending() -> None:
 # -- store ------------------------------------------------------------------------------
 
 @main.command()
+@click.option("--agent", "agents", multiple=True, metavar="NAME",
+              type=click.Choice(["claude-code", "codex", "copilot", "cursor", "gemini", "agents-md"]),
+              help="An agent this repository serves (repeatable; kept in .gitmem/config.yaml). "
+                   "Default: the configured ones, else claude-code.")
 @reports_errors
-def init() -> None:
+def init(agents: tuple[str, ...]) -> None:
     """Set up .gitmem/, the git hooks and the agent hooks (safe to run again)."""
-    for line in _memory().init():
+    for line in _memory().init(agents):
         click.echo(line)
     click.echo("gitmem is ready; commit .gitmem/ to share it with your team")
 
@@ -202,11 +206,11 @@ def log(count: int) -> None:
 @click.argument("transcript", type=click.Path(dir_okay=False))
 @reports_errors
 def turns(transcript: str) -> None:
-    """Print each turn of a Claude Code transcript as one JSON object per line."""
+    """Print each turn of a Claude Code transcript or Codex rollout as one JSON object per line."""
     import os
     from dataclasses import asdict
 
-    from gitmem.writer.transcript import read_turns
+    from gitmem.writer.reader import read_turns
 
     if not os.path.isfile(transcript):
         raise GitmemError(f"{transcript}: no such transcript file")

@@ -27,7 +27,9 @@ class Memory:
         self.store = Store(self.repo)
 
     # -- set-up ---------------------------------------------------------------------------
-    def init(self) -> list[str]:
+    def init(self, agents: Sequence[str] = ()) -> list[str]:
+        """Set up (idempotently); `agents`: which agents the repository serves from now on
+        (kept in .gitmem/config.yaml), else the ones it names."""
         from gitmem.githooks import install as git_hooks
 
         done: list[str] = []
@@ -37,27 +39,29 @@ class Memory:
             self.repo.config.write_text(DEFAULT_CONFIG, encoding="utf-8")
             done.append("created .gitmem/config.yaml")
         done += git_hooks.install(self.repo)
-        done += self._install_agents()
+        done += self._install_agents(agents)
         index.rebuild(self.repo)
         self._delivery_changed()
         return done
 
-    def _install_agents(self) -> list[str]:
+    def _install_agents(self, agents: Sequence[str] = ()) -> list[str]:
         try:
-            from gitmem.delivery import claude_settings
+            from gitmem.delivery.agents import channels
         except ImportError:  # delivery not built into this installation
             return []
-        return claude_settings.install(self.repo)
+        previous = channels.chosen(self.repo)
+        done = channels.choose(self.repo, agents) if agents else []
+        return done + channels.install(self.repo, channels.chosen(self.repo), previous)
 
     def uninstall(self) -> list[str]:
         from gitmem.githooks import install as git_hooks
 
         done = git_hooks.uninstall(self.repo)
         try:
-            from gitmem.delivery import claude_settings
+            from gitmem.delivery.agents import channels
         except ImportError:
             return done
-        return done + claude_settings.uninstall(self.repo)
+        return done + channels.uninstall(self.repo)  # every agent's channels, Claude Code's included
 
     # -- reading --------------------------------------------------------------------------
     def load(self) -> LoadResult:

@@ -11,8 +11,13 @@ TYPE_CHECKING = False  # no typing import on the hook path
 if TYPE_CHECKING:
     from typing import Any
 
-# (dotted key, type, default, what it means). `None` as type: a path string or null.
+# The agents a repository can serve (`gitmem init --agent NAME`): each gets its own channel.
+AGENT_NAMES = ("claude-code", "codex", "copilot", "cursor", "gemini", "agents-md")
+
+# (dotted key, type, default, what it means). `None` as type: a path string or null; `list`: a
+# list of AGENT_NAMES.
 SETTINGS: tuple[tuple[str, type | None, object, str], ...] = (
+    ("agents", list, ["claude-code"], "agents served: " + ", ".join(AGENT_NAMES)),
     ("delivery.session_start.max_entries", int, 8, "repository-wide entries injected at session start"),
     ("delivery.session_start.max_chars", int, 2000, "and their total size"),
     ("delivery.retraction_days", int, 14, "how long a retired entry is announced as withdrawn"),
@@ -39,7 +44,7 @@ def defaults() -> dict[str, Any]:
         node = out
         for part in parents:
             node = node.setdefault(part, {})
-        node[leaf] = value
+        node[leaf] = list(value) if isinstance(value, list) else value  # a copy: callers may change it
     return out
 
 
@@ -55,7 +60,8 @@ def template() -> str:
         for depth in range(common, len(parents)):
             lines.append("  " * depth + parents[depth] + ":")
         opened = parents
-        text = "null" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+        text = ("null" if value is None else str(value).lower() if isinstance(value, bool)
+                else "[" + ", ".join(map(str, value)) + "]" if isinstance(value, list) else str(value))
         entry = "  " * len(parents) + f"{leaf}: {text}"
         lines.append(f"{entry:<24}# {meaning}")
     return "\n".join(lines) + "\n"
@@ -88,6 +94,12 @@ def problems(data: object) -> list[str]:
                         out.append(f"{name}: must be a path or null, not {type(value).__name__}")
                 elif kind is int and (not isinstance(value, int) or isinstance(value, bool) or value <= 0):
                     out.append(f"{name}: must be a positive whole number, not {value!r}")
+                elif kind is list:
+                    unknown = [v for v in value if v not in AGENT_NAMES] if isinstance(value, list) else None
+                    if unknown is None:
+                        out.append(f"{name}: must be a list of agent names, not {type(value).__name__}")
+                    elif unknown:
+                        out.append(f"{name}: unknown agent {unknown[0]!r}; expected some of {', '.join(AGENT_NAMES)}")
             else:
                 out.append(f"{name}: unknown setting")
 

@@ -50,7 +50,8 @@ if TYPE_CHECKING:
 def after_memory_change(repo: RepoPaths) -> list[str]:
     """Bring what agents are handed up to date after entries changed; never raises.
 
-    Refreshes AGENTS.md's managed section (when there is one) and the declaration ranges.
+    Refreshes AGENTS.md's managed section (when there is one), the files generated for the
+    repository's other agents (gitmem.delivery.agents.channels) and the declaration ranges.
     Returns ["AGENTS.md"] when the section changed in a tracked file that had no other unstaged
     change, so the caller can put it into the commit that carries the entry changes.
     """
@@ -70,6 +71,12 @@ def after_memory_change(repo: RepoPaths) -> list[str]:
             if clean and (repo.worktree / name).read_text(encoding="utf-8") != before:
                 joined.append(name)
         decl_ranges.refresh(repo)
+    except Exception:  # the entries are recorded; a stale copy only costs precision until next time
+        faillog.record(repo.state, "delivery upkeep")
+    try:
+        from gitmem.delivery.agents import channels
+
+        channels.refresh(repo)
     except Exception:  # the entries are recorded; a stale copy only costs precision until next time
         faillog.record(repo.state, "delivery upkeep")
     return joined

@@ -9,7 +9,7 @@ Every failure is swallowed into .git/gitmem/errors.log; it prints nothing.
 * UserPromptSubmit: the previous turn(s) of the session are complete, the one now
   starting is not (the prompt's first characters let the planner tell them apart).
 * Stop / SessionEnd: every turn so far is complete (the final turn included).
-* PostToolUse of Edit, Write, MultiEdit or NotebookEdit: append (session, tool,
+* PostToolUse of Edit, Write, MultiEdit or NotebookEdit (Codex: apply_patch, each file): append (session, tool,
   repository-relative path, time) to `.git/gitmem/events/<session>.jsonl`, so the files a
   turn modified come from gitmem's own log, not from the agent's account of its work.
 """
@@ -102,12 +102,19 @@ def _edited_path(tool_input: object) -> str | None:
 
 def _log_edit(repo: RepoPaths | HookRepo, session: str, payload: Mapping[str, object]) -> None:
     tool = payload.get("tool_name")
-    if tool not in EDIT_TOOLS:
-        return
-    raw = _edited_path(payload.get("tool_input"))
-    if raw is None:
+    tool_input = payload.get("tool_input")
+    if tool == "apply_patch" and isinstance(tool_input, dict):  # Codex: every file the patch names
+        from gitmem.hook import patch
+
+        command = tool_input.get("command")
+        raws = patch.paths(command) if isinstance(command, str) else []
+    elif tool in EDIT_TOOLS:
+        raw = _edited_path(tool_input)
+        raws = [raw] if raw is not None else []
+    else:
         return
     cwd = payload.get("cwd")
-    rel = relative(os.fspath(repo.worktree), raw, cwd if isinstance(cwd, str) and cwd else None)
-    if rel is not None:
-        edit_log.append(repo, session, tool, rel)
+    for raw in raws:
+        rel = relative(os.fspath(repo.worktree), raw, cwd if isinstance(cwd, str) and cwd else None)
+        if rel is not None:
+            edit_log.append(repo, session, str(tool), rel)

@@ -62,7 +62,11 @@ if TYPE_CHECKING:
         tool_input: object
 
 HANDLED = ("SessionStart", "SubagentStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop",
-           "SessionEnd")
+           "SessionEnd", "AfterTool", "BeforeAgent")
+# Gemini CLI: context can be added after a tool ran (AfterTool) and to a prompt (BeforeAgent);
+# its tools by their Claude Code names. Answers keep Gemini's event name.
+GEMINI_EVENTS = {"AfterTool": "PreToolUse", "BeforeAgent": "UserPromptSubmit"}
+GEMINI_TOOLS = {"read_file": "Read", "write_file": "Write", "replace": "Edit", "run_shell_command": "Bash"}
 CAPTURED = ("UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd")  # handed to gitmem.hook.capture
 FILE_TOOLS = {"Read": "read", "Edit": "edit", "Write": "edit", "MultiEdit": "edit", "NotebookEdit": "edit"}
 REGION_TOOLS = ("Edit", "MultiEdit")  # name the edited text, so symbol anchors can narrow
@@ -125,7 +129,8 @@ def _locate(payload: Payload) -> tuple[str, str, str] | None:
     starts: list[str | None] = []
     tool_input = payload.get("tool_input")
     if isinstance(tool_input, dict):
-        raw = _text(tool_input.get("file_path")) or _text(tool_input.get("notebook_path"))
+        raw = (_text(tool_input.get("file_path")) or _text(tool_input.get("notebook_path"))
+               or _text(tool_input.get("absolute_path")))
         if raw is None and payload.get("tool_name") == PATCH_TOOL:
             from gitmem.hook import patch
 
@@ -223,9 +228,10 @@ class Hook:
             return self._deliver(delivery_rules.Cue("session-start", source=source), reset=source != "resume")
         if self.event == "SubagentStart":  # a fresh context: the subagent gets the repository block
             return self._deliver(delivery_rules.Cue("session-start", source="subagent"), reset=True)
-        if self.event == "UserPromptSubmit":
+        event = GEMINI_EVENTS.get(self.event, self.event)
+        if event == "UserPromptSubmit":
             return self._deliver(delivery_rules.Cue("prompt", text=_text(self.payload.get("prompt")) or ""))
-        if self.event == "PreToolUse":
+        if event == "PreToolUse":
             texts: list[str] = []
             room = delivery_rules.MAX_CONTEXT_CHARS
             for cue in self._tool_cues():  # several only for a patch naming several files
@@ -243,6 +249,12 @@ class Hook:
         tool_input = self.payload.get("tool_input")
         if not isinstance(tool_input, dict):
             return []
+        if self.event == "AfterTool" and isinstance(tool, str):
+            tool = GEMINI_TOOLS.get(tool)
+            new = _text(tool_input.get("new_string"))
+            path = self._path(tool_input)
+            if tool == "Edit" and new and path:  # the edit has landed: its new text shows where
+                self._patch[path] = [new]
         if tool in SHELL_TOOLS:
             command = _text(tool_input.get("command"))
             if not command:
@@ -296,7 +308,8 @@ class Hook:
             record["retracted"].setdefault(entry_id, "fork")
 
     def _path(self, tool_input: Mapping[str, object]) -> str | None:
-        raw = _text(tool_input.get("file_path")) or _text(tool_input.get("notebook_path"))
+        raw = (_text(tool_input.get("file_path")) or _text(tool_input.get("notebook_path"))
+               or _text(tool_input.get("absolute_path")))  # Gemini CLI's read_file
         return relative(self.worktree, raw, _text(self.payload.get("cwd"))) if raw else None
 
     def _deliver(self, cue: delivery_rules.Cue, reset: bool = False,

@@ -284,7 +284,7 @@ def plan(repo: RepoPaths) -> int:
 
 def _plan_session(repo: RepoPaths, dirs: dict[str, str], session: str,
                   signals: list[dict[str, Any]]) -> int:
-    from gitmem.writer.transcript import read_turns
+    from gitmem.writer.reader import read_turns
 
     skey = session_key(session)
     state_path = os.path.join(dirs["sessions"], f"{skey}.json")

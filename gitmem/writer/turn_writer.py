@@ -56,7 +56,7 @@ def stored_entries(repo: RepoPaths) -> list[Entry]:
 def build_packet(repo: RepoPaths, job: Job) -> Packet | None:
     """The judge's input for a queued turn; None when the turn is not in the transcript."""
     from gitmem.judge.types import Packet
-    from gitmem.writer.transcript import read_turns
+    from gitmem.writer.reader import read_turns
 
     if job.user is not None:  # planned by this version: the turn travelled with the job
         user, assistant, start, end = job.user, job.assistant or "", parse_time(job.starts), parse_time(job.ends)

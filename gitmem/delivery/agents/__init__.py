@@ -1,0 +1,1 @@
+"""Other agents' channels: Codex, GitHub Copilot, Cursor, Gemini CLI, AGENTS.md (see channels)."""

@@ -1,0 +1,359 @@
+"""Which agents a repository serves, and each one's channels: install, regenerate, remove.
+
+`gitmem init --agent NAME` (repeatable) sets `agents:` in .gitmem/config.yaml, so every
+teammate's `gitmem init` sets up the same channels; `gitmem init` alone keeps the setting.
+
+| agent | channel |
+|---|---|
+| claude-code | hooks in .claude/settings.json (gitmem.delivery.claude_settings) |
+| codex | hooks in .codex/hooks.json: SessionStart, UserPromptSubmit, PreToolUse (apply_patch, |
+| | Bash), PostToolUse (apply_patch), Stop |
+| copilot | .github/instructions/gitmem*.instructions.md |
+| cursor | .cursor/rules/gitmem*.mdc |
+| gemini | GEMINI.md's managed section, and hooks in .gemini/settings.json: AfterTool (files |
+| | read or edited, shell commands), BeforeAgent (prompts) |
+| agents-md | AGENTS.md's managed section (gitmem.delivery.agents_md) |
+
+Codex and Gemini CLI run the same machine-local hook as Claude Code (they send the same JSON
+shapes; gitmem.hook.claude reads both). Generated files are regenerated after every memory
+change (gitmem.delivery.upkeep.after_memory_change) from the committed store alone, and merge
+through a git merge driver (gitmem.delivery.agents.merge) that `gitmem init` registers.
+`gitmem uninstall` removes every channel and puts back, byte for byte, what was there before.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from gitmem import git
+from gitmem.base.paths import RepoPaths
+from gitmem.base.settings import AGENT_NAMES
+from gitmem.delivery.agents import content, generated, hooks_json, owned
+
+DEFAULT = ("claude-code",)
+HOOK_AGENTS = ("claude-code", "codex", "gemini")  # run .git/gitmem/claude-hook
+GENERATING = ("copilot", "cursor", "gemini")  # files generated from the store, merged by the driver
+CODEX_FILE = ".codex/hooks.json"
+GEMINI_SETTINGS = ".gemini/settings.json"
+CODEX_TIMEOUT_S = 10
+GEMINI_TIMEOUT_MS = 10_000  # Gemini CLI's timeouts are milliseconds
+CODEX_HOOKS: list[hooks_json.Group] = [
+    (event, matcher, {"type": "command", "command": hooks_json.COMMAND, "timeout": CODEX_TIMEOUT_S})
+    for event, matcher in (("SessionStart", None), ("UserPromptSubmit", None), ("PreToolUse", "apply_patch|Bash"),
+                           ("PostToolUse", "apply_patch"), ("Stop", None))]
+GEMINI_HOOKS: list[hooks_json.Group] = [
+    (event, matcher, {"name": "gitmem", "type": "command", "command": hooks_json.COMMAND,
+                      "timeout": GEMINI_TIMEOUT_MS,
+                      "description": "gitmem: the repository's memory for the file or prompt at hand"})
+    for event, matcher in (("AfterTool", "read_file|write_file|replace|run_shell_command"), ("BeforeAgent", None))]
+
+MERGE_DRIVER = "gitmem-generated"
+MERGE_ATTRIBUTES = (f"/{generated.COPILOT_DIR}/gitmem*{generated.COPILOT_SUFFIX} merge={MERGE_DRIVER}\n",
+                    f"/{generated.CURSOR_DIR}/gitmem*{generated.CURSOR_SUFFIX} merge={MERGE_DRIVER}\n",
+                    f"/{generated.GEMINI_FILE} merge={MERGE_DRIVER}\n")
+
+
+# -- the choice ---------------------------------------------------------------------------------
+
+def chosen(repo: RepoPaths) -> list[str]:
+    """The agents .gitmem/config.yaml names (claude-code when it names none), in canonical order."""
+    from gitmem.store.yaml_files import load_config
+
+    value = load_config(repo).get("agents")
+    names = [n for n in AGENT_NAMES if isinstance(value, list) and n in value]
+    return names or list(DEFAULT)
+
+
+def choose(repo: RepoPaths, names: Sequence[str]) -> list[str]:
+    """Keep `names` as the repository's agents in .gitmem/config.yaml (comments survive)."""
+    import io
+
+    from ruamel.yaml import YAML
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    from gitmem.errors import GitmemError
+    from gitmem.store.yaml_files import DEFAULT_CONFIG
+
+    unknown = [n for n in names if n not in AGENT_NAMES]
+    if unknown:
+        raise GitmemError(f"unknown agent {unknown[0]!r}; expected one of {', '.join(AGENT_NAMES)}")
+    wanted = [n for n in AGENT_NAMES if n in names]
+    path = repo.config
+    text = path.read_text(encoding="utf-8") if path.exists() else DEFAULT_CONFIG
+    yaml = YAML()
+    yaml.width = 100
+    loaded = yaml.load(text)
+    data = loaded if isinstance(loaded, CommentedMap) else CommentedMap()
+    if list(data.get("agents") or []) == wanted and path.exists():
+        return []
+    seq = CommentedSeq(wanted)
+    seq.fa.set_flow_style()
+    if "agents" in data:
+        data["agents"] = seq
+    else:
+        data.insert(0, "agents", seq)
+    out = io.StringIO()
+    yaml.dump(data, out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(out.getvalue(), encoding="utf-8")
+    return [f"this repository serves {', '.join(wanted)} (agents in .gitmem/config.yaml)"]
+
+
+# -- setting up and taking down -----------------------------------------------------------------
+
+def install(repo: RepoPaths, names: Sequence[str] | None = None, previous: Sequence[str] = ()) -> list[str]:
+    """Set up the channels of `names` (default: the chosen ones); those of `previous` agents no
+    longer among them are taken down."""
+    names = chosen(repo) if names is None else list(names)
+    done: list[str] = []
+    for name in AGENT_NAMES:
+        if name in previous and name not in names:
+            done += _REMOVE[name](repo)
+    for name in AGENT_NAMES:
+        if name in names:
+            done += _INSTALL[name](repo)
+    if any(n in HOOK_AGENTS for n in names):
+        done += _ensure_shim(repo)
+    generating = any(n in GENERATING for n in names)
+    done += _register_merge_driver(repo) if generating else _unregister_merge_driver(repo)
+    return done
+
+
+def uninstall(repo: RepoPaths) -> list[str]:
+    """Every agent's channels, whatever the configuration says, and the merge driver."""
+    done: list[str] = []
+    for name in AGENT_NAMES:
+        done += _REMOVE[name](repo)
+    done += _unregister_merge_driver(repo)
+    return done
+
+
+def refresh(repo: RepoPaths, names: Sequence[str] | None = None, now: float | None = None) -> list[str]:
+    """Regenerate the generated files of the chosen agents; the paths that changed."""
+    names = chosen(repo) if names is None else list(names)
+    if not any(n in names for n in GENERATING):
+        return []
+    rules = content.compiled_rules(repo)
+    changed: list[str] = []
+    if "copilot" in names:
+        changed += _sync(repo, generated.copilot(rules, now), generated.COPILOT_DIR, generated.COPILOT_SUFFIX)
+    if "cursor" in names:
+        changed += _sync(repo, generated.cursor(rules, now), generated.CURSOR_DIR, generated.CURSOR_SUFFIX)
+    if "gemini" in names and _write_section(repo, generated.GEMINI_FILE, generated.gemini_section(rules, now)):
+        changed.append(generated.GEMINI_FILE)
+    return changed
+
+
+def status(repo: RepoPaths) -> dict[str, Any]:
+    names = chosen(repo)
+    return {"agents": names,
+            "codex_hooks": hooks_json.installed_events(repo, CODEX_FILE),
+            "gemini_hooks": hooks_json.installed_events(repo, GEMINI_SETTINGS),
+            "generated": sorted(_present(repo, generated.COPILOT_DIR, generated.COPILOT_SUFFIX)
+                                + _present(repo, generated.CURSOR_DIR, generated.CURSOR_SUFFIX))}
+
+
+# -- per agent ----------------------------------------------------------------------------------
+
+def _claude_install(repo: RepoPaths) -> list[str]:
+    from gitmem.delivery import claude_settings
+
+    return claude_settings.install(repo)
+
+
+def _claude_remove(repo: RepoPaths) -> list[str]:
+    from gitmem.delivery import claude_settings
+
+    return claude_settings.uninstall(repo)
+
+
+def _codex_install(repo: RepoPaths) -> list[str]:
+    return hooks_json.install(repo, CODEX_FILE, CODEX_HOOKS, "Codex")
+
+
+def _codex_remove(repo: RepoPaths) -> list[str]:
+    return hooks_json.uninstall(repo, CODEX_FILE, "Codex")
+
+
+def _generated_install(name: str) -> Callable[[RepoPaths], list[str]]:
+    def install(repo: RepoPaths) -> list[str]:
+        changed = refresh(repo, [name])
+        return [f"wrote {path}" for path in changed]
+    return install
+
+
+def _generated_remove(folder: str, suffix: str) -> Callable[[RepoPaths], list[str]]:
+    def remove(repo: RepoPaths) -> list[str]:
+        done = []
+        for rel in _present(repo, folder, suffix):
+            outcome = owned.restore(repo, rel)
+            if outcome == "left":
+                done.append(f"left {rel} alone: it changed since gitmem wrote it")
+                continue
+            if outcome == "":
+                owned.remove(repo, rel)
+            done.append(f"restored {rel}" if outcome == "restored" else f"removed {rel}")
+        return done
+    return remove
+
+
+def _gemini_install(repo: RepoPaths) -> list[str]:
+    done = [f"wrote gitmem's section of {path}" for path in refresh(repo, ["gemini"])]
+    return done + hooks_json.install(repo, GEMINI_SETTINGS, GEMINI_HOOKS, "Gemini CLI")
+
+
+def _gemini_remove(repo: RepoPaths) -> list[str]:
+    return _remove_section(repo, generated.GEMINI_FILE) + hooks_json.uninstall(repo, GEMINI_SETTINGS, "Gemini CLI")
+
+
+def _agents_md_install(repo: RepoPaths) -> list[str]:
+    from gitmem.delivery import agents_md
+
+    return [f"wrote gitmem's section of {agents_md.FILE_NAME}"] if _write_section(
+        repo, agents_md.FILE_NAME, agents_md.section(repo)) else []
+
+
+def _agents_md_remove(repo: RepoPaths) -> list[str]:
+    from gitmem.delivery import agents_md
+
+    return _remove_section(repo, agents_md.FILE_NAME)
+
+
+_INSTALL: dict[str, Callable[[RepoPaths], list[str]]] = {
+    "claude-code": _claude_install, "codex": _codex_install, "copilot": _generated_install("copilot"),
+    "cursor": _generated_install("cursor"), "gemini": _gemini_install, "agents-md": _agents_md_install}
+_REMOVE: dict[str, Callable[[RepoPaths], list[str]]] = {
+    "claude-code": _claude_remove, "codex": _codex_remove,
+    "copilot": _generated_remove(generated.COPILOT_DIR, generated.COPILOT_SUFFIX),
+    "cursor": _generated_remove(generated.CURSOR_DIR, generated.CURSOR_SUFFIX),
+    "gemini": _gemini_remove, "agents-md": _agents_md_remove}
+
+
+# -- files --------------------------------------------------------------------------------------
+
+def _present(repo: RepoPaths, folder: str, suffix: str) -> list[str]:
+    """gitmem's generated files in `folder` (by name and header), whoever wrote them."""
+    found = []
+    try:
+        names = sorted(p.name for p in (repo.worktree / folder).iterdir())
+    except OSError:
+        return []
+    for name in names:
+        rel = f"{folder}/{name}"
+        if name.startswith("gitmem") and name.endswith(suffix):
+            data = owned.read(repo, rel)
+            if data is not None and generated.is_generated(data.decode("utf-8", "replace")):
+                found.append(rel)
+    return found
+
+
+def _sync(repo: RepoPaths, files: dict[str, str], folder: str, suffix: str) -> list[str]:
+    """Write `files`; generated files of `folder` that are no longer produced go."""
+    changed = [rel for rel, text in sorted(files.items()) if owned.write(repo, rel, text.encode("utf-8"))]
+    for rel in _present(repo, folder, suffix):
+        if rel in files:
+            continue
+        # what was there before gitmem first wrote it comes back (usually: nothing)
+        outcome = owned.restore(repo, rel, lambda now, before: before)
+        if outcome or owned.remove(repo, rel):
+            changed.append(rel)
+    return changed
+
+
+def _write_section(repo: RepoPaths, rel: str, section: str) -> bool:
+    from gitmem.delivery import agents_md
+
+    current = owned.read(repo, rel)
+    text = current.decode("utf-8") if current is not None else ""
+    updated = agents_md.replace_section(text, section)
+    return updated != text and owned.write(repo, rel, updated.encode("utf-8"))
+
+
+def _remove_section(repo: RepoPaths, rel: str) -> list[str]:
+    """The file without gitmem's section: the original bytes when nothing else changed."""
+    def strip(now: bytes, before: bytes | None) -> bytes | None:
+        text = _without_section(now.decode("utf-8", "surrogateescape"))
+        if before is not None:
+            original = before.decode("utf-8", "surrogateescape")
+            if text in (original, original + _separator(original)):
+                return before
+        elif not text.strip():
+            return None
+        return text.encode("utf-8", "surrogateescape")
+
+    outcome = owned.restore(repo, rel, strip)
+    if outcome == "":
+        current = owned.read(repo, rel)
+        if current is None:
+            return []
+        text = current.decode("utf-8", "surrogateescape")
+        stripped = _without_section(text)
+        if stripped == text:
+            return []
+        (repo.worktree / rel).write_bytes(stripped.encode("utf-8", "surrogateescape"))
+    return [f"removed gitmem's section from {rel}"]
+
+
+def _without_section(text: str) -> str:
+    from gitmem.delivery import agents_md
+
+    found = agents_md.find_section(text)
+    if found is None:
+        return text
+    start, _, _, after = found
+    return text[:start] + text[after:]
+
+
+def _separator(text: str) -> str:
+    """What agents_md.replace_section puts between a file's text and an appended section."""
+    return "" if not text or text.endswith("\n\n") else "\n" if text.endswith("\n") else "\n\n"
+
+
+def _ensure_shim(repo: RepoPaths) -> list[str]:
+    """The machine-local hook Codex and Gemini CLI run too (written by Claude Code's install)."""
+    import os
+
+    from gitmem.delivery import claude_settings
+
+    shim = claude_settings.shim_path(repo)
+    text = claude_settings.shim_text(sys.executable)
+    if shim.exists() and shim.read_text(encoding="utf-8", errors="replace") == text:
+        return []
+    shim.parent.mkdir(parents=True, exist_ok=True)
+    shim.write_text(text, encoding="utf-8")
+    os.chmod(shim, 0o755)
+    return ["wrote the agents' hook shim (.git/gitmem/claude-hook)"]
+
+
+def _register_merge_driver(repo: RepoPaths) -> list[str]:
+    done = []
+    driver = f"{shlex.quote(sys.executable)} -I -m gitmem.delivery.agents.merge %O %A %B %P"
+    if git.config_get(repo.worktree, f"merge.{MERGE_DRIVER}.driver") != driver:
+        git.config_set(repo.worktree, f"merge.{MERGE_DRIVER}.driver", driver)
+        git.config_set(repo.worktree, f"merge.{MERGE_DRIVER}.name", "gitmem: generated agent files")
+        done.append("configured the merge driver for generated agent files")
+    info = repo.common_dir / "info" / "attributes"
+    lines = info.read_text(encoding="utf-8").splitlines(keepends=True) if info.exists() else []
+    missing = [line for line in MERGE_ATTRIBUTES if line not in lines]
+    if missing:
+        info.parent.mkdir(parents=True, exist_ok=True)
+        separator = "\n" if lines and not lines[-1].endswith("\n") else ""
+        info.write_text("".join(lines) + separator + "".join(missing), encoding="utf-8")
+    return done
+
+
+def _unregister_merge_driver(repo: RepoPaths) -> list[str]:
+    done = []
+    if git.config_get(repo.worktree, f"merge.{MERGE_DRIVER}.driver"):
+        git.git(repo.worktree, "config", "--remove-section", f"merge.{MERGE_DRIVER}", check=False)
+        done.append("removed the merge driver for generated agent files")
+    info = repo.common_dir / "info" / "attributes"
+    if info.exists():
+        lines = info.read_text(encoding="utf-8").splitlines(keepends=True)
+        kept = [line for line in lines if line not in MERGE_ATTRIBUTES]
+        if kept != lines:
+            info.write_text("".join(kept), encoding="utf-8")
+    return done

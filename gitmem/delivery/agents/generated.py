@@ -1,0 +1,69 @@
+"""The files gitmem generates for GitHub Copilot, Cursor and Gemini CLI, as text.
+
+- Copilot: `.github/instructions/gitmem.instructions.md` (`applyTo: "**"`, repository-wide) and
+  one `gitmem-<scope>.instructions.md` per scope (`applyTo:` the anchored file).
+- Cursor: `.cursor/rules/gitmem.mdc` (`alwaysApply: true`) and one `gitmem-<scope>.mdc` per
+  scope (`globs:` the anchored file, `alwaysApply: false`).
+- Gemini CLI: a managed section of GEMINI.md with the repository-wide block (Gemini loads it
+  into every session; its AfterTool hook, see gitmem.delivery.agents, brings anchored entries).
+
+Front matter first (both tools require it at the top of the file), then the generated-by-gitmem
+header, then the block. Everything comes from gitmem.delivery.agents.content.
+"""
+
+from __future__ import annotations
+
+from gitmem.delivery import rules as delivery_rules
+from gitmem.delivery.agents import content
+from gitmem.delivery.agents.content import HEADER, REPOSITORY_WIDE, TITLE, Scope
+
+COPILOT_DIR = ".github/instructions"
+COPILOT_SUFFIX = ".instructions.md"
+CURSOR_DIR = ".cursor/rules"
+CURSOR_SUFFIX = ".mdc"
+GEMINI_FILE = "GEMINI.md"
+GEMINI_BEGIN = f"<!-- gitmem:begin ({content.GENERATED} from .gitmem/; edit memory with gitmem, not here) -->"
+GEMINI_END = "<!-- gitmem:end -->"
+
+Files = dict[str, str]
+
+
+def copilot(rules: delivery_rules.CompiledRules, now: float | None = None) -> Files:
+    wide, scoped = content.scopes(rules, now)
+    out = {f"{COPILOT_DIR}/gitmem{COPILOT_SUFFIX}": _document(
+        ["---", f"applyTo: {_quoted(REPOSITORY_WIDE)}", "---"], rules, wide)}
+    for scope in scoped:
+        out[f"{COPILOT_DIR}/{content.file_stem(scope.glob)}{COPILOT_SUFFIX}"] = _document(
+            ["---", f"applyTo: {_quoted(scope.glob)}", "---"], rules, scope)
+    return out
+
+
+def cursor(rules: delivery_rules.CompiledRules, now: float | None = None) -> Files:
+    wide, scoped = content.scopes(rules, now)
+    out = {f"{CURSOR_DIR}/gitmem{CURSOR_SUFFIX}": _document(
+        ["---", f"description: {content.yaml_scalar(f'{TITLE}: standing rules for the whole repository')}",
+         "globs:", "alwaysApply: true", "---"], rules, wide)}
+    for scope in scoped:
+        out[f"{CURSOR_DIR}/{content.file_stem(scope.glob)}{CURSOR_SUFFIX}"] = _document(
+            ["---", f"description: {content.yaml_scalar(f'{TITLE} for {scope.label}')}",
+             f"globs: {content.yaml_scalar(scope.glob)}", "alwaysApply: false", "---"], rules, scope)
+    return out
+
+
+def gemini_section(rules: delivery_rules.CompiledRules, now: float | None = None) -> str:
+    wide, _ = content.scopes(rules, now)
+    return "\n".join([GEMINI_BEGIN, f"## {TITLE}", "", *content.body(rules, wide), GEMINI_END]) + "\n"
+
+
+def is_generated(text: str) -> bool:
+    """A file gitmem generated (its header sits right after the front matter)."""
+    return content.GENERATED in text[:2000]
+
+
+def _document(front: list[str], rules: delivery_rules.CompiledRules, scope: Scope) -> str:
+    title = f"# {TITLE}" if scope.glob == REPOSITORY_WIDE else f"# {TITLE}: {scope.label}"
+    return "\n".join([*front, HEADER, title, "", *content.body(rules, scope)]).rstrip("\n") + "\n"
+
+
+def _quoted(text: str) -> str:
+    return content.yaml_scalar(text, plain_ok=False)

@@ -1,0 +1,51 @@
+"""git merge driver for the files gitmem generates for other agents (`gitmem init` registers it).
+
+    python -I -m gitmem.delivery.agents.merge %O %A %B %P
+
+Two branches that each record entries change the same generated file (the repository-wide
+instructions, a scope both touched). The files are derived from the store, so their entry lines
+merge as a set: kept unless one side removed them (revoked, retired, expired), each under its
+own header (gitmem.delivery.agents_md.merge_section); front matter and headers are the same on
+both sides. GEMINI.md keeps its own text outside gitmem's section and merges that as git would.
+The result is written to %A; exit 0 when clean, 1 with conflict markers, as git expects. After
+the merge, gitmem's post-merge hook regenerates every file from the merged store.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from gitmem.delivery import agents_md
+from gitmem.delivery.agents import generated
+
+
+def merge(base: str, ours: str, theirs: str, path: str = "") -> tuple[str, bool]:
+    if path.endswith(generated.GEMINI_FILE):
+        text, clean = agents_md.merge(base, ours, theirs)
+        if generated.GEMINI_BEGIN in ours:
+            text = text.replace(agents_md.BEGIN, generated.GEMINI_BEGIN, 1)
+        return text, clean
+    lines = agents_md.merge_section(base.splitlines(), ours.splitlines(), theirs.splitlines())
+    return "\n".join(lines).rstrip("\n") + "\n", True
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = argv if argv is not None else sys.argv[1:]
+    base_path, ours_path, theirs_path = args[:3]
+    path = args[3] if len(args) > 3 else ""
+    try:
+        texts = []
+        for name in (base_path, ours_path, theirs_path):
+            with open(name, encoding="utf-8") as handle:
+                texts.append(handle.read())
+        merged, clean = merge(texts[0], texts[1], texts[2], path)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        print(f"gitmem: cannot merge {path or 'a generated file'}: {exc}; leaving our version", file=sys.stderr)
+        return 1
+    with open(ours_path, "w", encoding="utf-8") as handle:
+        handle.write(merged)
+    return 0 if clean else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

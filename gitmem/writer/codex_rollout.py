@@ -1,0 +1,132 @@
+"""Read a Codex CLI rollout (`~/.codex/sessions/…/rollout-*.jsonl`) into the same turns as a
+Claude Code transcript (gitmem.writer.transcript.Turn).
+
+One JSON object per line, `{"timestamp", "type", "payload"}`:
+
+- `session_meta` (first line: id, cwd, cli_version, base instructions), `turn_context`
+  (per turn: cwd, model, policies): bookkeeping;
+- `event_msg` with payload type `user_message` (`message`: exactly what the developer typed),
+  `agent_message` (`message`: the visible reply, `phase` commentary or final_answer),
+  `task_started` / `task_complete`, `token_count`, `patch_apply_end`, …;
+- `response_item`: what went to and came from the model. Role `user` messages there include
+  what the harness injects (AGENTS.md instructions, `<environment_context>`, permission
+  notes), so they are never read as typed turns; role `assistant` messages hold the reply text
+  (`output_text` blocks) again; `function_call`, `custom_tool_call`, their outputs and
+  `reasoning` are not text for the judge.
+
+A turn: each `user_message` event, with the assistant text up to the next one: the
+`response_item` assistant messages, or, in a rollout that lacks them, the `agent_message`
+events (the two carry the same text, so only one of them is used). gitmem's own hook context
+(`<gitmem-context>…</gitmem-context>`) and other injected blocks are stripped as for Claude
+Code. Lines that do not parse are skipped; a missing file reads as no turns.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from gitmem.writer import transcript
+from gitmem.writer.transcript import Turn
+
+ASSISTANT_HEAD, ASSISTANT_TAIL = transcript.ASSISTANT_HEAD, transcript.ASSISTANT_TAIL
+USER_HEAD, USER_TAIL = transcript.USER_HEAD, transcript.USER_TAIL
+_bound = transcript._bound
+_strip_injected = transcript._strip_injected
+
+_MARKS = (b'"type":"session_meta"', b'"type": "session_meta"', b'"type":"response_item"',
+          b'"type": "response_item"', b'"type":"event_msg"', b'"type": "event_msg"',
+          b'"type":"turn_context"', b'"type": "turn_context"')
+_SKIP = (b'"type":"token_count"', b'"type":"function_call_output"', b'"type":"reasoning"',
+         b'"type":"function_call"', b'"type":"custom_tool_call_output"')
+
+
+def is_rollout(path: str | os.PathLike[str]) -> bool:
+    """Whether the file's first record is in Codex's rollout shape."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(512)
+    except OSError:
+        return False
+    first = head.split(b"\n", 1)[0]
+    return first.lstrip().startswith(b"{") and any(mark in first for mark in _MARKS)
+
+
+class _Open:
+    __slots__ = ("agent", "index", "items", "timestamp", "user")
+
+    def __init__(self, index: int, user: str, timestamp: str | None) -> None:
+        self.index, self.user, self.timestamp = index, user, timestamp
+        self.items: list[str] = []  # response_item assistant text
+        self.agent: list[str] = []  # agent_message events
+
+    def close(self) -> Turn:
+        user, cut_user = _bound(self.user, USER_HEAD, USER_TAIL)
+        reply, cut_reply = _bound("\n\n".join(self.items or self.agent), ASSISTANT_HEAD, ASSISTANT_TAIL)
+        return Turn(index=self.index, user=user, assistant=reply, user_uuid=None, timestamp=self.timestamp,
+                    truncated=cut_user or cut_reply)
+
+
+def _scan(path: str | os.PathLike[str], start: int) -> tuple[list[Turn], int]:
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed by the with below
+    except OSError:
+        return [], 0
+    turns: list[Turn] = []
+    count = 0
+    current: _Open | None = None
+    with handle:
+        try:
+            for line in handle:
+                if any(mark in line for mark in _SKIP):
+                    continue
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    continue
+                payload = rec.get("payload") if isinstance(rec, dict) else None
+                if not isinstance(payload, dict):
+                    continue
+                kind, inner = rec.get("type"), payload.get("type")
+                if kind == "event_msg" and inner == "user_message":
+                    text = _clean(payload.get("message"))
+                    if text is None:
+                        continue
+                    if current is not None:
+                        turns.append(current.close())
+                    stamp = rec.get("timestamp")
+                    current = _Open(count, text, stamp if isinstance(stamp, str) else None) if count >= start else None
+                    count += 1
+                elif current is None:
+                    continue
+                elif kind == "event_msg" and inner == "agent_message":
+                    text = _clean(payload.get("message"))
+                    if text:
+                        current.agent.append(text)
+                elif kind == "response_item" and inner == "message" and payload.get("role") == "assistant":
+                    blocks = payload.get("content")
+                    for block in blocks if isinstance(blocks, list) else []:
+                        if isinstance(block, dict) and block.get("type") == "output_text":
+                            text = _clean(block.get("text"))
+                            if text:
+                                current.items.append(text)
+        except OSError:
+            pass
+    if current is not None:
+        turns.append(current.close())
+    return turns, count
+
+
+def _clean(value: object) -> str | None:
+    if not isinstance(value, str):
+        return None
+    text = _strip_injected(value).strip()
+    return text or None
+
+
+def read_turns(path: str | os.PathLike[str], *, start: int = 0) -> list[Turn]:
+    return _scan(path, max(start, 0))[0]
+
+
+def last_turn_index(path: str | os.PathLike[str]) -> int:
+    return _scan(path, 1 << 62)[1] - 1

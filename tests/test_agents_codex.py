@@ -1,0 +1,263 @@
+"""Codex CLI: hooks in .codex/hooks.json, delivered and captured as for Claude Code.
+
+Each hook runs as Codex runs it (codex-rs/hooks command_runner): `$SHELL -lc COMMAND` in the
+session's cwd, the JSON event on stdin, no CLAUDE_PROJECT_DIR; matchers are regular expressions
+over the tool name, and `apply_patch` also answers to `Edit` and `Write`. Payloads carry the
+fields Codex writes (session_id, turn_id, transcript_path, cwd, hook_event_name, model,
+permission_mode; tool_name, tool_input and tool_use_id for tool events; apply_patch hands the
+patch text as tool_input.command).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from delivery_support import Delivered, add_entry, own_errors
+
+from gitmem.writer import codex_rollout, reader
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "transcripts"
+SOURCE = '''\
+import os
+
+
+def f(x):
+    y = x + 1
+    return y
+
+
+def g(x):
+    return x * 2
+'''
+
+
+class Codex:
+    def __init__(self, root: Path, session: str = "019ed836-b1da-78f1-8a0c-e598363d10f4", cwd: Path | None = None):
+        self.root, self.session, self.cwd = Path(root), session, Path(cwd or root)
+        self.turn = 0
+
+    def commands(self, event: str, tool: str | None = None) -> list[str]:
+        config = json.loads((self.root / ".codex" / "hooks.json").read_text(encoding="utf-8"))
+        names = [tool] + (["Write", "Edit"] if tool == "apply_patch" else []) if tool else []
+        found = []
+        for group in config.get("hooks", {}).get(event, []):
+            matcher = group.get("matcher")
+            if names and matcher and not any(re.fullmatch(matcher, n) for n in names):
+                continue
+            found += [h["command"] for h in group["hooks"] if h.get("type") == "command"]
+        return found
+
+    def send(self, event: str, tool: str | None = None, **fields) -> Delivered:
+        payload = {"session_id": self.session, "turn_id": f"turn-{self.turn}",
+                   "transcript_path": str(self.root / ".rollout.jsonl"), "cwd": str(self.cwd),
+                   "hook_event_name": event, "model": "gpt-5.4", "permission_mode": "default", **fields}
+        if tool:
+            payload.update(tool_name=tool, tool_use_id=f"call_{self.turn}")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_")}
+        env["GITMEM_NO_DAEMON"] = "1"
+        texts = []
+        for command in self.commands(event, tool):
+            proc = subprocess.run(["sh", "-lc", command], input=json.dumps(payload).encode(), cwd=self.cwd,
+                                  env=env, capture_output=True, timeout=60)
+            assert proc.returncode == 0, proc
+            if proc.stdout.strip():
+                out = json.loads(proc.stdout)["hookSpecificOutput"]
+                assert out["hookEventName"] == event
+                texts.append(out["additionalContext"])
+        return Delivered("\n".join(texts))
+
+    def start(self, source: str = "startup") -> Delivered:
+        return self.send("SessionStart", source=source)
+
+    def patch(self, text: str) -> Delivered:
+        self.turn += 1
+        return self.send("PreToolUse", "apply_patch", tool_input={"command": text})
+
+    def shell(self, command: str) -> Delivered:
+        self.turn += 1
+        return self.send("PreToolUse", "Bash", tool_input={"command": command})
+
+
+@pytest.fixture
+def gm(repo, monkeypatch):
+    monkeypatch.setenv("GITMEM_NO_DAEMON", "1")
+    repo.write("src/a.py", SOURCE)
+    repo.commit_all("initial")
+    old = time.time() - 3600
+    os.utime(repo.path / "src/a.py", (old, old))
+    repo.gitmem("init", "--agent", "codex")
+    return repo
+
+
+def test_init_writes_codex_hooks_that_name_no_path_of_this_machine(gm):
+    text = gm.read(".codex/hooks.json")
+    config = json.loads(text)["hooks"]
+    assert set(config) == {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"}
+    assert config["PreToolUse"][0]["matcher"] == "apply_patch|Bash"
+    assert config["PreToolUse"][0]["hooks"][0]["timeout"] == 10  # seconds, as Codex reads it
+    assert str(gm.path) not in text and "/work" not in text
+    assert not (gm.path / ".claude").exists()  # only the agents asked for
+    assert (gm.path / ".git/gitmem/claude-hook").exists()  # the shim Codex's command runs
+    assert "agents: [codex]" in gm.read(".gitmem/config.yaml")
+    before = gm.read(".codex/hooks.json")
+    gm.gitmem("init")
+    assert gm.read(".codex/hooks.json") == before
+
+
+def test_a_codex_session_start_and_apply_patch_deliver(gm):
+    law = add_entry(gm, "law", "Use tabs.")
+    hazard = add_entry(gm, "hazard", "g() must stay pure.", "--anchor", "src/a.py::g")
+    codex = Codex(gm.path)
+    start = codex.start()
+    assert start.active == [law]
+    # Outside the anchored declaration: quiet; inside it: the hazard, before the patch applies.
+    assert not codex.patch("*** Begin Patch\n*** Update File: src/a.py\n@@\n-import os\n+import sys\n*** End Patch\n")
+    patched = codex.patch(f"*** Begin Patch\n*** Update File: {gm.path / 'src/a.py'}\n@@ def g(x):\n"
+                          "-    return x * 2\n+    return 2 * x\n*** End Patch\n")
+    assert patched.active == [hazard]
+    assert "Before you touch src/a.py" in patched.text
+    assert own_errors(gm.path) == ""
+
+
+def test_a_patch_naming_several_files_delivers_each_files_entries(gm):
+    a = add_entry(gm, "hazard", "a.py is shared with the mobile app.", "--anchor", "src/a.py")
+    docs = add_entry(gm, "ritual", "Every new page goes into docs/index.md.", "--on", "edit:docs/**")
+    delivered = Codex(gm.path).patch(
+        "*** Begin Patch\n*** Add File: docs/new.md\n+# New\n*** Update File: src/a.py\n*** Move to: src/b.py\n"
+        "@@\n-import os\n+import sys\n*** End Patch\n")
+    assert sorted(delivered.active) == sorted([a, docs])
+    assert delivered.text.count("<gitmem-context>") == 2  # one block per file, under one answer
+
+
+def test_codex_commits_fire_rituals_and_prompts_fire_cues(gm):
+    ritual = add_entry(gm, "ritual", "Before every commit, run the linter.", "--on", "commit")
+    codex = Codex(gm.path)
+    assert codex.shell("git add -A && git commit -m 'fix'").active == [ritual]
+    assert not codex.shell("git status --short")
+
+
+def test_codex_in_a_linked_worktree_finds_the_shim_and_the_worktrees_files(gm, tmp_path):
+    hazard = add_entry(gm, "hazard", "a.py is shared with the mobile app.", "--anchor", "src/a.py")
+    gm.commit_all("share gitmem")
+    worktree = tmp_path / "wt"
+    gm.git("worktree", "add", "-q", "-b", "feature", str(worktree))
+    codex = Codex(worktree, cwd=worktree)
+    assert codex.patch("*** Begin Patch\n*** Update File: src/a.py\n@@\n-import os\n+import sys\n*** End Patch\n"
+                       ).active == [hazard]
+
+
+def test_post_tool_use_apply_patch_logs_every_file_for_capture(gm):
+    codex = Codex(gm.path)
+    text = "*** Begin Patch\n*** Update File: src/a.py\n@@\n-import os\n+import sys\n*** Add File: b.py\n+x\n*** End Patch\n"
+    assert not codex.send("PostToolUse", "apply_patch", tool_input={"command": text},
+                          tool_response="Success. Updated the following files:\nM src/a.py\nA b.py\n")
+    log = gm.path / ".git/gitmem/events" / f"{codex.session}.jsonl"
+    assert [json.loads(line)["path"] for line in log.read_text().splitlines()] == ["src/a.py", "b.py"]
+
+
+def test_uninstall_puts_a_users_codex_hooks_back_byte_for_byte(repo, monkeypatch):
+    monkeypatch.setenv("GITMEM_NO_DAEMON", "1")
+    mine = '{\n    "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}\n}\n'
+    repo.write(".codex/hooks.json", mine)
+    repo.write("README.md", "x\n")
+    repo.commit_all("initial")
+    repo.gitmem("init", "--agent", "codex", "--agent", "claude-code")
+    merged = json.loads(repo.read(".codex/hooks.json"))["hooks"]
+    assert merged["Stop"][0] == {"hooks": [{"type": "command", "command": "say done"}]} and len(merged["Stop"]) == 2
+    repo.gitmem("uninstall")
+    assert repo.read(".codex/hooks.json") == mine
+    fresh = repo.path.parent / "fresh"
+    fresh.mkdir()
+    subprocess.run(["git", "init", "-q", str(fresh)], check=True)
+    (fresh / "x").write_text("x\n")
+    subprocess.run(["git", "-C", str(fresh), "add", "x"], check=True)
+    subprocess.run(["git", "-C", str(fresh), "commit", "-qm", "x"], check=True)
+    repo.__class__(fresh).gitmem("init", "--agent", "codex")
+    repo.__class__(fresh).gitmem("uninstall")
+    assert not (fresh / ".codex").exists()
+
+
+# -- the rollout reader ----------------------------------------------------------------------
+
+def _rollout(path: Path) -> Path:
+    """A small rollout in Codex 0.140's record shapes (written here, not copied)."""
+    def rec(stamp, kind, payload):
+        return json.dumps({"timestamp": stamp, "type": kind, "payload": payload}, separators=(",", ":"))
+
+    lines = [
+        rec("2026-06-18T00:57:05.559Z", "session_meta", {"id": "s-1", "cwd": "/repo", "cli_version": "0.140.0",
+                                                         "base_instructions": {"text": "You are Codex."}}),
+        rec("2026-06-18T00:57:05.560Z", "event_msg", {"type": "task_started", "turn_id": "t1"}),
+        rec("2026-06-18T00:57:05.681Z", "response_item", {"type": "message", "role": "developer", "content": [
+            {"type": "input_text", "text": "<permissions instructions>sandbox</permissions instructions>"}]}),
+        rec("2026-06-18T00:57:05.681Z", "response_item", {"type": "message", "role": "user", "content": [
+            {"type": "input_text", "text": "# AGENTS.md instructions for /repo\n\n<INSTRUCTIONS>Be brief.</INSTRUCTIONS>"}]}),
+        rec("2026-06-18T00:57:05.687Z", "turn_context", {"turn_id": "t1", "cwd": "/repo", "model": "gpt-5.4"}),
+        rec("2026-06-18T00:57:07.657Z", "response_item", {"type": "message", "role": "user", "content": [
+            {"type": "input_text", "text": "from now on, never call syncLedger() in a handler"}]}),
+        rec("2026-06-18T00:57:07.658Z", "event_msg", {"type": "user_message", "message":
+            "from now on, never call syncLedger() in a handler", "images": [], "local_images": []}),
+        rec("2026-06-18T00:57:11.647Z", "response_item", {"type": "reasoning", "summary": []}),
+        rec("2026-06-18T00:57:16.600Z", "event_msg", {"type": "agent_message", "message": "Checking the handlers.",
+                                                      "phase": "commentary"}),
+        rec("2026-06-18T00:57:16.711Z", "response_item", {"type": "message", "role": "assistant", "content": [
+            {"type": "output_text", "text": "Checking the handlers."}], "phase": "commentary"}),
+        rec("2026-06-18T00:57:16.711Z", "response_item", {"type": "function_call", "name": "exec_command",
+                                                          "arguments": "{\"cmd\":\"rg syncLedger\"}", "call_id": "c1"}),
+        rec("2026-06-18T00:57:17.532Z", "response_item", {"type": "function_call_output", "call_id": "c1",
+                                                          "output": "src/h.js: syncLedger()"}),
+        rec("2026-06-18T00:57:18.000Z", "response_item", {"type": "custom_tool_call", "name": "apply_patch",
+                                                          "input": "*** Begin Patch\n*** End Patch", "call_id": "c2"}),
+        rec("2026-06-18T00:57:26.660Z", "event_msg", {"type": "agent_message", "message": "Done: moved it out.",
+                                                      "phase": "final_answer"}),
+        rec("2026-06-18T00:57:26.685Z", "response_item", {"type": "message", "role": "assistant", "content": [
+            {"type": "output_text", "text": "Done: moved it out.\n<gitmem-context>\n- Law: x [20260101-abcdef12]\n"
+                                            "</gitmem-context>"}], "phase": "final_answer"}),
+        rec("2026-06-18T00:57:28.209Z", "event_msg", {"type": "task_complete", "turn_id": "t1"}),
+        "not json",
+        rec("2026-06-18T01:07:09.434Z", "event_msg", {"type": "user_message", "message": "please push"}),
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_codex_rollout_reads_into_typed_turns(tmp_path):
+    path = _rollout(tmp_path / "rollout.jsonl")
+    assert codex_rollout.is_rollout(path)
+    turns = reader.read_turns(path)
+    assert [(t.index, t.user) for t in turns] == [(0, "from now on, never call syncLedger() in a handler"),
+                                                 (1, "please push")]
+    assert turns[0].assistant == "Checking the handlers.\n\nDone: moved it out."  # no echo, no gitmem context
+    assert turns[0].timestamp == "2026-06-18T00:57:07.658Z"
+    assert turns[1].assistant == ""
+    assert [t.index for t in reader.read_turns(path, start=1)] == [1]
+    assert reader.last_turn_index(path) == 1
+
+
+def test_gitmem_turns_reads_a_rollout(repo, tmp_path):
+    path = _rollout(tmp_path / "rollout.jsonl")
+    out = [json.loads(line) for line in repo.gitmem("turns", str(path)).stdout.splitlines()]
+    assert [t["user"] for t in out] == ["from now on, never call syncLedger() in a handler", "please push"]
+
+
+def test_claude_code_transcripts_still_read_as_before(tmp_path):
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps({"type": "user", "message": {"role": "user", "content": "hi"}, "uuid": "u1"}) + "\n")
+    assert not codex_rollout.is_rollout(path)
+    assert [t.user for t in reader.read_turns(path)] == ["hi"]
+
+
+@pytest.mark.skipif(not (SHARED / "EntityProcess__agentv__a3-92ff332928-0-codex-rollout.jsonl").exists(),
+                    reason="../shared/transcripts not present")
+def test_the_real_codex_rollout_yields_only_what_the_developer_typed():
+    turns = reader.read_turns(SHARED / "EntityProcess__agentv__a3-92ff332928-0-codex-rollout.jsonl")
+    assert [t.user for t in turns] == ["remove agentv-claude-trace plugin no longer needed, can merge directly",
+                                       "please push"]
+    assert all("AGENTS.md instructions" not in t.user and t.assistant for t in turns)
+    assert turns[0].assistant.startswith("I’m removing the `agentv-claude-trace` plugin")
