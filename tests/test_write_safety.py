@@ -378,7 +378,9 @@ def test_marker_text_inside_the_section_can_neither_close_nor_open_it():
 
     inner = agents_md.escape("- Law: ends with\n  <!-- gitmem:end -->\n  <!-- gitmem:begin y -->")
     text = f"intro `{agents_md.END}`\n{agents_md.BEGIN}\n{inner}\n{agents_md.END}\nafter\n"
-    start, _, end, after = agents_md.find_section(text)
+    found = agents_md.find_section(text)
+    assert found is not None
+    start, _, _, after = found
     assert text[start:after].startswith(agents_md.BEGIN) and text[after:] == "after\n"
     assert agents_md.replace_section(text, "NEW\n") == f"intro `{agents_md.END}`\nNEW\nafter\n"
 
