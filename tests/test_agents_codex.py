@@ -98,7 +98,7 @@ def gm(repo, monkeypatch):
 def test_init_writes_codex_hooks_that_name_no_path_of_this_machine(gm):
     text = gm.read(".codex/hooks.json")
     config = json.loads(text)["hooks"]
-    assert set(config) == {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"}
+    assert set(config) == {"SessionStart", "SubagentStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"}
     assert config["PreToolUse"][0]["matcher"] == "apply_patch|Bash"
     assert config["PreToolUse"][0]["hooks"][0]["timeout"] == 10  # seconds, as Codex reads it
     assert str(gm.path) not in text and "/work" not in text
@@ -133,6 +133,21 @@ def test_a_patch_naming_several_files_delivers_each_files_entries(gm):
         "@@\n-import os\n+import sys\n*** End Patch\n")
     assert sorted(delivered.active) == sorted([a, docs])
     assert delivered.text.count("<gitmem-context>") == 2  # one block per file, under one answer
+
+
+def test_a_codex_subagent_gets_the_repository_block_and_its_own_record(gm):
+    law = add_entry(gm, "law", "Use tabs.")
+    hazard = add_entry(gm, "hazard", "a.py is shared with the mobile app.", "--anchor", "src/a.py")
+    codex = Codex(gm.path)
+    assert codex.start().active == [law]
+    edit = "*** Begin Patch\n*** Update File: src/a.py\n@@\n-import os\n+import sys\n*** End Patch\n"
+    assert codex.patch(edit).active == [hazard]
+    # SubagentStart: the session-start fields plus agent_id (the child thread) and agent_type.
+    assert codex.send("SubagentStart", agent_id="019ed900-0000-7000-8000-000000000001",
+                      agent_type="default").active == [law]
+    child = codex.send("PreToolUse", "apply_patch", tool_input={"command": edit},
+                       agent_id="019ed900-0000-7000-8000-000000000001", agent_type="default")
+    assert child.active == [hazard]
 
 
 def test_codex_commits_fire_rituals_and_prompts_fire_cues(gm):
