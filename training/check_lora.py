@@ -14,7 +14,10 @@ through gitmem.judge.encoder.Encoder's own decode path with ``lora_path`` added.
   the adapter makes on each side (llama+LoRA - llama, torch+LoRA - torch): the adapter is applied
   and applied the same way when those changes agree;
 - the heads' P(standing) per span on both sides (numpy from writer-head.npz on llama.cpp's states;
-  torch's heads on torch's states).
+  torch's heads on torch's states);
+- which torch state llama.cpp's embedding mode returns: cosine and norm ratio of llama.cpp's base
+  states against torch's states after the final norm (what training uses: expect ~1 and ~1) and
+  before it (base_prenorm: far from both).
 ``--random-adapter S`` replaces the trained adapter with one whose B matrices are random (std S),
 converted the same way: a large, known change that tests the conversion whatever the training did.
 Exit status 1 when a parity figure is below --min-cos.
@@ -35,11 +38,21 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from lora_common import (  # noqa: E402
-    Example, RuntimeTokenizer, base_model_path, features_numpy, features_torch, forward_states, load_base_torch,
-    load_heads_npz, pool_matrix, score_numpy, text_model, windows,
-)
 from export_lora import HEAD_FILE, LORA_FILE, export_adapter  # noqa: E402
+from lora_common import (  # noqa: E402
+    Example,
+    RuntimeTokenizer,
+    base_model_path,
+    features_numpy,
+    features_torch,
+    forward_states,
+    load_base_torch,
+    load_heads_npz,
+    pool_matrix,
+    score_numpy,
+    text_model,
+    windows,
+)
 from train import load_corpus  # noqa: E402
 
 from gitmem.judge.encoder import N_BATCH, N_CTX, Encoder, _quiet_stderr  # noqa: E402
@@ -75,7 +88,7 @@ def texts_to_check(n: int) -> list[str]:
     picked = [pos[i] for i in rng.choice(len(pos), n // 2, replace=False)]
     picked += [neg[i] for i in rng.choice(len(neg), n - n // 2, replace=False)]
     long = " ".join(pos[i] for i in rng.choice(len(pos), 40, replace=False))  # > 512 tokens: sliding window
-    return picked + [long]
+    return [*picked, long]
 
 
 def random_adapter(model, scale: float, folder: Path) -> None:
@@ -126,7 +139,7 @@ def main() -> int:
         random_adapter(model, args.random_adapter, Path(tmp.name) / "adapter")
         lora_file = Path(tmp.name) / LORA_FILE
         export_adapter(Path(tmp.name) / "adapter", model_path, lora_file, "f32", None, run / "base-config")
-    heads_np, meta = load_heads_npz(export / HEAD_FILE)
+    heads_np, _meta = load_heads_npz(export / HEAD_FILE)
 
     # the torch side's heads: the very arrays exported (they are plain linear layers)
     w, b = torch.from_numpy(heads_np["w"]), torch.from_numpy(np.asarray(heads_np["b"]))
@@ -157,7 +170,8 @@ def main() -> int:
         with torch.no_grad():
             t_lora = forward_states(model, [ex])[0]
             captured: list = []
-            hook = text_model(model).norm.register_forward_hook(lambda m, inp, out: captured.append(inp[0]))
+            hook = text_model(model).norm.register_forward_hook(
+                lambda m, inp, out, captured=captured: captured.append(inp[0]))
             with model.disable_adapter():
                 t_base = forward_states(model, [ex])[0]
             hook.remove()

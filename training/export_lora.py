@@ -134,7 +134,8 @@ def main() -> int:
     meta.update({"base_sha256": base_sha, "base_file": model_path.name, "adapter_sha256": lora_sha,
                  "adapter_file": LORA_FILE, "adapter_outtype": args.outtype, "pooling_version": POOLING_VERSION,
                  "llama_cpp_python": llama_cpp_version(), "lora_r": adapter_cfg.get("r"),
-                 "lora_alpha": adapter_cfg.get("lora_alpha"), "targets": sorted(adapter_cfg.get("target_modules") or [])})
+                 "lora_alpha": adapter_cfg.get("lora_alpha"),
+                 "targets": sorted(adapter_cfg.get("target_modules") or [])})
     meta.setdefault("threshold", 0.5)
     head = out / HEAD_FILE
     arrays = {k: np.asarray(data[k], dtype=np.float32) for k in ("w", "b", "wk", "bk")}

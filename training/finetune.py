@@ -47,8 +47,20 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from lora_common import (  # noqa: E402
-    LORA_ALPHA, LORA_R, POOLING_VERSION, ROOT, TARGET_MODULES, Example, RuntimeTokenizer, base_model_path,
-    features_torch, forward_states, load_base_torch, prepare, save_base_config, sha256_file,
+    LORA_ALPHA,
+    LORA_R,
+    POOLING_VERSION,
+    ROOT,
+    TARGET_MODULES,
+    Example,
+    RuntimeTokenizer,
+    base_model_path,
+    features_torch,
+    forward_states,
+    load_base_torch,
+    prepare,
+    save_base_config,
+    sha256_file,
 )
 from train import covers, load_corpus  # noqa: E402  (training/train.py: the same labelling)
 
@@ -249,7 +261,7 @@ def feature_stats(model, examples: list[Example], n: int) -> tuple[np.ndarray, n
     with torch.no_grad():
         for i in range(0, min(n, len(examples)), 8):
             batch = examples[i : i + 8]
-            for ex, st in zip(batch, forward_states(model, batch)):
+            for ex, st in zip(batch, forward_states(model, batch), strict=False):
                 rows.append(features_torch(st, ex).numpy())
     x = np.concatenate(rows, axis=0)
     sd = x.std(axis=0)
@@ -262,7 +274,7 @@ def batch_loss(model, heads: Heads, batch: list[Example], pos_weight: float, kin
     import torch.nn.functional as F
 
     feats, labels, kinds = [], [], []
-    for ex, st in zip(batch, forward_states(model, batch)):
+    for ex, st in zip(batch, forward_states(model, batch), strict=False):
         feats.append(features_torch(st, ex))
         labels.append(torch.from_numpy(ex.labels))
         kinds.append(torch.from_numpy(ex.kinds))
@@ -271,7 +283,7 @@ def batch_loss(model, heads: Heads, batch: list[Example], pos_weight: float, kin
     bce = F.binary_cross_entropy_with_logits(logit, y, pos_weight=torch.tensor(pos_weight))
     pos = k >= 0
     ce = F.cross_entropy(kind_logits[pos], k[pos]) if bool(pos.any()) else logit.sum() * 0.0
-    return bce + kind_weight * ce, bce.item(), ce.item(), int(len(y)), int(pos.sum())
+    return bce + kind_weight * ce, bce.item(), ce.item(), len(y), int(pos.sum())
 
 
 # -- checkpoints -----------------------------------------------------------------------------------
@@ -330,7 +342,7 @@ def bench(args: argparse.Namespace, log) -> int:
         rows, L = (int(v) for v in shape.lower().split("x"))
         exs = []
         for i in range(rows):
-            ids = [2] + rng.integers(1000, 200000, L - 1).tolist()
+            ids = [2, *rng.integers(1000, 200000, L - 1).tolist()]
             q = max(1, (L - 1) // 4)
             pool = np.zeros((4, L), np.float32)
             for k in range(4):
@@ -392,7 +404,7 @@ def main() -> int:
     out = Path(args.out) if args.out else None
     if out:
         out.mkdir(parents=True, exist_ok=True)
-    log_file = open(out / "train.log", "a", encoding="utf-8") if out else None
+    log_file = open(out / "train.log", "a", encoding="utf-8") if out else None  # noqa: SIM115 - open for the run
     t_start = time.time()
 
     def log(msg: str, **fields) -> None:
@@ -479,13 +491,14 @@ def main() -> int:
             step += 1
             batch_at += 1
             loss_value = loss.item()
-            recent = (recent + [loss_value])[-20:]
+            recent = ([*recent, loss_value])[-20:]
             tokens = sum(e.n_tokens for e in batch)
             width = max(len(w) for e in batch for w in e.windows)
             log(f"step {step}/{total} ep {epoch} loss {loss_value:.4f} (bce {bce:.4f} ce {ce:.4f}) "
                 f"avg20 {np.mean(recent):.4f} {dt:.2f}s/step ({len(batch)}x{width}, {tokens} tok, {ns} spans)",
                 step=step, epoch=epoch, loss=round(loss_value, 5), bce=round(bce, 5), ce=round(ce, 5),
-                s_step=round(dt, 3), cpu_s=round(dc, 3), batch=len(batch), width=width, tokens=tokens, spans=ns, pos=npos,
+                s_step=round(dt, 3), cpu_s=round(dc, 3), batch=len(batch), width=width, tokens=tokens, spans=ns,
+                pos=npos,
                 lr=sched.get_last_lr()[0])
             if step % args.save_every == 0 or step == total:
                 t = time.time()

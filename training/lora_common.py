@@ -20,9 +20,10 @@ import json
 import os
 import sys
 import types
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -81,7 +82,7 @@ def windows(ids: Sequence[int], bos: int) -> list[list[int]]:
     out = []
     for begin in range(0, len(ids), MAX_TOKENS):
         window = list(ids[begin : begin + MAX_TOKENS])
-        out.append([bos] + window if begin else window)
+        out.append([bos, *window] if begin else window)
     return out
 
 
