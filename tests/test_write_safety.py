@@ -272,7 +272,8 @@ KILLER = textwrap.dedent('''
 
 @pytest.fixture
 def writer_project(project, monkeypatch, tmp_path):
-    monkeypatch.setenv("GITMEM_TEST_JUDGE", "keyword")
+    monkeypatch.setenv("GITMEM_TEST_JUDGE", "keyword")  # subprocesses too: tests/sitecustomize.py
+    monkeypatch.setenv("PYTHONPATH", subprocess_env()["PYTHONPATH"])
     monkeypatch.setattr(daemon, "make_judge", KeywordJudge)
     paths = find_repo(project.path)
     tp = tmp_path / "s.jsonl"

@@ -15,7 +15,6 @@ What is shared, and why it must be the runtime's:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -30,6 +29,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from gitmem.base.files import sha256_file  # noqa: E402,F401  (used by the scripts)
 from gitmem.judge.encoder import MAX_TOKENS, Encoder, resolve_model_path  # noqa: E402
 from gitmem.judge.head import pooled  # noqa: E402
 from gitmem.judge.spans import Span, candidate_spans, is_promotion, model_text  # noqa: E402
@@ -42,14 +42,6 @@ LORA_R = 16
 LORA_ALPHA = 32
 # Layer prefix of the base model's modules as peft names them under Gemma3ForCausalLM.
 HIDDEN_SIZE_KEY = "hidden_size"
-
-
-def sha256_file(path: str | os.PathLike[str]) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(4 * 1024 * 1024):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def base_model_path(explicit: str | None = None) -> Path:

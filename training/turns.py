@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from gitmem.base.files import sha256_file  # noqa: F401  (re-exported for eval.py)
+
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "training" / "corpus"
 LABELS = ROOT / "training" / "labels" / "real.jsonl"
@@ -77,14 +79,6 @@ def real(split: str | None, labels: Path = LABELS, folder: Path = REAL_TURNS) ->
                     "assistant": row.get("assistant") or "", "files_modified": [], "split": label["split"],
                     "items": items})
     return out
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 DEV_FRACTION = 0.1

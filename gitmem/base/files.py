@@ -118,3 +118,14 @@ def is_locked(path: str | os.PathLike[str]) -> bool:
         return False
     finally:
         os.close(fd)
+
+
+def sha256_file(path: str | os.PathLike[str]) -> str:
+    """The SHA-256 of a file's bytes, read in blocks (model files are hundreds of MB)."""
+    import hashlib  # ≈10 ms: not on the hook path
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(1 << 22):
+            digest.update(block)
+    return digest.hexdigest()

@@ -143,7 +143,7 @@ def model_sha256(path: Path) -> str:
     except ImportError:
         pass
     from gitmem.base import fastjson
-    from gitmem.base.files import write_atomic
+    from gitmem.base.files import sha256_file, write_atomic
 
     st = path.stat()
     key = f"{path}:{st.st_size}:{st.st_mtime_ns}"
@@ -152,14 +152,10 @@ def model_sha256(path: Path) -> str:
     memo = memo if isinstance(memo, dict) else {}
     if isinstance(memo.get(key), str):
         return str(memo[key])
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    memo[key] = digest.hexdigest()
+    memo[key] = sha256_file(path)
     with contextlib.suppress(OSError):
         write_atomic(memo_file, fastjson.dumps(memo))
-    return digest.hexdigest()
+    return str(memo[key])
 
 
 # -- the encoder -------------------------------------------------------------------------------

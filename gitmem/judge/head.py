@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from gitmem.base.files import sha256_file
 from gitmem.errors import GitmemError
 from gitmem.judge.spans import Span, all_spans, model_text
 from gitmem.store.entry import KINDS
@@ -356,7 +357,7 @@ class TunedHead:
                 "configure that model (writer.model) or retrain with `make train`")
         adapter = self.adapter
         try:
-            digest = _sha256(adapter)
+            digest = sha256_file(adapter)
         except OSError as exc:
             raise HeadError(f"the writer's adapter is missing ({adapter}): reinstall gitmem or run make train") from exc
         if digest != self.meta.get("adapter_sha256"):
@@ -374,11 +375,3 @@ class TunedHead:
         probs = _sigmoid(x @ self.w + self.b)
         kinds = [self.kinds[i] for i in (x @ self.wk + self.bk).argmax(axis=1)]
         return probs, kinds
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
