@@ -1,153 +1,210 @@
-"""The safety gate: nothing that reads like an instruction to the agent, or hides text, is stored.
+"""The gate: only what the developer said reaches the agent as the developer's rule.
 
-Memory is read back into every future session, so a stored entry is a standing instruction to
-every agent on the project. A candidate whose text tries to override the agent's instructions,
-or carries invisible or bidirectional-control characters (which can hide or reorder what a
-reviewer sees), goes to `.git/gitmem/quarantine.jsonl` with the reasons instead of the store;
-`gitmem quarantine` lists them. Deterministic, no model; the patterns are data (PATTERNS).
+Memory is read back into every future session under the developer's authority, so every path
+into it is a prompt-injection surface: the writer reading pasted pages and tool output, a
+teammate's pull request adding an entry by hand, the agent running `gitmem add`. One gate
+stands on all of them (the writer's candidates, `gitmem add`, entries loaded from the store
+for delivery and by `gitmem check`). It has three layers:
 
-The patterns are phrases, not words: "ignore the generated files" or "the build system" are
-ordinary constraints and pass; "ignore previous instructions" or "you are now" do not.
+1. **Normalisation** (gitmem.judge.normalise): invisible and bidirectional-control characters
+   are findings on their own; words that mix Latin letters with look-alikes of another script
+   (``іgnore``) and letters spaced out one by one are obfuscation; everything else is read in
+   its canonical form (NFKC, look-alikes folded to Latin, spaced letters joined).
+2. **Structure** (gitmem.judge.structure): markup imitating the harness (the ``<gitmem-context>``
+   wrapper, ``<system-reminder>``, ``<system>``, chat-template role markers, HTML comments,
+   ``SYSTEM:`` role prefixes), a few phrases no rule needs a model to recognise, and entry
+   format (ids, length caps).
+3. **Meaning** (gitmem.judge.detector): a learned detector on the judge's own encoder that
+   recognises text addressed to an AI to override its instructions, escalate its permissions or
+   exfiltrate data, in any language or script, while passing rules that merely share words with
+   attacks ("ignore the vendored/ folder", "the system prompt lives in prompts/system.md").
+
+A candidate that fails goes to `.git/gitmem/quarantine.jsonl` with its reasons (`gitmem
+quarantine` lists them); an entry that fails is not delivered and `gitmem check` reports it.
+
+``learned`` says what to do about layer 3: "required" (the writer: when the detector cannot
+run, that is itself a finding, so nothing passes unchecked), "optional" (`gitmem add` and
+`gitmem check` on an installation without the writer's model: layers 1–2 only, and the caller
+is told), "off" (the delivery compile step, which runs inside the hook and loads no model).
 """
 
 from __future__ import annotations
 
 import json
-import re
-import unicodedata
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from gitmem.base import fastjson, files
 from gitmem.base.paths import RepoPaths
+from gitmem.judge import normalise, structure
 
 QUARANTINE_FILE = "quarantine.jsonl"
+Learned = Literal["required", "optional", "off"]
 
-# (name, pattern) — matched case-insensitively against the candidate's body and anchor.
-PATTERNS: tuple[tuple[str, str], ...] = (
-    ("ignore previous instructions",
-     r"\bignore\s+(?:all\s+|any\s+|the\s+|your\s+|every\s+)*(?:previous|prior|above|earlier|preceding|"
-     r"former|foregoing|original)\s+(?:instructions?|prompts?|rules|messages|context|directions|"
-     r"directives|guidelines|commands)"),
-    ("ignore your instructions",
-     r"\bignore\s+(?:all\s+)?(?:your|the\s+system(?:'s)?|the\s+developer(?:'s)?)\s+(?:instructions|rules|"
-     r"guidelines|programming|directives|prompt)"),
-    ("disregard instructions",
-     r"\bdisregard\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+)*(?:previous\s+|prior\s+|above\s+|earlier\s+|"
-     r"preceding\s+|system\s+|original\s+)?(?:instructions?|prompts?|rules|guidelines|directives|programming|"
-     r"messages|context|everything\s+(?:above|before))"),
-    ("forget instructions",
-     r"\bforget\s+(?:all\s+|everything\s+|about\s+)*(?:(?:your|the|previous|prior|above|earlier)\s+"
-     r"(?:previous\s+|prior\s+)?(?:instructions|rules|guidelines|prompt|programming|context)"
-     r"|(?:that\s+|what\s+)?you\s+(?:were|have\s+been)\s+told)"),
-    ("override instructions",
-     r"\b(?:overrides?|overrules?)\s+(?:all\s+|any\s+)?(?:your|the\s+system|previous|prior|"
-     r"the\s+previous)\s+(?:instructions|rules|guidelines|prompt|programming|directives|safety)"),
-    ("you are now", r"\byou\s+are\s+now\b"),
-    ("from now on you are", r"\bfrom\s+now\s+on,?\s+you\s+(?:are|will\s+be|shall\s+be|act\s+as|will\s+act)\b"),
-    ("system prompt", r"\bsystem\s+prompt\b"),
-    ("new instructions", r"\b(?:new|updated|revised|real|true|actual|hidden|secret)\s+(?:system\s+)?instructions\b"),
-    ("role play", r"\b(?:pretend|imagine)\s+(?:that\s+)?you\s+(?:are|have\s+no)\b"),
-    ("act as unrestricted",
-     r"\bact\s+as\s+(?:an?\s+)?(?:unrestricted|unfiltered|uncensored|jailbroken|evil|rogue|different)\b"),
-    ("jailbreak", r"\bjail\s*break"),
-    ("do anything now", r"\bdo\s+anything\s+now\b"),
-    ("privileged mode",
-     r"\b(?:enable|enter|activate|switch\s+(?:in)?to)\s+(?:the\s+)?(?:developer|god|sudo|dan|unrestricted|jailbreak)"
-     r"\s+mode\b|\b(?:developer|god|dan)\s+mode\s+(?:is\s+)?(?:enabled|activated|on)\b"),
-    ("no restrictions",
-     r"\b(?:without|no|free\s+of|free\s+from)\s+(?:any\s+)?(?:ethical\s+|safety\s+|content\s+)?"
-     r"(?:restrictions|limitations|filters|guardrails|censorship)\s*(?:or|and|,|whatsoever)"),
-    ("bypass safeguards",
-     r"\b(?:bypass|circumvent|disable|turn\s+off)\s+(?:your\s+|all\s+(?:your\s+)?|the\s+assistant's\s+)"
-     r"(?:safety|safeguards|guardrails|filters|restrictions|content\s+polic(?:y|ies))"),
-    ("reveal prompt",
-     r"\b(?:reveal|print|show|repeat|output|leak)\s+(?:me\s+)?(?:your|the)\s+(?:hidden\s+|initial\s+|original\s+)?"
-     r"(?:instructions|prompt|system\s+message)"),
-    ("chat-template role marker",
-     r"<\|(?:im_start|im_end|system|user|assistant|endoftext|start_header_id|end_header_id|eot_id)\|>"
-     r"|\[/?INST\]|<</?SYS>>|<start_of_turn>|<end_of_turn>"),
-    ("role tag", r"</?\s*(?:system|assistant|instructions?|sys)\s*>"),
-    ("role prefix", r"(?:^|\n)\s*(?:system|assistant|###\s*(?:system|instruction))\s*:"),
-    ("agent-directed command",
-     r"\b(?:assistant|ai|claude|agent|model|llm)\s*[,:]\s*(?:ignore|disregard|forget|override)\b"),
-)
-
-_COMPILED: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (name, re.compile(pattern, re.IGNORECASE)) for name, pattern in PATTERNS
-)
-
-# Characters that are invisible or reorder text, beyond Unicode category Cf (which already
-# covers zero-width characters, bidi embeddings/overrides/isolates/marks, word joiners,
-# the BOM, soft hyphens and tag characters U+E0000–E007F).
-_INVISIBLE_EXTRA: frozenset[int] = frozenset({
-    0x115F, 0x1160, 0x3164, 0xFFA0,  # Hangul fillers (render as nothing)
-    0x034F,                          # combining grapheme joiner
-    0x2800,                          # braille blank
-})
-_ALLOWED_CONTROLS = frozenset("\t\n\r")
+# Re-exported: the quarantine listing and the textconv driver show hidden characters with it.
+invisible = normalise.invisible
+visible = normalise.visible
 
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    reason: str    # e.g. "instruction override: ignore previous instructions"
+    reason: str    # e.g. "harness markup: </gitmem-context>"
     excerpt: str   # the matched text, or the character's code point and name
 
 
-def _char_name(ch: str) -> str:
-    return f"U+{ord(ch):04X} {unicodedata.name(ch, 'unnamed')}"
+@dataclass(slots=True)
+class Verdict:
+    findings: list[Finding] = field(default_factory=list)
+    score: float | None = None        # the detector's score, when it ran
+    notes: list[str] = field(default_factory=list)  # e.g. the detector was unavailable (optional mode)
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
 
 
-def invisible(text: str) -> list[str]:
-    """Code points and names of every invisible, bidi-control or control character in `text`."""
-    found: list[str] = []
-    seen: set[str] = set()
-    for ch in text:
-        if ch in seen:
-            continue
-        cp = ord(ch)
-        category = unicodedata.category(ch)
-        hidden = (
-            category == "Cf"
-            or cp in _INVISIBLE_EXTRA
-            or 0xE0100 <= cp <= 0xE01EF                        # variation selectors supplement
-            or (category == "Cc" and ch not in _ALLOWED_CONTROLS)
-            or category in ("Zl", "Zp")                       # line/paragraph separators
-        )
-        if hidden:
-            seen.add(ch)
-            found.append(_char_name(ch))
-    return found
-
-
-def check(text: str) -> list[Finding]:
-    """Everything the gate objects to in `text`; empty when it may be stored."""
+def static_findings(text: str) -> list[Finding]:
+    """Layers 1 and 2: no model, standard library only."""
     findings: list[Finding] = []
-    for name in invisible(text):
-        kind = "bidirectional control" if _is_bidi_control(name) else "invisible character"
+    for name in normalise.invisible(text):
+        cp = int(name[2:].split()[0], 16)
+        kind = "bidirectional control" if normalise.is_bidi(chr(cp)) else "invisible character"
         findings.append(Finding(f"{kind}: {name}", name))
-    folded = unicodedata.normalize("NFKC", text)
-    for name, pattern in _COMPILED:
-        match = pattern.search(folded)
-        if match:
-            findings.append(Finding(f"instruction override: {name}", match.group(0).strip()))
+    for word in normalise.homoglyph_words(text):
+        findings.append(Finding(f"homoglyphs: {word!r} mixes Latin with look-alike letters of another script",
+                                word))
+    for run in normalise.spaced_runs(text):
+        findings.append(Finding(f"obfuscation: letters spaced out ({run[:40]!r})", run))
+    for what, hit in structure.markup(normalise.folded(text)):
+        findings.append(Finding(f"harness markup: {what} {hit!r}", hit))
+    folded = normalise.canonical(text)
+    for name, words in structure.phrases(folded):
+        findings.append(Finding(f"instruction override: {name}", words))
     return findings
 
 
-def _is_bidi_control(name: str) -> bool:
-    cp = int(name[2:].split()[0], 16)
-    return 0x202A <= cp <= 0x202E or 0x2066 <= cp <= 0x2069 or cp in (0x200E, 0x200F, 0x061C)
+class ScoreCache:
+    """Detector scores by canonical text, for one head: `gitmem check` re-reads an unchanged store
+    without running the model again (.git/gitmem/gate-scores.json, machine-local)."""
+
+    def __init__(self, repo: RepoPaths) -> None:
+        self.path = repo.state / "gate-scores.json"
+        data = fastjson.read_file(str(self.path))
+        self.data: dict[str, Any] = data if isinstance(data, dict) else {}
+        self.changed = False
+
+    @staticmethod
+    def _key(text: str) -> str:
+        import hashlib
+
+        return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+    def get(self, head: str, text: str) -> float | None:
+        scores = self.data.get(head)
+        value = scores.get(self._key(text)) if isinstance(scores, dict) else None
+        return float(value) if isinstance(value, (int, float)) else None
+
+    def put(self, head: str, text: str, score: float) -> None:
+        if not isinstance(self.data.get(head), dict):
+            self.data = {head: {}}  # scores of another head mean nothing now
+        self.data[head][self._key(text)] = score
+        self.changed = True
+
+    def save(self) -> None:
+        if self.changed:
+            fastjson.write_file(str(self.path), self.data)
 
 
-def check_candidate(candidate: Any) -> list[Finding]:
+def check(text: str, *, learned: Learned = "required") -> list[Finding]:
+    """Everything the gate objects to in `text`; empty when it may be stored and delivered."""
+    return verdict(text, learned=learned).findings
+
+
+def verdict(text: str, *, learned: Learned = "required", cache: ScoreCache | None = None) -> Verdict:
+    result = Verdict(static_findings(text))
+    if result.findings or learned == "off":
+        return result  # already refused; the detector would add nothing a person needs
+    canonical = normalise.canonical(text)
+    if not canonical.strip():
+        return result
+    from gitmem.judge.detector import DetectorError, scorer
+
+    try:
+        model = scorer()
+    except DetectorError as exc:
+        if learned == "required":
+            result.findings.append(Finding(f"detector unavailable: {exc}", ""))
+        else:
+            result.notes.append(f"the gate's learned detector did not run ({exc}); markup, hidden characters "
+                                "and obfuscation were checked")
+        return result
+    cached = cache.get(model.detector.digest, canonical) if cache is not None else None
+    result.score = cached if cached is not None else model.score(canonical)
+    if cache is not None and cached is None:
+        cache.put(model.detector.digest, canonical, result.score)
+    if result.score >= model.threshold:
+        result.findings.append(Finding(
+            f"addressed to the agent: reads as an instruction to override, escalate or exfiltrate "
+            f"(detector {result.score:.2f} >= {model.threshold:.2f})", canonical[:80]))
+    return result
+
+
+def check_candidate(candidate: Any, *, learned: Learned = "required") -> list[Finding]:
     """The gate for a judge Candidate (anything with .body and .anchor)."""
-    findings = check(getattr(candidate, "body", "") or "")
+    body = getattr(candidate, "body", "") or ""
+    findings = []
+    if (problem := structure.length_problem("body", body, structure.MAX_BODY)) is not None:
+        findings.append(Finding(problem, ""))
+    findings += check(body, learned=learned)
     anchor = getattr(candidate, "anchor", None)
     if anchor:
-        findings += [Finding(f"anchor: {f.reason}", f.excerpt) for f in check(anchor)]
+        findings += anchor_findings(str(anchor))
     return findings
+
+
+def anchor_findings(anchor: str) -> list[Finding]:
+    findings = []
+    if (problem := structure.length_problem("anchor", anchor, structure.MAX_ANCHOR)) is not None:
+        findings.append(Finding(problem, ""))
+    if structure.has_newline_outside_text(anchor):
+        findings.append(Finding("anchor: contains a line break", ""))
+    findings += [Finding(f"anchor: {f.reason}", f.excerpt) for f in static_findings(anchor)]
+    return findings
+
+
+def entry_findings(entry: Mapping[str, Any], *, learned: Learned = "off", strict_id: bool = True,
+                   cache: ScoreCache | None = None) -> Verdict:
+    """The gate for an entry as stored (Entry.to_dict() or the compiled index's dicts): the id's
+    format, length caps, and every text that delivery shows (body, anchor, revocation note)."""
+    result = Verdict()
+    if (problem := structure.id_problem(entry.get("id"), strict=strict_id)) is not None:
+        result.findings.append(Finding(problem, ""))
+    body = entry.get("body")
+    body = body if isinstance(body, str) else ""
+    if (problem := structure.length_problem("body", body, structure.MAX_BODY)) is not None:
+        result.findings.append(Finding(problem, ""))
+    text = verdict(body, learned=learned, cache=cache)
+    result.findings += text.findings
+    result.score, result.notes = text.score, text.notes
+    anchor = entry.get("anchor")
+    if isinstance(anchor, Mapping):
+        joined = "::".join(str(anchor.get(k)) for k in ("path", "symbol") if anchor.get(k))
+        result.findings += anchor_findings(joined)
+    elif isinstance(anchor, str):
+        result.findings += anchor_findings(anchor)
+    revocation = entry.get("revocation")
+    reason = revocation.get("reason") if isinstance(revocation, Mapping) else None
+    if isinstance(reason, str):
+        if (problem := structure.length_problem("revocation reason", reason, structure.MAX_REASON)) is not None:
+            result.findings.append(Finding(problem, ""))
+        result.findings += [Finding(f"revocation reason: {f.reason}", f.excerpt)
+                            for f in verdict(reason, learned=learned, cache=cache).findings]
+    value = entry.get("superseded_by")
+    if value and (problem := structure.id_problem(value, strict=strict_id)) is not None:
+        result.findings.append(Finding(f"superseded_by: {problem}", ""))
+    return result
 
 
 # -- the quarantine log ------------------------------------------------------------------------
@@ -177,14 +234,3 @@ def quarantine(repo: RepoPaths, candidate: Any, findings: list[Finding], *, sess
 def quarantined(repo: RepoPaths) -> Iterator[dict[str, Any]]:
     """Every quarantined candidate, oldest first; unreadable lines are skipped."""
     yield from fastjson.read_rows(str(quarantine_path(repo)))
-
-
-def visible(text: str) -> str:
-    """`text` with every hidden character shown as <U+XXXX>, for people to read."""
-    out = []
-    for ch in text:
-        if invisible(ch):
-            out.append(f"<U+{ord(ch):04X}>")
-        else:
-            out.append(ch)
-    return "".join(out)

@@ -1,0 +1,178 @@
+"""Text as the gate reads it: one canonical form for every way of writing the same letters.
+
+An instruction aimed at an AI can be dressed so that a reader (or a pattern, or a model) does
+not recognise it: full-width or mathematical letters (NFKC folds them), Cyrillic and Greek
+letters that look like Latin ones inside Latin words (``іgnore prevіous``: confusable
+folding), zero-width characters between letters, bidirectional controls that reorder what a
+reviewer sees, letters spaced out (``i g n o r e``). This module gives
+
+- ``invisible(text)``: every hidden or reordering character (these are findings on their own:
+  nothing a developer types as a rule needs them);
+- ``homoglyph_words(text)``: words mixing Latin letters with look-alikes from another script;
+- ``spaced_runs(text)``: letters spaced out one by one;
+- ``canonical(text)``: the text folded for matching and for the learned detector.
+
+Standard library only (the delivery compile step uses it); the confusables table is data:
+gitmem/judge/data/confusables.json.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import unicodedata
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "confusables.json")
+
+# Characters that are invisible or reorder text, beyond Unicode category Cf (which already
+# covers zero-width characters, bidi embeddings/overrides/isolates/marks, word joiners,
+# the BOM, soft hyphens and tag characters U+E0000–E007F).
+_INVISIBLE_EXTRA: frozenset[int] = frozenset({
+    0x115F, 0x1160, 0x3164, 0xFFA0,  # Hangul fillers (render as nothing)
+    0x034F,                          # combining grapheme joiner
+    0x2800,                          # braille blank
+    0x180E,                          # Mongolian vowel separator (Cf in old Unicode versions)
+})
+_ALLOWED_CONTROLS = frozenset("\t\n\r")
+_BIDI = frozenset({0x200E, 0x200F, 0x061C, *range(0x202A, 0x202F), *range(0x2066, 0x206A)})
+
+# Letters of one script spaced out one by one ("i g n o r e", "I-G-N-O-R-E", "i.g.n.o.r.e"):
+# six or more single letters, each followed by the same kind of separator.
+SPACED_MIN = 6
+_SPACED = re.compile(r"(?<![^\W\d_])(?:[^\W\d_](?:[ \t]{1,3}|[.\-_*·•|/]\s?)){%d,}[^\W\d_](?![^\W\d_])"  # noqa: UP031
+                     % (SPACED_MIN - 1))
+_WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
+
+
+def is_hidden(ch: str) -> bool:
+    """Invisible, reordering or control character (tab and newlines excepted)."""
+    cp = ord(ch)
+    category = unicodedata.category(ch)
+    return (
+        category == "Cf"
+        or cp in _INVISIBLE_EXTRA
+        or 0xE0100 <= cp <= 0xE01EF                        # variation selectors supplement
+        or (category == "Cc" and ch not in _ALLOWED_CONTROLS)
+        or category in ("Zl", "Zp")                       # line/paragraph separators
+    )
+
+
+def is_bidi(ch: str) -> bool:
+    return ord(ch) in _BIDI
+
+
+def char_name(ch: str) -> str:
+    return f"U+{ord(ch):04X} {unicodedata.name(ch, 'unnamed')}"
+
+
+def invisible(text: str) -> list[str]:
+    """Code point and name of every distinct invisible, bidi-control or control character."""
+    found: list[str] = []
+    seen: set[str] = set()
+    for ch in text:
+        if ch not in seen and is_hidden(ch):
+            seen.add(ch)
+            found.append(char_name(ch))
+    return found
+
+
+def visible(text: str) -> str:
+    """`text` with every hidden character shown as <U+XXXX>, for people to read."""
+    return "".join(f"<U+{ord(ch):04X}>" if is_hidden(ch) else ch for ch in text)
+
+
+# -- confusables ---------------------------------------------------------------------------------
+
+@functools.cache
+def confusables() -> dict[str, str]:
+    """Non-Latin letters that look like Latin ones (Cyrillic, Greek, Armenian, Cherokee, ...)."""
+    with open(DATA, encoding="utf-8") as handle:
+        data = json.load(handle)
+    return {k: v for k, v in data.items() if not k.startswith("_")}
+
+
+def _script(ch: str) -> str:
+    """LATIN, CYRILLIC, GREEK, ... for a letter (the first word of its Unicode name)."""
+    if ch.isascii():
+        return "LATIN" if ch.isalpha() else ""
+    name = unicodedata.name(ch, "")
+    return name.split(" ", 1)[0] if name else ""
+
+
+def homoglyph_words(text: str) -> list[str]:
+    """Words that mix Latin letters with look-alike letters of another script (``prevіous``)."""
+    table = confusables()
+    found: list[str] = []
+    for match in _WORD.finditer(unicodedata.normalize("NFKC", text)):
+        word = match.group(0)
+        lookalike = any(ch in table and _script(ch) != "LATIN" for ch in word)
+        mixed = lookalike and any(_script(ch) == "LATIN" for ch in word)
+        if mixed and word not in found:
+            found.append(word)
+    return found
+
+
+def _mostly_latin(text: str) -> bool:
+    letters = [ch for ch in text if ch.isalpha()]
+    if not letters:
+        return False
+    table = confusables()
+    latin = sum(1 for ch in letters if _script(ch) == "LATIN")
+    lookalike = sum(1 for ch in letters if ch in table)
+    # Look-alikes count for Latin unless the text has other letters of their script: a
+    # sentence of Russian stays Russian, an English sentence with Cyrillic "о" is English.
+    return latin + lookalike >= 0.8 * len(letters) and latin >= 0.5 * len(letters)
+
+
+def fold_confusables(text: str) -> str:
+    """Look-alike letters as the Latin letters they imitate: inside words that mix scripts, and
+    everywhere when the text is (otherwise) Latin."""
+    table = confusables()
+    if not any(ch in table for ch in text):
+        return text
+    if _mostly_latin(text):
+        return "".join(table.get(ch, ch) for ch in text)
+
+    def word(match: re.Match[str]) -> str:
+        w = match.group(0)
+        return "".join(table.get(ch, ch) for ch in w) if any(_script(ch) == "LATIN" for ch in w) else w
+
+    return _WORD.sub(word, text)
+
+
+# -- spaced letters ------------------------------------------------------------------------------
+
+def spaced_runs(text: str) -> list[str]:
+    """Runs of SPACED_MIN or more letters written one by one with separators between them."""
+    return [m.group(0) for m in _SPACED.finditer(text)]
+
+
+def _collapse(match: re.Match[str]) -> str:
+    run = match.group(0)
+    # Wider gaps between letters are the word breaks ("i g n o r e   a l l"); with uniform
+    # gaps the words run together, which the gate still reports as obfuscation.
+    gaps = re.findall(r"[^\W\d_]([^\w]+)(?=[^\W\d_])", run)
+    narrow = min((len(g) for g in gaps), default=1)
+    words = re.split(rf"[^\w]{{{narrow + 1},}}", run) if any(len(g) > narrow for g in gaps) else [run]
+    return " ".join(re.sub(r"[^\w]+", "", w) for w in words)
+
+
+def collapse_spaced(text: str) -> str:
+    return _SPACED.sub(_collapse, text)
+
+
+# -- the canonical form --------------------------------------------------------------------------
+
+def folded(text: str) -> str:
+    """NFKC, hidden characters dropped, look-alikes folded to Latin; lines kept (for markup)."""
+    text = unicodedata.normalize("NFKC", text)
+    text = "".join(ch for ch in text if not is_hidden(ch))
+    return fold_confusables(text)
+
+
+def canonical(text: str) -> str:
+    """The folded text with spaced letters joined and whitespace collapsed: what the gate's
+    phrases and its learned detector read."""
+    return " ".join(collapse_spaced(folded(text)).split())

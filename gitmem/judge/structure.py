@@ -1,0 +1,129 @@
+"""What the shape of a text says: markup that imitates the harness, and entries out of format.
+
+A developer's standing rule is prose. Text that opens or closes the context wrapper gitmem
+delivers in (``</gitmem-context>``), that imitates what the harness puts around a model
+(``<system-reminder>``, ``<system>``, chat-template role markers such as ``<|im_start|>``,
+``[INST]``, ``<start_of_turn>``), that hides words in an HTML comment (invisible when the
+Markdown is rendered), or that starts a line as a role (``SYSTEM:``, ``assistant:``,
+``### Instruction:``) is written to be read by a model as something other than a rule.
+
+Markup inside backticks is a reference to code (``keep the `<!-- gitmem:begin -->` marker``),
+not markup: delivery escapes it, so it can never act as a tag, and it is not reported here.
+
+A few phrases need no model to recognise (``ignore all previous instructions``, ``DAN mode
+enabled``): they are checked here too, on the canonical text (gitmem.judge.normalise), so
+the gate still holds where the learned detector cannot run (the delivery compile step, an
+installation without the writer's model). Everything subtler is the detector's.
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import re
+
+ID_FORMAT = re.compile(r"\d{8}-[0-9a-f]{8}")
+MAX_BODY = 1000          # characters; the writer's bodies are sentences (longest in the corpus: ~300)
+MAX_ANCHOR = 300         # path plus qualified symbol
+MAX_REASON = 500         # a revocation note
+
+# Fenced blocks and inline code spans (one or more backticks, closed by the same number).
+_CODE = re.compile(r"```.*?(?:```|$)|(`+)(?!`).+?(?<!`)\1(?!`)", re.DOTALL)
+
+_HARNESS_NAMES = (
+    r"gitmem[-_:]?[\w-]*|system(?:[-_ ]?(?:reminder|message|prompt|notice|instructions?|note|override))?"
+    r"|assistant|user|human|developer|instructions?|sys|admin|root|important|policy|rules|context"
+    r"|tool[-_]?(?:results?|use|calls?|outputs?|response)|function[-_]?(?:results?|calls?)"
+    r"|command[-_][\w-]+|local[-_]command[-_][\w-]+|agent[-_]notification|antml:[\w-]+|im_start|im_end"
+    r"|conversation|new[-_]conversation|session|prompt|memory|thinking|document|search[-_]results?"
+)
+MARKUP: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("harness tag", re.compile(rf"<\s*/?\s*(?:{_HARNESS_NAMES})(?:\s[^<>]*)?/?\s*>", re.IGNORECASE)),
+    ("HTML comment", re.compile(r"<!--.*?(?:-->|$)", re.DOTALL)),
+    ("chat-template marker", re.compile(
+        r"<\|[\w .-]{1,40}\|>|\[/?INST\]|<</?SYS>>|</?start_of_turn>|</?end_of_turn>|<\s*/?\s*(?:bos|eos|s)\s*>"
+        r"|\[/?(?:SYSTEM|ASSISTANT|USER|ADMIN|DEVELOPER)(?:[ _](?:MESSAGE|NOTE|NOTICE|PROMPT|OVERRIDE))?\]",
+        re.IGNORECASE)),
+    ("role prefix", re.compile(
+        r"(?:^|\n|(?<=[.!?;])\s+)[ \t>*_#-]*(?:system|assistant|developer(?:\s+message)?|human|ai)"
+        r"[ \t]*(?:\([^)\n]{0,30}\))?[ \t]*:(?!:)"
+        r"|#{2,}\s*(?:system|instructions?|response|assistant|user)\b", re.IGNORECASE)),
+    ("system banner", re.compile(
+        r"\b(?:SYSTEM|ADMIN|DEVELOPER)\s*(?::|NOTICE|OVERRIDE|MESSAGE|PROMPT|UPDATE|ALERT|INSTRUCTION)")),
+)
+
+# Phrases no standing rule uses, checked on the canonical text.
+_PHRASES = (
+    ("ignore previous instructions",
+     r"\b(?:ignore|disregard|forget|override|bypass|skip)\s+(?:all\s+|any\s+|of\s+)?(?:the\s+|your\s+|my\s+|these\s+|those\s+)?"
+     r"(?:previous|prior|above|earlier|preceding|foregoing|original|initial|system|safety)\s+"
+     r"(?:instructions?|prompts?|requests?|rules|messages?|directions|directives|guidelines|commands|programming)\b"
+     r"(?!\s+(?:about|on|for|regarding|concerning|in|from|to|that|which|at|under|of)\b)"),
+    ("do anything now", r"\bdo\s+anything\s+now\b"),
+    ("privileged mode",
+     r"\b(?:developer|god|dan|jailbreak|unrestricted|uncensored)\s+mode\s+(?:is\s+)?(?:now\s+)?(?:enabled|activated|on)\b"
+     r"|\b(?:enable|enter|activate)\s+(?:the\s+)?(?:god|dan|jailbreak|unrestricted|uncensored)\s+mode\b"),
+    ("free from constraints",
+     r"\b(?:free|freed|released|liberated)\s+from\s+(?:all\s+|any\s+|your\s+)*"
+     r"(?:constraints|restrictions|rules|limitations|guidelines|ethic)"),
+)
+PHRASES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((n, re.compile(p, re.IGNORECASE)) for n, p in _PHRASES)
+
+
+def code_spans(text: str) -> list[tuple[int, int]]:
+    return [(m.start(), m.end()) for m in _CODE.finditer(text)]
+
+
+def outside_code(text: str) -> str:
+    """`text` with fenced blocks and inline code blanked out (offsets kept)."""
+    out = list(text)
+    for start, end in code_spans(text):
+        for i in range(start, end):
+            if out[i] != "\n":
+                out[i] = " "
+    return "".join(out)
+
+
+def markup(text: str) -> list[tuple[str, str]]:
+    """(what, the text that matched) for markup imitating the harness, outside code spans."""
+    prose = outside_code(text)
+    found: list[tuple[str, str]] = []
+    for name, pattern in MARKUP:
+        for match in pattern.finditer(prose):
+            hit = " ".join(match.group(0).split())[:80]
+            if name == "role prefix" and not hit.rstrip(":").strip(" >*_#-").strip():
+                continue
+            if (name, hit) not in found:
+                found.append((name, hit))
+    return found
+
+
+def phrases(canonical_text: str) -> list[tuple[str, str]]:
+    """(phrase name, the words) for the fixed phrases, in the canonical text."""
+    prose = outside_code(canonical_text)
+    return [(name, " ".join(m.group(0).split())) for name, pattern in PHRASES if (m := pattern.search(prose))]
+
+
+SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+def id_problem(value: object, *, strict: bool = True) -> str | None:
+    """Why `value` is not an entry id. Strict: gitmem's own format, YYYYMMDD-xxxxxxxx (what
+    `gitmem check` and `gitmem add` require). Not strict: letters, digits, '.', '_' and '-' only
+    (the delivery compile step: nothing in such an id can break a line or form markup)."""
+    pattern = ID_FORMAT if strict else SAFE_ID
+    if not isinstance(value, str) or not pattern.fullmatch(value):
+        if strict:
+            return f"id {value!r} is not of the form YYYYMMDD-xxxxxxxx (8 digits, a dash, 8 lower-case hex digits)"
+        return f"id {value!r} holds characters other than letters, digits, '.', '_' and '-'"
+    return None
+
+
+def length_problem(field: str, value: object, limit: int) -> str | None:
+    if isinstance(value, str) and len(value) > limit:
+        return f"{field} is {len(value)} characters long (at most {limit})"
+    return None
+
+
+def has_newline_outside_text(value: object) -> bool:
+    return isinstance(value, str) and any(ch in value for ch in "\r\n")
