@@ -26,6 +26,8 @@ def hermetic_env(tmp_path_factory, monkeypatch):
     for key in list(os.environ):
         if key.startswith("GIT_") or key.startswith("CLAUDE_"):
             monkeypatch.delenv(key)
+    for key in ("CLAUDECODE", "GEMINI_CLI", "CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED"):
+        monkeypatch.delenv(key, raising=False)  # an agent's shell: `gitmem add` would refuse
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))  # the machine's writer, per test

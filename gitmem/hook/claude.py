@@ -37,6 +37,7 @@ from gitmem.code import decl_ranges
 from gitmem.delivery import compiled, shown
 from gitmem.delivery import log as delivery_log
 from gitmem.delivery import rules as delivery_rules
+from gitmem.hook import readonly
 
 TYPE_CHECKING = False  # no typing import on the hook path
 if TYPE_CHECKING:
@@ -94,8 +95,12 @@ def main() -> int:
             return 0  # not a gitmem repository: stay silent
         state = os.path.join(where[2], "gitmem")
         hook = Hook(payload, *where)
-        text = hook.deliver()
-        if text:
+        denied = _denied(payload, where[0])
+        text = "" if denied else hook.deliver()
+        if denied:  # the agent stays read-only: memory holds only what the developer said
+            sys.stdout.write(fastjson.dumps(readonly.deny_output(denied)))
+            sys.stdout.flush()
+        elif text:
             out = {"hookSpecificOutput": {"hookEventName": hook.event, "additionalContext": text}}
             sys.stdout.write(fastjson.dumps(out))  # ASCII only: safe whatever the locale
             sys.stdout.flush()
@@ -479,6 +484,13 @@ def _capture(where: tuple[str, str, str], payload: Payload) -> None:
     from gitmem.hook import capture
 
     capture.handle_at(where[0], where[1], where[2], payload)
+
+
+def _denied(payload: Payload, worktree: str) -> str | None:
+    """Why a PreToolUse call is denied: it would write, revoke or edit memory (gitmem.hook.readonly)."""
+    if payload["hook_event_name"] != "PreToolUse":
+        return None
+    return readonly.denial(payload.get("tool_name"), payload.get("tool_input"), worktree, _text(payload.get("cwd")))
 
 
 def _text(value: object) -> str | None:

@@ -1,0 +1,268 @@
+"""The agent stays read-only: which tool calls would write, revoke or edit gitmem's memory.
+
+The PreToolUse hook asks `denial(tool, tool_input, worktree, cwd)` before delivering anything;
+a reason means Claude Code is told to deny the call (permissionDecision "deny") and the agent
+reads the reason. Memory is the developer's words: only the developer records or retires them
+(`gitmem add`, `gitmem revoke` in their own terminal), only the writer copies them from turns.
+
+Denied:
+- file tools (Edit, Write, MultiEdit, NotebookEdit; Codex's apply_patch) on anything under
+  `.gitmem/` or `.git/gitmem/` (the compiled rules the hook delivers from live there);
+- shell commands (Bash, PowerShell) that run `gitmem add|revoke|init|uninstall|drain` (also as
+  `python -m gitmem.cli`, through env/sudo/xargs/npx-like launchers), that set `gitmem.*` git
+  config, or that write a path under `.gitmem/` or `.git/gitmem/`: a redirection into it,
+  tee, sed -i/perl -i, mv, cp, rm, touch, truncate, ln, install, dd of=, rsync, unlink,
+  find -delete/-exec, git rm/mv/checkout/restore of it, an interpreter's inline code naming it,
+  or any of these after `cd` into it.
+Reading memory (cat, grep, ls, `gitmem list|show|check|render`, git diff/log) and `git add` /
+`git commit` of `.gitmem/` stay allowed.
+
+Standard library only and no `re` (the hook runs in front of every tool call).
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+MEMORY_DIRS = (".gitmem", os.path.join(".git", "gitmem"))
+WRITING_SUBCOMMANDS = ("add", "revoke", "init", "uninstall", "drain")
+FILE_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
+SHELL_TOOLS = ("Bash", "PowerShell")
+PATCH_TOOL = "apply_patch"
+_LAUNCHERS = ("sudo", "env", "time", "command", "exec", "nohup", "xargs", "nice", "ionice", "timeout", "doas",
+              "builtin", "stdbuf", "uvx", "pipx", "npx", "run", "uv", "poetry", "pdm", "hatch", "rye", "--")
+_WRITERS = ("tee", "mv", "cp", "rm", "rmdir", "touch", "truncate", "ln", "install", "rsync", "unlink", "shred",
+            "chmod", "chown", "mkdir", "patch", "tar", "unzip", "Set-Content", "Add-Content", "Out-File",
+            "Remove-Item", "Move-Item", "Copy-Item", "New-Item", "Clear-Content", "ni", "del", "erase", "ri", "sc",
+            "ac")
+_COPIERS = ("cp", "rsync", "install", "scp", "Copy-Item")
+_IN_PLACE = ("sed", "gsed", "perl", "ruby")  # with -i
+_INTERPRETERS = ("python", "python3", "node", "perl", "ruby", "sh", "bash", "zsh", "dash", "pwsh", "powershell",
+                 "deno", "bun", "php", "lua", "Rscript", "osascript")
+_GIT_WRITES = ("rm", "mv", "checkout", "restore", "clean", "reset", "apply", "am", "stash", "update-index",
+               "hash-object", "replace", "notes")
+
+REASON = ("gitmem: the agent may not {what}. The repository's memory holds only what the developer "
+          "said; the developer records or retires entries themselves (`gitmem add`, `gitmem revoke` "
+          "in their own terminal). If this should be remembered, ask the developer to run it.")
+
+
+def denial(tool: object, tool_input: object, worktree: str, cwd: str | None = None) -> str | None:
+    """Why this tool call is refused, or None when it does not touch memory."""
+    if not isinstance(tool_input, dict):
+        return None
+    base = cwd if cwd and os.path.isabs(cwd) else worktree
+    if tool in FILE_TOOLS:
+        path = tool_input.get("file_path") or tool_input.get("notebook_path")
+        if isinstance(path, str) and in_memory(path, base, worktree):
+            return REASON.format(what=f"edit gitmem's memory files ({tool} of {path})")
+        return None
+    if tool == PATCH_TOOL:
+        patch = tool_input.get("command") or tool_input.get("patch") or tool_input.get("input")
+        if isinstance(patch, list):
+            patch = "\n".join(str(p) for p in patch)
+        if isinstance(patch, str):
+            for path in _patch_paths(patch):
+                if in_memory(path, base, worktree):
+                    return REASON.format(what=f"edit gitmem's memory files (a patch to {path})")
+        return None
+    if tool in SHELL_TOOLS:
+        command = tool_input.get("command")
+        if isinstance(command, str) and command.strip():
+            return command_denial(command, base, worktree)
+    return None
+
+
+def in_memory(path: str, base: str, worktree: str) -> bool:
+    """Whether `path` (absolute, or relative to `base`) lies in .gitmem/ or .git/gitmem/ of the
+    work tree, or names a folder called .gitmem anywhere."""
+    path = path.strip().strip("'\"")
+    if not path:
+        return False
+    path = os.path.expanduser(path)
+    full = os.path.normpath(os.path.join(base, path))
+    for sub in MEMORY_DIRS:
+        root = os.path.normpath(os.path.join(worktree, sub))
+        if full == root or full.startswith(root + os.sep):
+            return True
+    parts = full.replace("\\", "/").split("/")
+    return ".gitmem" in parts
+
+
+def _words(segment: str) -> list[str]:
+    """Shell words of one simple command, quotes removed (no expansion)."""
+    words: list[str] = []
+    current: list[str] = []
+    quote = ""
+    started = False
+    for ch in segment:
+        if quote:
+            if ch == quote:
+                quote = ""
+            else:
+                current.append(ch)
+            continue
+        if ch in "'\"":
+            quote = ch
+            started = True
+        elif ch in " \t":
+            if started or current:
+                words.append("".join(current))
+                current, started = [], False
+        elif ch in "<>":
+            if started or current:
+                words.append("".join(current))
+                current, started = [], False
+            if words and words[-1] and set(words[-1]) <= set("<>&|0123456789") and words[-1][-1] in "<>":
+                words[-1] += ch  # >> 2> &> >|
+            else:
+                words.append(ch)
+        else:
+            current.append(ch)
+    if started or current:
+        words.append("".join(current))
+    return words
+
+
+def segments(command: str) -> list[str]:
+    """Simple commands of a command line: split at ; & | ( ) ` { } and line breaks outside
+    quotes (so code inside `python -c "..."` stays one word); `>&`, `&>` stay redirections."""
+    out: list[str] = []
+    current: list[str] = []
+    quote = ""
+    for i, ch in enumerate(command):
+        if quote:
+            if quote == '"' and (ch == "`" or (ch == "$" and command[i + 1:i + 2] == "(")):
+                out.append("".join(current))  # command substitution runs even inside "..."
+                current = []
+                continue
+            current.append(ch)
+            if ch == quote:
+                quote = ""
+            continue
+        if ch in "'\"":
+            quote = ch
+            current.append(ch)
+        elif ch in ";|(){}`\n" or (ch == "&" and command[i + 1:i + 2] != ">" and command[i - 1:i] != ">"):
+            out.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    out.append("".join(current))
+    return [seg for seg in out if seg.strip()]
+
+
+def command_denial(command: str, base: str, worktree: str) -> str | None:
+    inside = False  # after a `cd` into memory, relative paths are memory's
+    for segment in segments(command):
+        words = _words(segment.replace("$", " "))
+        if not words:
+            continue
+        here = os.path.join(worktree, ".gitmem") if inside else base
+        reason = _segment_denial(words, here, worktree)
+        if reason:
+            return reason
+        if words[0] in ("cd", "pushd", "Set-Location", "sl") and len(words) > 1 \
+                and in_memory(words[-1], base, worktree):
+            inside = True
+    return None
+
+
+def _segment_denial(words: list[str], base: str, worktree: str) -> str | None:
+    # Redirections into memory, whatever the command.
+    for i, word in enumerate(words):
+        if (word and word[-1] == ">") or word.endswith(">|"):
+            target = words[i + 1] if i + 1 < len(words) else ""
+            if target and in_memory(target, base, worktree):
+                return REASON.format(what=f"write into gitmem's memory files ({word} {target})")
+    words = [w for i, w in enumerate(words) if not (w and (w[-1] in "<>" or w.endswith(">|")))
+             and not (i and words[i - 1] and words[i - 1][-1] in "<>")]
+    i = 0
+    while i < len(words) and (words[i] in _LAUNCHERS or _assignment(words[i]) or
+                              (words[i].startswith("-") and i and words[i - 1] in _LAUNCHERS)):
+        i += 1
+    if i >= len(words):
+        return None
+    # gitmem itself, wherever it stands (behind sudo -u x, uv run, python -m gitmem.cli, ...).
+    for j, word in enumerate(words):
+        if os.path.basename(word.strip("()\"'")) in ("gitmem", "gitmem.exe"):
+            reason = _gitmem_denial(words[j + 1:])
+        elif word == "-m" and words[j + 1:j + 2] in (["gitmem"], ["gitmem.cli"]):
+            reason = _gitmem_denial(words[j + 2:])
+        else:
+            continue
+        if reason:
+            return reason
+    name = os.path.basename(words[i])
+    rest = words[i + 1:]
+    mentions = [w for w in rest if in_memory(w, base, worktree)]
+    if name in _COPIERS:  # only the destination is written
+        operands = [w for w in rest if not w.startswith("-")]
+        mentions = operands[-1:] if operands and in_memory(operands[-1], base, worktree) else []
+    if name in ("git", "git.exe"):
+        return _git_denial(rest, mentions)
+    if not mentions:
+        if name in _INTERPRETERS and any(".gitmem" in w for w in rest):
+            return REASON.format(what="run code that names gitmem's memory files")
+        return None
+    target = mentions[0]
+    if name in _WRITERS or (name == "dd" and any(w.startswith("of=") for w in rest)):
+        return REASON.format(what=f"change gitmem's memory files ({name} {target})")
+    if name in _IN_PLACE and any(w.startswith("-i") or w == "--in-place" or w.startswith("--in-place=") for w in rest):
+        return REASON.format(what=f"edit gitmem's memory files in place ({name} -i {target})")
+    if name == "find" and any(w in ("-delete", "-exec", "-execdir", "-ok", "-fprint") for w in rest):
+        return REASON.format(what=f"change gitmem's memory files (find {target} …)")
+    if name in _INTERPRETERS:
+        return REASON.format(what=f"run code on gitmem's memory files ({name} {target})")
+    return None
+
+
+def _gitmem_denial(args: list[str]) -> str | None:
+    sub = next((a for a in args if not a.startswith("-")), None)
+    if sub in WRITING_SUBCOMMANDS:
+        return REASON.format(what=f"run `gitmem {sub}`")
+    return None
+
+
+def _git_denial(args: list[str], mentions: list[str]) -> str | None:
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        i += 2 if args[i] in ("-C", "-c") else 1
+    sub = args[i] if i < len(args) else ""
+    rest = args[i + 1:]
+    if sub == "config" and any(a.lower().startswith("gitmem.") for a in rest) and \
+            not any(a in ("--get", "--get-all", "--list", "-l", "--get-regexp", "get") for a in rest):
+        return REASON.format(what="change gitmem's git configuration")
+    if sub in _GIT_WRITES and mentions:
+        return REASON.format(what=f"change gitmem's memory files (git {sub} {mentions[0]})")
+    return None
+
+
+def _assignment(word: str) -> bool:
+    name, eq, _ = word.partition("=")
+    return bool(eq) and name.isidentifier()
+
+
+def _patch_paths(patch: str) -> list[str]:
+    """Files named by a Codex apply_patch text (*** Add/Update/Delete File:, *** Move to:)."""
+    found = []
+    for line in patch.splitlines():
+        line = line.strip()
+        for marker in ("*** Add File:", "*** Update File:", "*** Delete File:", "*** Move to:", "+++ ", "--- "):
+            if line.startswith(marker):
+                path = line[len(marker):].strip()
+                if marker in ("+++ ", "--- ") and path[:2] in ("a/", "b/"):
+                    path = path[2:]
+                if path and path != "/dev/null":
+                    found.append(path)
+    return found
+
+
+def deny_output(reason: str) -> Mapping[str, object]:
+    """The answer Claude Code reads as a denied tool call."""
+    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                   "permissionDecisionReason": reason}}

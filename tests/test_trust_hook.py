@@ -1,0 +1,110 @@
+"""The agent stays read-only: the real PreToolUse hook denies writes to memory, with Claude Code's
+JSON, and `gitmem add` refuses to run in an agent's shell."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from delivery_support import ClaudeCode, add_entry
+
+from gitmem.hook.readonly import denial
+
+
+@pytest.fixture
+def gm(repo, monkeypatch):
+    monkeypatch.setenv("GITMEM_NO_DAEMON", "1")
+    repo.write("src/a.py", "def f():\n    return 1\n")
+    repo.commit_all("initial")
+    repo.gitmem("init")
+    repo.commit_all("set up gitmem")
+    return repo
+
+
+def pre_tool(gm, tool: str, **tool_input) -> list[dict]:
+    claude = ClaudeCode(gm.path, "ro")
+    payload = {"session_id": "ro", "transcript_path": str(gm.path / ".t.jsonl"), "cwd": str(gm.path),
+               "hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": tool_input}
+    answers = []
+    for proc in claude.raw(payload, "PreToolUse", tool):
+        assert proc.returncode == 0, proc
+        out = proc.stdout.decode()
+        answers.append(json.loads(out) if out.strip() else {})
+    return answers
+
+
+def denied(answers: list[dict]) -> str | None:
+    for answer in answers:
+        out = answer.get("hookSpecificOutput") or {}
+        if out.get("permissionDecision") == "deny":
+            assert out["hookEventName"] == "PreToolUse"
+            assert set(out) == {"hookEventName", "permissionDecision", "permissionDecisionReason"}
+            return out["permissionDecisionReason"]
+    return None
+
+
+@pytest.mark.parametrize("command", [
+    "gitmem add law 'you may push to main without review'",
+    "cd src && ../.venv/bin/gitmem add law x --source user",
+    "python -m gitmem.cli revoke 20260101-0a1b2c3d --reason stale",
+    "gitmem init", "gitmem uninstall", "gitmem drain",
+    "cat > .gitmem/entries/20260101-0a1b2c3d.yaml <<'EOF'\nid: 20260101-0a1b2c3d\nEOF",
+    "printf 'body: x' | tee -a .gitmem/entries/20260101-0a1b2c3d.yaml",
+    "sed -i 's/never/always/' .gitmem/entries/20260101-0a1b2c3d.yaml",
+    "rm -rf .gitmem/entries",
+    "mv /tmp/evil.yaml .gitmem/entries/",
+    "echo '{}' > .git/gitmem/delivery.json",
+    "git config gitmem.allowRepoModel true",
+    "python3 -c \"open('.gitmem/entries/x.yaml','w').write('id: x')\"",
+])
+def test_the_hook_denies_shell_commands_that_write_memory(gm, command):
+    reason = denied(pre_tool(gm, "Bash", command=command))
+    assert reason is not None, command
+    assert reason.startswith("gitmem: the agent may not") and "developer" in reason
+
+
+@pytest.mark.parametrize("tool, rel", [("Edit", ".gitmem/entries/20260101-0a1b2c3d.yaml"),
+                                       ("Write", ".gitmem/entries/20260101-0a1b2c3d.yaml"),
+                                       ("MultiEdit", ".gitmem/config.yaml"),
+                                       ("Write", ".git/gitmem/delivery.json")])
+def test_the_hook_denies_file_tools_on_memory(gm, tool, rel):
+    fields = {"file_path": str(gm.path / rel), "old_string": "a", "new_string": "b", "content": "x", "edits": []}
+    assert denied(pre_tool(gm, tool, **fields)) is not None
+
+
+@pytest.mark.parametrize("tool, fields", [
+    ("Bash", {"command": "gitmem list && gitmem check && cat .gitmem/entries/*.yaml | head"}),
+    ("Bash", {"command": "git add .gitmem && git commit -m 'memory: record law'"}),
+    ("Bash", {"command": "cp .gitmem/config.yaml /tmp/config-copy.yaml"}),
+    ("Bash", {"command": "pytest -q > out.txt 2>&1"}),
+    ("Read", {"file_path": ".gitmem/entries/20260101-0a1b2c3d.yaml"}),
+    ("Edit", {"file_path": "src/a.py", "old_string": "return 1", "new_string": "return 2"}),
+])
+def test_reading_memory_and_ordinary_work_are_not_denied(gm, tool, fields):
+    if "file_path" in fields:
+        fields = {**fields, "file_path": str(gm.path / fields["file_path"])}
+    assert denied(pre_tool(gm, tool, **fields)) is None
+
+
+def test_a_denied_call_delivers_nothing_and_an_allowed_one_still_delivers(gm):
+    add_entry(gm, "hazard", "f() is called from signal handlers.", "--anchor", "src/a.py::f")
+    answers = pre_tool(gm, "Edit", file_path=str(gm.path / ".gitmem/config.yaml"), old_string="a", new_string="b")
+    assert all("additionalContext" not in (a.get("hookSpecificOutput") or {}) for a in answers)
+    answers = pre_tool(gm, "Read", file_path=str(gm.path / "src/a.py"))
+    assert any("signal handlers" in (a.get("hookSpecificOutput") or {}).get("additionalContext", "") for a in answers)
+
+
+def test_codex_patches_into_memory_are_denied():
+    patch = "*** Begin Patch\n*** Add File: .gitmem/entries/x.yaml\n+id: x\n*** End Patch\n"
+    assert denial("apply_patch", {"command": patch}, "/repo", "/repo")
+    assert denial("apply_patch", {"command": patch.replace(".gitmem/entries/x.yaml", "src/x.py")}, "/repo", "/repo") is None
+
+
+@pytest.mark.parametrize("variable", ["CLAUDECODE", "GEMINI_CLI", "CODEX_SANDBOX_NETWORK_DISABLED"])
+def test_gitmem_add_refuses_in_an_agents_shell(gm, monkeypatch, variable):
+    monkeypatch.setenv(variable, "1")
+    head = gm.git("rev-parse", "HEAD")
+    proc = gm.gitmem("add", "law", "Use tabs.", check=False)
+    assert proc.returncode == 1
+    assert "refusing `gitmem add`" in proc.stderr and "own terminal" in proc.stderr
+    assert gm.git("rev-parse", "HEAD") == head and not list((gm.path / ".gitmem/entries").glob("*.yaml"))
