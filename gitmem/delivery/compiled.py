@@ -30,7 +30,7 @@ if TYPE_CHECKING:
         signature: Signature
 
 DATA_FILE = "delivery.json"
-DATA_VERSION = 2
+DATA_VERSION = 3  # 3: entries failing the gate are withheld (rules.compile_rules)
 ENTRIES_DIR = os.path.join(".gitmem", "entries")
 CONFIG_FILE = os.path.join(".gitmem", "config.yaml")
 
