@@ -200,7 +200,7 @@ def test_rebase_abort_keeps_the_pending_entry(project):
 
 # -- the developer's commits -------------------------------------------------------------------------
 
-@pytest.mark.parametrize("style", ["plain", "all"])
+@pytest.mark.parametrize("style", ["plain", "all", "no-verify"])
 def test_a_slow_editor_commit_never_fails_while_gitmem_records(project, tmp_path, style):
     editor = tmp_path / "slow-editor.sh"
     editor.write_text("#!/bin/sh\nsleep 0.4\necho \"developer's message\" > \"$1\"\n")
@@ -225,6 +225,8 @@ def test_a_slow_editor_commit_never_fails_while_gitmem_records(project, tmp_path
             if style == "plain":
                 subprocess.run(["git", "add", "README.md"], cwd=project.path, check=True)
                 args = ["git", "commit"]
+            elif style == "no-verify":  # skips pre-commit, never prepare-commit-msg
+                args = ["git", "commit", "-a", "--no-verify"]
             else:
                 args = ["git", "commit", "-a"]
             proc = subprocess.run(args, cwd=project.path, env=env, capture_output=True, text=True)

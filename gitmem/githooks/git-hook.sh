@@ -12,9 +12,13 @@ orig="$(dirname "$0")/$GITMEM_HOOK.gitmem-orig"
 state=.git/gitmem
 [ -d .git ] || state="$(git rev-parse --git-dir 2>/dev/null)/gitmem"
 # A commit is being made: gitmem's writers keep their entries pending until post-commit, so they
-# never move the branch under a `git commit` that waits for its editor.
-[ "$GITMEM_HOOK" = pre-commit ] && [ -d "$state" ] && { echo "$PPID" > "$state/committing"; } 2>/dev/null
-[ "$GITMEM_HOOK" = post-commit ] && [ -s "$state/committing" ] && { : > "$state/committing"; } 2>/dev/null
+# never move the branch under a `git commit` that waits for its editor. prepare-commit-msg runs
+# before the editor even under `git commit --no-verify`, which skips pre-commit.
+{ [ "$GITMEM_HOOK" = pre-commit ] || [ "$GITMEM_HOOK" = prepare-commit-msg ]; } && [ -d "$state" ] && \
+  { echo "$PPID" > "$state/committing"; } 2>/dev/null
+case "$GITMEM_HOOK" in  # the commit (or the merge's, the rebase's) is made
+  post-commit|post-merge|post-rewrite) [ -s "$state/committing" ] && { : > "$state/committing"; } 2>/dev/null ;;
+esac
 
 input=""
 [ "$GITMEM_HOOK" = post-rewrite ] && input=$(cat)  # stdin is read once and handed to both
@@ -30,6 +34,7 @@ if [ -f "$orig" ] && [ -x "$orig" ]; then  # git runs a hook only when it is exe
   status=$?
   [ "$GITMEM_HOOK" = pre-commit ] && [ $status -ne 0 ] && exit $status
 fi
+[ "$GITMEM_HOOK" = prepare-commit-msg ] && exit $status  # only the marker above: nothing to re-check
 
 if [ ! -x "$GITMEM_PYTHON" ]; then
   echo "gitmem: $GITMEM_PYTHON is gone; run 'gitmem init' again to repair this hook" >&2
