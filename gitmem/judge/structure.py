@@ -60,6 +60,18 @@ _PHRASES = (
      r"(?:instructions?|prompts?|requests?|rules|messages?|directions|directives|guidelines|commands|programming)\b"
      r"(?!\s+(?:about|on|for|regarding|concerning|in|from|to|that|which|at|under|of)\b)"),
     ("do anything now", r"\bdo\s+anything\s+now\b"),
+    ("new instructions", r"\byour\s+(?:new|real|true|actual|hidden|secret|updated)\s+(?:system\s+)?instructions\b"
+                         r"|^\s*new\s+(?:system\s+)?instructions\s*:"),
+    ("unrestricted persona",
+     r"\bact\s+as\s+(?:an?\s+)?(?:unrestricted|unfiltered|uncensored|jailbroken|evil|rogue)\b"
+     r"|\byou\s+are\s+now\s+(?:root|admin|an?\s+(?:administrator|superuser|unrestricted|unfiltered|uncensored|"
+     r"jailbroken)|unrestricted|unfiltered|uncensored|jailbroken|dan)\b"),
+    ("no restrictions",
+     r"\b(?:without|no|free\s+of)\s+(?:any\s+)?(?:ethical\s+|safety\s+|content\s+)?"
+     r"(?:restrictions|limitations|filters|guardrails|censorship)\s*(?:or|and|,|whatsoever)"),
+    ("reveal prompt",
+     r"\b(?:reveal|print|show|repeat|output|leak|dump)\s+(?:me\s+)?your\s+(?:hidden\s+|initial\s+|original\s+|system\s+)?"
+     r"(?:instructions|prompt|system\s+message)"),
     ("privileged mode",
      r"\b(?:developer|god|dan|jailbreak|unrestricted|uncensored)\s+mode\s+(?:is\s+)?(?:now\s+)?(?:enabled|activated|on)\b"
      r"|\b(?:enable|enter|activate)\s+(?:the\s+)?(?:god|dan|jailbreak|unrestricted|uncensored)\s+mode\b"),
