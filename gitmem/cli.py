@@ -106,12 +106,50 @@ def uninstall() -> None:
 @reports_errors
 def add(kind: str, body: str, anchor: str | None, on: tuple[str, ...], source: str, supersedes: tuple[str, ...],
         expires: str | None, stage_only: bool) -> None:
-    """Record an entry and commit it on its own; prints the new id."""
+    """Record an entry and commit it on its own; prints the new id.
+
+    Refused from an agent's shell (memory holds only what the developer said) and when the
+    body or anchor fails the gate (gitmem.judge.safety: hidden characters, harness markup,
+    obfuscation, text addressed to an AI to override, escalate or exfiltrate)."""
+    _refuse_under_agent("add")
+    _gate_added(body, anchor)
     recorded = _memory().add(kind, body, anchor=anchor, on=on, source=source,
                              supersedes=supersedes, expires=expires, commit=not stage_only)
     click.echo(recorded.entry.id)
     if not recorded.commit.committed:
         click.echo(f"gitmem: {recorded.commit.note}", err=True)
+
+
+# Environment variables agents set in the shells they run commands in.
+AGENT_SHELLS = (("CLAUDECODE", "Claude Code"), ("GEMINI_CLI", "Gemini CLI"),
+                ("CODEX_SANDBOX", "Codex CLI"), ("CODEX_SANDBOX_NETWORK_DISABLED", "Codex CLI"))
+
+
+def _refuse_under_agent(command: str) -> None:
+    """`gitmem add` from an agent's shell would pass the agent's words off as the developer's."""
+    import os
+
+    for variable, agent in AGENT_SHELLS:
+        if os.environ.get(variable):
+            raise GitmemError(
+                f"refusing `gitmem {command}` from {agent}'s shell ({variable} is set): memory holds only "
+                "what the developer said, and the agent stays read-only. Run it in your own terminal.")
+
+
+def _gate_added(body: str, anchor: str | None) -> None:
+    from gitmem.judge import safety
+
+    text = safety.verdict(body.strip(), learned="optional")
+    findings = text.findings + (safety.anchor_findings(anchor) if anchor else [])
+    from gitmem.judge.structure import MAX_BODY, length_problem
+
+    if (problem := length_problem("body", body.strip(), MAX_BODY)) is not None:
+        findings.insert(0, safety.Finding(problem, ""))
+    for note in text.notes:
+        click.echo(f"gitmem: {note}", err=True)
+    if findings:
+        raise GitmemError("refusing to record this: it fails the gate that keeps instructions aimed at the "
+                          "agent out of memory:\n" + "\n".join(f"  - {f.reason}" for f in findings))
 
 
 @main.command("list")
@@ -159,8 +197,10 @@ def revoke(entry_id: str, reason: str) -> None:
 @click.option("--rev", "rev_range", metavar="[BASE..]HEAD", help="Fail if an anchor does not resolve at HEAD.")
 @reports_errors
 def check(mode: str | None, rev_range: str | None) -> None:
-    """Check anchors; exits 1 when an active entry's anchor does not resolve."""
+    """Check anchors and the gate; exits 1 when an active entry's anchor does not resolve, an
+    entry is invalid, or an entry fails the gate (it is then never delivered: remove it)."""
     memory = _memory()
+    head = None
     if mode == "staged":
         problems = memory.check_staged()
     else:
@@ -171,9 +211,42 @@ def check(mode: str | None, rev_range: str | None) -> None:
         click.echo(f"invalid entry: {error}")
     for entry, problem in problems:
         click.echo(f"{entry.id} ({entry.kind}) {problem}")
-    if problems or result.errors:
+    untrusted = _gate_store(memory, head)
+    if problems or result.errors or untrusted:
         sys.exit(1)
-    click.echo("all anchors resolve")
+    click.echo("all anchors resolve; every entry passes the gate")
+
+
+def _gate_store(memory: Memory, rev: str | None) -> int:
+    """Entries (in the work tree, and at `rev`) that fail the gate, reported; their count."""
+    from gitmem.githooks.review import entries_at
+    from gitmem.judge import safety
+
+    entries = {(e.id, e.body): e for e in memory.load().entries}
+    if rev is not None:
+        from gitmem import git
+
+        commit = git.rev_parse(memory.repo.worktree, rev)
+        if commit is not None:
+            entries.update({(e.id, e.body): e for e in entries_at(memory.repo, commit).entries})
+    failed = 0
+    notes: set[str] = set()
+    cache = safety.ScoreCache(memory.repo)
+    for (entry_id, _), entry in sorted(entries.items()):
+        verdict = safety.entry_findings(entry.to_dict(), learned="optional", cache=cache)
+        notes.update(verdict.notes)
+        if verdict.findings:
+            failed += 1
+            click.echo(f"untrusted entry, never delivered: {memory.store.relpath_of(entry_id)} "
+                       f"({entry.kind}, {entry.status}): " + "; ".join(f.reason for f in verdict.findings))
+    cache.save()
+    for note in sorted(notes):
+        click.echo(f"gitmem: {note}", err=True)
+    if failed:
+        click.echo(f"{failed} {'entry fails' if failed == 1 else 'entries fail'} the gate: remove "
+                   f"{'it' if failed == 1 else 'them'} from .gitmem/entries/ "
+                   "(`git diff` shows hidden characters as <U+XXXX>)")
+    return failed
 
 
 @main.command()
