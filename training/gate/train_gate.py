@@ -131,7 +131,8 @@ def featurize(rows: list[dict], cache: Cache) -> tuple[list[np.ndarray], np.ndar
     return feats, np.asarray([r["y"] for r in rows])
 
 
-def training_matrix(feats: list[np.ndarray], y: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def training_matrix(feats: list[np.ndarray], y: np.ndarray,
+                    idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Rows to fit: every pool of a benign text (0); the whole text of an attack (1). Weights
     make each text count once."""
     xs, ys, ws = [], [], []
