@@ -11,7 +11,7 @@ from gitmem.base.paths import RepoPaths, find_repo
 from gitmem.errors import EntryError, GitmemError, UnknownEntry
 from gitmem.store import index, pending
 from gitmem.store.commit import Change, CommitResult, FileChange, record, subject_for
-from gitmem.store.entry import KINDS, SOURCES, Entry, Trigger, new_id, now_iso
+from gitmem.store.entry import KINDS, SOURCES, Anchor, Entry, Trigger, new_id, now_iso
 from gitmem.store.yaml_files import DEFAULT_CONFIG, LoadResult, Store, check_config, parse_entry_text
 
 
@@ -126,10 +126,10 @@ class Memory:
         return ids
 
     # -- writing --------------------------------------------------------------------------
-    def add(self, kind: str, body: str, *, anchor: str | None = None, on: Sequence[str] = (),
+    def add(self, kind: str, body: str, *, anchor: str | Anchor | None = None, on: Sequence[str] = (),
             source: str = "user", session: str | None = None, turn: int | None = None,
             supersedes: Sequence[str] = (), expires: str | None = None, commit: bool = True) -> Recorded:
-        from gitmem.githooks.recheck import resolve_in_worktree
+        from gitmem.code.resolve import resolve
 
         check_config(self.repo)
         if kind not in KINDS:
@@ -150,7 +150,8 @@ class Memory:
                 dt.date.fromisoformat(expires[:10])
             except ValueError:
                 raise GitmemError(f"--expires {expires!r}: expected YYYY-MM-DD") from None
-        resolved = resolve_in_worktree(self.repo, anchor) if anchor else None
+        # An Anchor comes resolved (the writer built it from the declaration it matched); text is resolved here.
+        resolved = resolve(self.repo.worktree, anchor) if isinstance(anchor, str) and anchor else anchor or None
         old = [self._find(i) for i in supersedes]
         entry = Entry(id=new_id(), kind=kind, body=body, source=source, anchor=resolved,
                       triggers=triggers, created_at=now_iso(), created_session=session,
@@ -274,14 +275,10 @@ class Memory:
         return out or None
 
     def as_json(self, entry: Entry) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "id": entry.id, "kind": entry.kind, "body": entry.body, "status": entry.status,
-            "source": entry.source, "anchor": str(entry.anchor) if entry.anchor else None,
-            "triggers": [str(t) for t in entry.triggers], "created": entry.created_at,
-            "supersedes": list(entry.supersedes), "superseded_by": entry.superseded_by,
-            "expires": entry.expires,
-        }
+        """`gitmem list --json`: the stored fields (Entry.to_dict), the anchor written `path::symbol`
+        and a revocation naming the commit that retired the entry."""
+        data = entry.to_dict()
+        data["anchor"] = str(entry.anchor) if entry.anchor else None
         if entry.revocation:
-            data["revocation"] = {"reason": entry.revocation.reason, "time": entry.revocation.at,
-                                  "commit": self.revocation_commit(entry)}
+            data["revocation"]["commit"] = self.revocation_commit(entry)
         return data

@@ -161,7 +161,8 @@ def build_examples(args: argparse.Namespace, tok: RuntimeTokenizer, log) -> list
     real, stats = ([], {}) if args.no_real else load_real(Path(args.labels), Path(args.real_dir))
     log(f"corpus turns {len(corpus)}; real turns {len(real)} {json.dumps(stats)}")
     rng = random.Random(args.seed)
-    turns = [("corpus", t) for t in corpus] + [("real", t) for t in real]
+    # Real turns are the distribution that matters and the scarce one: each is seen --real-repeat times.
+    turns = [("corpus", t) for t in corpus] + [("real", t) for t in real] * max(1, args.real_repeat)
     rng.shuffle(turns)
     if args.max_turns:
         turns = turns[: args.max_turns]
@@ -390,6 +391,7 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--resume", action="store_true", help="continue from OUT/ckpt")
     ap.add_argument("--no-real", action="store_true", help="written corpus only")
+    ap.add_argument("--real-repeat", type=int, default=1, help="each real train turn is seen this many times an epoch")
     ap.add_argument("--labels", default=str(LABELS))
     ap.add_argument("--real-dir", default=str(REAL_DIR))
     ap.add_argument("--model", default=None, help="base GGUF (default: the embedded model)")
@@ -473,7 +475,8 @@ def main() -> int:
                 "lora_r": LORA_R, "lora_alpha": LORA_ALPHA, "targets": list(TARGET_MODULES), "lr": args.lr,
                 "head_lr": args.head_lr, "batch_size": args.batch_size, "max_batch_tokens": args.max_batch_tokens,
                 "pos_weight": args.pos_weight, "kind_weight": args.kind_weight, "seed": args.seed,
-                "total_steps": total, "epochs": args.epochs, "max_turns": args.max_turns}
+                "total_steps": total, "epochs": args.epochs, "max_turns": args.max_turns,
+                "corpus_turns": args.corpus_turns, "real_repeat": args.real_repeat}
     model.train()
     recent: list[float] = []
     while step < total:

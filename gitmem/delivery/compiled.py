@@ -30,7 +30,7 @@ if TYPE_CHECKING:
         signature: Signature
 
 DATA_FILE = "delivery.json"
-DATA_VERSION = 3  # 3: entries failing the gate are withheld (rules.compile_rules)
+DATA_VERSION = 4  # 3: entries failing the gate are withheld (rules.compile_rules); 4: "anchored"
 ENTRIES_DIR = os.path.join(".gitmem", "entries")
 CONFIG_FILE = os.path.join(".gitmem", "config.yaml")
 
@@ -105,13 +105,4 @@ def rebuild(worktree: str, git_dir: str, common_dir: str, sig: Signature | None 
 
 def symbol_anchored_paths(data: CompiledRules) -> dict[str, list[str]]:
     """Files with symbol-anchored active entries, and those symbols."""
-    found: dict[str, list[str]] = {}
-    for entry in (data.get("active") or {}).values():
-        anchor = entry.get("anchor")
-        if anchor and anchor[1]:
-            symbols = found.setdefault(anchor[0], [])
-            if anchor[1] not in symbols:
-                symbols.append(anchor[1])
-    return found
-
-
+    return {path: symbols for path, symbols in (data.get("anchored") or {}).items() if symbols}

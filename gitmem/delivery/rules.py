@@ -70,6 +70,7 @@ if TYPE_CHECKING:
 
     class CompiledRules(_CompiledRules, total=False):
         withheld: dict[str, list[str]]  # entries the gate keeps from delivery: id -> reasons
+        anchored: dict[str, list[str]]  # delivered entries' anchored files and symbols (store.index.anchored_files)
 
 # Mirrors gitmem.store.entry.EVENTS; entry.py imports dataclasses (≈ 10 ms), too slow for the hook.
 EVENTS = ("session-start", "prompt", "read", "edit", "run", "commit")
@@ -103,6 +104,8 @@ def compile_rules(entries: list[dict[str, Any]], config: Mapping[str, Any]) -> C
 
     ``entries`` are dicts as in Entry.to_dict(); ``config`` is the merged repository config.
     """
+    from gitmem.store.index import anchored_files  # the rebuild path only, never the hook's fast path
+
     delivery = found if isinstance(found := config.get("delivery"), dict) else {}
     start = found if isinstance(found := delivery.get("session_start"), dict) else {}
     by_id = {e["id"]: e for e in entries}
@@ -135,6 +138,7 @@ def compile_rules(entries: list[dict[str, Any]], config: Mapping[str, Any]) -> C
         "active": active,
         "retired": retired,
         "withheld": withheld,
+        "anchored": anchored_files(e for e in entries if e["id"] not in withheld),
     }
 
 

@@ -74,17 +74,8 @@ def _anchors(worktree: str, local_state: str) -> dict[str, list[str]] | None:
     index = fastjson.read_file(os.path.join(local_state, "index.json"))
     if not isinstance(index, dict) or not _fresh(index, worktree):
         return None
-    out: dict[str, list[str]] = {}
-    for record in (index.get("files") or {}).values():
-        entry = record.get("entry") if isinstance(record, dict) else None
-        if not isinstance(entry, dict) or entry.get("status") != "active":
-            continue
-        anchor = entry.get("anchor")
-        if isinstance(anchor, dict) and isinstance(anchor.get("path"), str):
-            symbols = out.setdefault(anchor["path"], [])
-            if anchor.get("symbol"):
-                symbols.append(str(anchor["symbol"]))
-    return out
+    anchored = index.get("anchored")  # gitmem.store.index.anchored_files
+    return anchored if isinstance(anchored, dict) else None
 
 
 def _cached_declarations(cache_dir: str, blob: str, language: str, digest: str) -> list[list[Any]] | None:

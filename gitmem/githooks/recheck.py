@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
 from gitmem import git
 from gitmem.base.paths import RepoPaths
-from gitmem.code.anchors import Declaration, DeclarationCache, declarations, find
+from gitmem.code.anchors import Declaration, DeclarationCache, find
 from gitmem.code.grammar import language_for_path
 from gitmem.store.entry import Anchor, Entry, anchor_path_problem
 
@@ -217,34 +216,3 @@ def _symlinks(repo: RepoPaths, rev: str, paths: list[str]) -> set[str]:
         if meta.startswith("120000"):
             found.add(path)
     return found
-
-
-def resolve_in_worktree(repo: RepoPaths, anchor_text: str) -> Anchor:
-    """Validate an anchor typed by a person against the working tree (for `gitmem add`)."""
-    from gitmem.code.anchors import closest, split_anchor
-    from gitmem.errors import AnchorError
-    from gitmem.store.yaml_files import anchor_outside
-
-    try:
-        path, symbol = split_anchor(anchor_text)
-    except ValueError as exc:
-        raise AnchorError(f"anchor {anchor_text!r}: {exc}") from None
-    outside = anchor_outside(repo.worktree, path)
-    if outside:
-        raise AnchorError(f"anchor {anchor_text!r}: {outside}")
-    file = repo.worktree / path
-    if file.is_symlink() or not file.is_file():
-        raise AnchorError(f"anchor {anchor_text!r}: {path} is not a file in this repository")
-    language = language_for_path(path)
-    if symbol is None:
-        return Anchor(path, None, language, None)
-    if language is None:
-        raise AnchorError(f"anchor {anchor_text!r}: no grammar for {Path(path).suffix or path}; "
-                          "anchor the file instead")
-    decls = declarations(file.read_bytes(), language)
-    decl = find(decls, symbol)
-    if decl is None:
-        near = closest(symbol, decls)
-        hint = ("; closest declarations: " + ", ".join(near)) if near else "; the file has no declarations"
-        raise AnchorError(f"anchor {anchor_text!r}: `{symbol}` is not declared in {path}{hint}")
-    return Anchor(path, decl.name, language, decl.fingerprint)

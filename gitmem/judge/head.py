@@ -128,6 +128,11 @@ def vetoed(message: str, span: Span, cues: Cues | None = None) -> bool:
     return cues.vetoed(span.text) or in_quotes(span, quoted_ranges(message))
 
 
+# The span-shape columns of `lexical`, in order (the trained heads' column layout).
+SHAPE_FEATURES = ("quoted", "after_intro", "message_has_paste", "log_words", "first", "last", "position",
+                  "log_spans", "question", "lowercase_start", "length_share")
+
+
 def lexical(message: str, spans: Sequence[Span], cues: Cues) -> np.ndarray:
     """Lexical feature rows, one per span: cue hits in the span and around it, shape, position."""
     everything = all_spans(message)
@@ -149,23 +154,20 @@ def lexical(message: str, spans: Sequence[Span], cues: Cues) -> np.ndarray:
         )
         quote = in_quotes(span, quoted)
         words = len(re.findall(r"\w+", span.text))
-        rows.append(
-            own
-            + others
-            + [
-                1.0 if quote else 0.0,
-                1.0 if prev_line_intro else 0.0,
-                1.0 if pasted_any else 0.0,
-                math.log1p(words) / 4.0,
-                1.0 if i == 0 else 0.0,
-                1.0 if i == n - 1 else 0.0,
-                (i / (n - 1)) if n > 1 else 0.0,
-                math.log1p(n) / 3.0,
-                1.0 if span.text.rstrip().endswith("?") else 0.0,
-                1.0 if span.text[:1].islower() else 0.0,
-                len(span.text) / max(1, len(message)),
-            ]
-        )
+        shape = {
+            "quoted": 1.0 if quote else 0.0,
+            "after_intro": 1.0 if prev_line_intro else 0.0,
+            "message_has_paste": 1.0 if pasted_any else 0.0,
+            "log_words": math.log1p(words) / 4.0,
+            "first": 1.0 if i == 0 else 0.0,
+            "last": 1.0 if i == n - 1 else 0.0,
+            "position": (i / (n - 1)) if n > 1 else 0.0,
+            "log_spans": math.log1p(n) / 3.0,
+            "question": 1.0 if span.text.rstrip().endswith("?") else 0.0,
+            "lowercase_start": 1.0 if span.text[:1].islower() else 0.0,
+            "length_share": len(span.text) / max(1, len(message)),
+        }
+        rows.append(own + others + [shape[name] for name in SHAPE_FEATURES])
     return np.asarray(rows, dtype=np.float32).reshape(n, -1)
 
 
@@ -173,7 +175,8 @@ def lexical(message: str, spans: Sequence[Span], cues: Cues) -> np.ndarray:
 
 
 def lexical_width(cues: Cues) -> int:
-    return 2 * len(cues.groups) + 11
+    """Columns of `lexical`: cue hits in the span and in the other spans, then the shape features."""
+    return 2 * len(cues.groups) + len(SHAPE_FEATURES)
 
 
 def pooled(states: np.ndarray, ranges: Sequence[tuple[int, int]], where: Sequence[tuple[int, int]]) -> np.ndarray:

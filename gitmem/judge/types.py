@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from gitmem.store.entry import Anchor
+
 
 @dataclass(frozen=True, slots=True)
 class Packet:
@@ -36,6 +38,7 @@ class Candidate:
     anchor: str | None  # "path" or "path::Qualified.name"; resolves in the work tree
     supersedes: tuple[str, ...]  # ids of stored entries this one corrects
     score: float  # the head's probability that the span is a standing constraint
+    resolved: Anchor | None = None  # `anchor` as the store records it, resolved when the judge picked it
 
     def to_dict(self) -> dict[str, Any]:
         return {

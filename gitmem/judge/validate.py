@@ -19,10 +19,9 @@ from typing import TYPE_CHECKING
 from gitmem.base.paths import RepoPaths
 from gitmem.judge import bodies
 from gitmem.judge.words import content_words, subject_words, words
-from gitmem.store.entry import KINDS, Entry
+from gitmem.store.entry import KINDS, Anchor, Entry
 
 if TYPE_CHECKING:
-    from gitmem.code.anchors import Declaration
     from gitmem.judge.spans import Span
     from gitmem.judge.types import Candidate, Packet
 
@@ -81,33 +80,15 @@ def _identifier_like(word: str) -> bool:
 # -- anchors -----------------------------------------------------------------------------------
 
 
-def _declarations(repo: RepoPaths, path: str) -> list[Declaration] | None:
-    """Declarations of a work-tree file, [] for a file in an unknown language, None if absent."""
-    from gitmem.code import anchors, grammar
-
-    file = repo.worktree / path
-    if not file.is_file():
-        return None
-    language = grammar.language_for_path(path)
-    if language is None:
-        return []
-    try:
-        return anchors.declarations(file.read_bytes(), language)
-    except (OSError, ValueError):
-        return []
-
-
 def resolves(repo: RepoPaths, anchor: str) -> bool:
-    from gitmem.code import anchors
+    from gitmem.code.resolve import resolve
+    from gitmem.errors import AnchorError
 
     try:
-        path, symbol = anchors.split_anchor(anchor)
-    except ValueError:
+        resolve(repo.worktree, anchor)
+    except AnchorError:
         return False
-    decls = _declarations(repo, path)
-    if decls is None:
-        return False
-    return symbol is None or anchors.find(decls, symbol) is not None
+    return True
 
 
 def _mentions(body: str, name: str) -> int:
@@ -132,21 +113,30 @@ def _mentions(body: str, name: str) -> int:
 
 
 def find_anchor(repo: RepoPaths, body: str, files_modified: Sequence[str]) -> str | None:
-    """A file or declaration named in ``body`` among the files modified in the turn."""
-    from gitmem.code import anchors
+    """A file or declaration named in ``body`` among the files modified in the turn, as text."""
+    anchor = anchor_named(repo, body, files_modified)
+    return str(anchor) if anchor else None
 
-    best: tuple[int, int, str] | None = None  # (strength, specificity, anchor)
+
+def anchor_named(repo: RepoPaths, body: str, files_modified: Sequence[str]) -> Anchor | None:
+    """The file or declaration named in ``body`` among the files modified in the turn, resolved
+    from the declarations read here (the store takes it as it is: one parse per file)."""
+    from gitmem.code.resolve import anchor_of, file_declarations
+    from gitmem.errors import AnchorError
+
+    best: tuple[int, int, Anchor] | None = None  # (strength, specificity, anchor)
     for raw in files_modified:
         path = repo.relative(repo.worktree / raw) if not Path(raw).is_absolute() else repo.relative(raw)
         if not path:
             continue
-        decls = _declarations(repo, path)
-        if decls is None:
+        try:
+            language, decls = file_declarations(repo.worktree, path)
+        except AnchorError:
             continue
         for decl in decls:
             strength = _mentions(body, decl.name)
             if strength and (best is None or (strength, decl.name.count(".") + 1) > best[:2]):
-                best = (strength, decl.name.count(".") + 1, anchors.format_anchor(path, decl.name))
+                best = (strength, decl.name.count(".") + 1, anchor_of(path, language, decl))
         base = Path(path).name
         stem = Path(path).stem
         named = re.search(rf"(?<![\w/]){re.escape(path)}(?!\w)", body) or re.search(
@@ -154,11 +144,8 @@ def find_anchor(repo: RepoPaths, body: str, files_modified: Sequence[str]) -> st
         if not named and ("_" in stem or re.search(r"[a-z][A-Z]", stem)):
             named = re.search(rf"(?<![\w]){re.escape(stem)}(?![\w])", body)
         if named and (best is None or best[0] < 2):
-            best = (2, 0, path) if best is None else best
-    if best is None:
-        return None
-    anchor = best[2]
-    return anchor if resolves(repo, anchor) else None
+            best = (2, 0, anchor_of(path, language)) if best is None else best
+    return best[2] if best else None
 
 
 # -- the promoted proposal ---------------------------------------------------------------------
@@ -202,7 +189,8 @@ def finalize(repo: RepoPaths, packet: Packet, raw: Sequence[tuple[str, str, str,
             continue
         # A ritual is anchored by what its trigger names, never by the file it names as the work.
         named = bodies.trigger_clause(body) if kind == "ritual" else body
-        anchor = find_anchor(repo, named, packet.files_modified) if packet.files_modified and named else None
-        accepted.append(Candidate(kind, source, body, anchor, superseded(body, kind, stored), score))
+        anchor = anchor_named(repo, named, packet.files_modified) if packet.files_modified and named else None
+        accepted.append(Candidate(kind, source, body, str(anchor) if anchor else None,
+                                  superseded(body, kind, stored), score, anchor))
     order = {c.body: (packet.user + packet.assistant).find(c.body) for c in accepted}
     return sorted(accepted, key=lambda c: order[c.body])

@@ -7,9 +7,11 @@ turned back into plain mappings; the store owns the files.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from gitmem.errors import EntryError
@@ -40,6 +42,21 @@ def anchor_path_problem(path: str) -> str | None:
         return f"{path!r} leads out of the repository (..)"
     if parts[0] == ".git":
         return f"{path!r} is inside .git"
+    return None
+
+
+def anchor_outside(worktree: Path, path: str) -> str | None:
+    """Why `path` is not a place inside the work tree (None when it is, or does not exist)."""
+    problem = anchor_path_problem(path)
+    if problem:
+        return problem
+    root = os.path.realpath(worktree)
+    real = os.path.realpath(os.path.join(root, path))
+    if real != root and not real.startswith(root.rstrip("/") + "/"):
+        return f"{path!r} leads out of the repository (through a symlink, to {real})"
+    inside = real[len(root.rstrip("/")) + 1:]
+    if inside == ".git" or inside.startswith(".git/"):
+        return f"{path!r} leads into .git"
     return None
 
 

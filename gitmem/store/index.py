@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from gitmem.base import fastjson
@@ -28,7 +29,7 @@ from gitmem.store import pending
 if TYPE_CHECKING:
     from gitmem.store.entry import Entry
 
-INDEX_VERSION = 2
+INDEX_VERSION = 3  # 3: "anchored"
 INDEX_FILE = "index.json"
 ANCHORED_PATHS_FILE = "anchored-paths.sh"
 
@@ -106,16 +107,33 @@ def rebuild(repo: RepoPaths, previous: dict[str, Any] | None = None,
         "pending": pending.entries(repo),
         "config": load_config(repo),
     }
+    files_anchored = anchored_files(entries(index, committed_only=True))  # what the commit hooks re-check
+    index["anchored"] = files_anchored
     try:
         fastjson.write_file(os.path.join(state_dir(repo), INDEX_FILE), index)
-        anchored = sorted({e["anchor"]["path"] for e in entries(index, committed_only=True)
-                           if e["anchor"] and e["status"] == "active"})
+        anchored = sorted(files_anchored)
         # Sourced by the pre-commit stub: `set -- ':(literal)path' ...` needs no process to read.
         quoted = " ".join("'" + (":(literal)" + p).replace("'", "'\\''") + "'" for p in anchored)
         write_atomic(os.path.join(state_dir(repo), ANCHORED_PATHS_FILE), f"set -- {quoted}\n")
     except OSError:
         pass  # a read-only state folder: the index is still right for this process
     return index
+
+
+def anchored_files(entries: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """The files active entries are anchored to, each with its anchored symbols ([] when only the
+    file is): the one answer to "which files are anchored" for the commit hooks (from the index),
+    the delivery hook and the declaration-range refresher (from the compiled rules)."""
+    found: dict[str, list[str]] = {}
+    for e in entries:
+        anchor = e.get("anchor")
+        if e.get("status") != "active" or not isinstance(anchor, dict) or not isinstance(anchor.get("path"), str):
+            continue
+        symbols = found.setdefault(anchor["path"], [])
+        symbol = anchor.get("symbol")
+        if isinstance(symbol, str) and symbol and symbol not in symbols:
+            symbols.append(symbol)
+    return found
 
 
 def entries(index: dict[str, Any], committed_only: bool = False) -> list[dict[str, Any]]:

@@ -23,7 +23,7 @@ from gitmem.base import settings
 from gitmem.base.files import write_atomic
 from gitmem.base.paths import CONFIG_FILE, RepoPaths, find_repo
 from gitmem.errors import EntryError, GitmemError, UnknownEntry
-from gitmem.store.entry import Entry
+from gitmem.store.entry import Entry, anchor_outside
 
 DEFAULT_CONFIG = settings.template()
 # An entry is a sentence or a paragraph; anything bigger is a mistake or an attack, and parsing
@@ -203,23 +203,6 @@ def check_anchor_inside(repo: RepoPaths, entry: Entry, rel: str) -> None:
     problem = anchor_outside(repo.worktree, entry.anchor.path)
     if problem:
         raise EntryError(rel, "anchor.path", problem)
-
-
-def anchor_outside(worktree: Path, path: str) -> str | None:
-    """Why `path` is not a place inside the work tree (None when it is, or does not exist)."""
-    from gitmem.store.entry import anchor_path_problem
-
-    problem = anchor_path_problem(path)
-    if problem:
-        return problem
-    root = os.path.realpath(worktree)
-    real = os.path.realpath(os.path.join(root, path))
-    if real != root and not real.startswith(root.rstrip("/") + "/"):
-        return f"{path!r} leads out of the repository (through a symlink, to {real})"
-    inside = real[len(root.rstrip("/")) + 1:]
-    if inside == ".git" or inside.startswith(".git/"):
-        return f"{path!r} leads into .git"
-    return None
 
 
 class Store:

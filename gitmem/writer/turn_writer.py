@@ -159,7 +159,7 @@ def commit_candidates(repo: RepoPaths, job: Job, candidates: Sequence[Candidate]
             continue
         supersedes = tuple(i for i in c.supersedes if i in active)
         try:
-            rec = memory.add(c.kind, c.body, anchor=c.anchor, source=c.source, session=job.session,
+            rec = memory.add(c.kind, c.body, anchor=c.resolved or c.anchor, source=c.source, session=job.session,
                              turn=job.turn, supersedes=supersedes)
         except AnchorError:
             outcome.notes.append(f"anchor {c.anchor} did not resolve; recorded for the repository")
