@@ -14,16 +14,14 @@ from __future__ import annotations
 import os
 
 from gitmem.base import fastjson
+from gitmem.base.signature import store_signature
 
 TYPE_CHECKING = False  # no typing import on the hook path
 if TYPE_CHECKING:
-    from typing import TypeAlias, TypeGuard
+    from typing import TypeGuard
 
+    from gitmem.base.signature import Signature
     from gitmem.delivery.rules import CompiledRules
-
-    # [name, mtime_ns, size] per entry file, sorted, then ["<config>", mtime_ns, size]. Lists,
-    # not tuples: it is compared with the copy loaded from JSON.
-    Signature: TypeAlias = list[list[str | int]]
 
     class DeliveryData(CompiledRules):
         version: int
@@ -31,40 +29,12 @@ if TYPE_CHECKING:
 
 DATA_FILE = "delivery.json"
 DATA_VERSION = 4  # 3: entries failing the gate are withheld (rules.compile_rules); 4: "anchored"
-ENTRIES_DIR = os.path.join(".gitmem", "entries")
-CONFIG_FILE = os.path.join(".gitmem", "config.yaml")
 
 
 def signature(worktree: str, git_dir: str | None = None) -> Signature:
-    """What the compiled rules depend on: name, mtime and size of every entry file and the config,
-    and the entry changes waiting pending in the worktree's git dir (gitmem.store.pending)."""
-    sig: Signature = []
-    try:
-        with os.scandir(os.path.join(worktree, ENTRIES_DIR)) as it:
-            for item in it:
-                if item.name.endswith(".yaml") and not item.name.startswith("."):
-                    st = item.stat()
-                    sig.append([item.name, st.st_mtime_ns, st.st_size])
-    except OSError:
-        pass
-    sig.sort()
-    try:
-        st = os.stat(os.path.join(worktree, CONFIG_FILE))
-        sig.append(["<config>", st.st_mtime_ns, st.st_size])
-    except OSError:
-        pass
-    if git_dir:
-        folder = os.path.join(git_dir, "gitmem", "pending")
-        try:
-            names = sorted(n for n in os.listdir(folder) if n.endswith(".json") and not n.startswith("."))
-        except OSError:
-            names = []
-        for name in names:
-            try:
-                sig.append(["<pending>" + name, 0, os.stat(os.path.join(folder, name)).st_size])
-            except OSError:
-                continue
-    return sig
+    """What the compiled rules depend on: the entry files, the config and, with `git_dir`, the
+    entry changes waiting pending in the worktree's git dir (gitmem.base.signature)."""
+    return store_signature(worktree, os.path.join(git_dir, "gitmem") if git_dir else None)
 
 
 def load(worktree: str, git_dir: str, common_dir: str) -> DeliveryData:

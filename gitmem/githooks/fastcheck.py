@@ -27,6 +27,7 @@ import os
 import sys
 
 from gitmem.base import fastjson
+from gitmem.base.signature import committed_part, store_signature
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -43,30 +44,10 @@ def _language(path: str) -> str | None:
 
 
 def _fresh(index: dict[str, Any], worktree: str) -> bool:
-    """The compiled index was built from the entry files and config as they are now (the stat
-    table gitmem.store.index keys it on; pending changes do not matter to the hooks)."""
+    """The compiled index was built from the entry files and config as they are now (the
+    signature gitmem.store.index keys it on; pending changes do not matter to the hooks)."""
     stats = index.get("stats")
-    if not isinstance(stats, dict):
-        return False
-    seen = 0
-    try:
-        with os.scandir(os.path.join(worktree, ".gitmem", "entries")) as it:
-            for item in it:
-                if item.name.endswith(".yaml") and not item.name.startswith("."):
-                    st = item.stat()
-                    if stats.get(item.name) != [st.st_mtime_ns, st.st_size]:
-                        return False
-                    seen += 1
-    except FileNotFoundError:
-        pass
-    try:
-        st = os.stat(os.path.join(worktree, ".gitmem", "config.yaml"))
-        if stats.get("<config>") != [st.st_mtime_ns, st.st_size]:
-            return False
-        seen += 1
-    except OSError:
-        pass
-    return seen == sum(1 for k in stats if k != "<pending>")
+    return isinstance(stats, list) and committed_part(stats) == store_signature(worktree)
 
 
 def _anchors(worktree: str, local_state: str) -> dict[str, list[str]] | None:

@@ -24,35 +24,20 @@ from typing import TYPE_CHECKING, Any
 from gitmem.base import fastjson
 from gitmem.base.files import write_atomic
 from gitmem.base.paths import ENTRIES_DIR, RepoPaths
+from gitmem.base.signature import CONFIG_ROW, committed_part, store_signature
 from gitmem.store import pending
 
 if TYPE_CHECKING:
+    from gitmem.base.signature import Signature
     from gitmem.store.entry import Entry
 
-INDEX_VERSION = 3  # 3: "anchored"
+INDEX_VERSION = 4  # 3: "anchored"; 4: "stats" is gitmem.base.signature
 INDEX_FILE = "index.json"
 ANCHORED_PATHS_FILE = "anchored-paths.sh"
 
 
-def _stat_table(repo: RepoPaths) -> dict[str, list[int]]:
-    table: dict[str, list[int]] = {}
-    try:
-        with os.scandir(repo.entries) as it:
-            for item in it:
-                if item.name.endswith(".yaml") and not item.name.startswith("."):
-                    st = item.stat()
-                    table[item.name] = [st.st_mtime_ns, st.st_size]
-    except FileNotFoundError:
-        pass
-    try:
-        st = repo.config.stat()
-        table["<config>"] = [st.st_mtime_ns, st.st_size]
-    except OSError:
-        pass
-    waiting = pending.signature(repo)
-    if waiting:
-        table["<pending>"] = waiting  # type: ignore[assignment]
-    return table
+def _signature(repo: RepoPaths) -> Signature:
+    return store_signature(os.fspath(repo.worktree), pending.local_state(repo))
 
 
 def state_dir(repo: RepoPaths) -> str:
@@ -71,7 +56,7 @@ def read_index(repo: RepoPaths) -> dict[str, Any] | None:
 
 def current(repo: RepoPaths) -> dict[str, Any]:
     """The index, rebuilt first if any entry file or the config changed since it was built."""
-    stats = _stat_table(repo)
+    stats = _signature(repo)
     index = read_index(repo)
     if index is not None and index.get("stats") == stats:
         return index
@@ -79,16 +64,18 @@ def current(repo: RepoPaths) -> dict[str, Any]:
 
 
 def rebuild(repo: RepoPaths, previous: dict[str, Any] | None = None,
-            stats: dict[str, list[int]] | None = None) -> dict[str, Any]:
+            stats: Signature | None = None) -> dict[str, Any]:
     from gitmem.errors import EntryError
     from gitmem.store.yaml_files import check_anchor_inside, load_config, parse_entry_text, read_entry_file
 
-    stats = stats if stats is not None else _stat_table(repo)
-    old_stats = (previous or {}).get("stats", {})
+    stats = stats if stats is not None else _signature(repo)
+    old_rows = (previous or {}).get("stats") or []
+    old_stats = {str(row[0]): row[1:] for row in old_rows if isinstance(row, list) and row}
     old_files = (previous or {}).get("files", {})
     files: dict[str, Any] = {}
-    for name, stat in stats.items():
-        if name.startswith("<"):
+    for row in committed_part(stats):
+        name, stat = str(row[0]), row[1:]
+        if name == CONFIG_ROW:
             continue
         if old_stats.get(name) == stat and name in old_files:
             files[name] = old_files[name]

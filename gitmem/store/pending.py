@@ -121,18 +121,6 @@ def entries(repo: RepoPaths) -> list[dict[str, Any]]:
     return list(latest.values())
 
 
-def signature(repo: RepoPaths) -> list[list[str | int]]:
-    """What the pending store's content depends on: its record names and sizes."""
-    out: list[list[str | int]] = []
-    where = folder(repo)
-    for name in names(repo):
-        try:
-            out.append([name, os.stat(os.path.join(where, name)).st_size])
-        except OSError:
-            continue
-    return out
-
-
 def _fsync_dir(path: str) -> None:
     try:
         fd = os.open(path, os.O_RDONLY)

@@ -1,0 +1,60 @@
+"""The store's stat signature: what the compiled index and the compiled delivery rules are keyed on.
+
+One directory scan and a few stats: name, mtime and size of every entry file, then the config,
+then name and size of every pending change (gitmem.store.pending) when the worktree's state
+folder is given. Equal signatures mean equal inputs, so a compiled file whose signature matches
+is current. Standard library only (os): the delivery hook and the commit hooks compute it.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False  # no typing import on the hook path
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    # [name, mtime_ns, size] rows. Lists, not tuples: compared with copies loaded from JSON.
+    Signature: TypeAlias = list[list[str | int]]
+
+ENTRIES_DIR = os.path.join(".gitmem", "entries")
+CONFIG_FILE = os.path.join(".gitmem", "config.yaml")
+CONFIG_ROW = "<config>"
+PENDING_PREFIX = "<pending>"  # + the pending record's name; its mtime is not kept (0)
+
+
+def store_signature(worktree: str, local_state: str | None = None) -> Signature:
+    """Entry files sorted by name, the config, then (with `local_state`, the worktree's
+    `<git dir>/gitmem`) the pending records in their order."""
+    sig: Signature = []
+    try:
+        with os.scandir(os.path.join(worktree, ENTRIES_DIR)) as it:
+            for item in it:
+                if item.name.endswith(".yaml") and not item.name.startswith("."):
+                    st = item.stat()
+                    sig.append([item.name, st.st_mtime_ns, st.st_size])
+    except OSError:
+        pass
+    sig.sort()
+    try:
+        st = os.stat(os.path.join(worktree, CONFIG_FILE))
+        sig.append([CONFIG_ROW, st.st_mtime_ns, st.st_size])
+    except OSError:
+        pass
+    if local_state:
+        folder = os.path.join(local_state, "pending")  # gitmem.store.pending.PENDING_DIR
+        try:
+            names = sorted(n for n in os.listdir(folder) if n.endswith(".json") and not n.startswith("."))
+        except OSError:
+            names = []
+        for name in names:
+            try:
+                sig.append([PENDING_PREFIX + name, 0, os.stat(os.path.join(folder, name)).st_size])
+            except OSError:
+                continue
+    return sig
+
+
+def committed_part(sig: Signature) -> Signature:
+    """The rows of the committed store (entry files and config), without pending changes."""
+    return [row for row in sig if not str(row[0]).startswith(PENDING_PREFIX)]
