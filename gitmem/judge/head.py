@@ -179,15 +179,17 @@ def lexical_width(cues: Cues) -> int:
     return 2 * len(cues.groups) + len(SHAPE_FEATURES)
 
 
-def pooled(states: np.ndarray, ranges: Sequence[tuple[int, int]], where: Sequence[tuple[int, int]]) -> np.ndarray:
-    """Per span, the mean of the hidden states of the tokens it overlaps (BOS excluded)."""
+def pooled(states: np.ndarray, ranges: Sequence[tuple[int, int]], where: Sequence[tuple[int, int]],
+           lone_bos: bool = True) -> np.ndarray:
+    """Per span, the mean of the hidden states of the tokens it overlaps, BOS (row 0) excluded;
+    `lone_bos`: kept when it is the only token a span overlaps (the writer's heads were trained so)."""
     dim = states.shape[1]
     starts = np.asarray([r[0] for r in ranges])
     ends = np.asarray([r[1] for r in ranges])
     rows = []
     for s, e in where:
         idx = np.nonzero((starts < e) & (ends > s))[0]
-        idx = idx[idx > 0] if len(idx) > 1 else idx
+        idx = idx[idx > 0] if len(idx) > 1 or not lone_bos else idx
         rows.append(states[idx].mean(axis=0) if len(idx) else np.zeros(dim, np.float32))
     return np.asarray(rows, dtype=np.float32).reshape(len(where), dim)
 
