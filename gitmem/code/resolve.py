@@ -2,7 +2,8 @@
 
 `gitmem add` resolves what a person typed; the writer builds the anchor from the declaration it
 matched in the turn's modified files, so a candidate's anchor is parsed once and handed to the
-store already resolved. Both refuse the same paths: outside the work tree, through a symlink,
+store already resolved; the commit hooks' re-check builds the anchors it moves entries to with
+`anchor_of`. Work-tree anchors refuse the same paths: outside the work tree, through a symlink,
 into .git, or not a file.
 """
 

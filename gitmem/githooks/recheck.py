@@ -13,7 +13,8 @@ from gitmem import git
 from gitmem.base.paths import RepoPaths
 from gitmem.code.anchors import Declaration, DeclarationCache, find
 from gitmem.code.grammar import language_for_path
-from gitmem.store.entry import Anchor, Entry, anchor_path_problem
+from gitmem.code.resolve import anchor_of
+from gitmem.store.entry import Entry, anchor_path_problem
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +91,7 @@ def recheck(repo: RepoPaths, entries: Iterable[Entry], changes: list[git.Change]
             if new_path is None:
                 outcomes.append(_retire(entry, f"{anchor.path} was deleted", commit))
             elif new_path != anchor.path:
-                moved = Anchor(new_path, None, language_for_path(new_path), None)
+                moved = anchor_of(new_path, language_for_path(new_path))
                 outcomes.append(Outcome(entry.reanchored(moved, "file renamed"), "reanchored",
                                         f"{anchor.path} → {new_path}"))
             continue
@@ -128,7 +129,7 @@ def recheck(repo: RepoPaths, entries: Iterable[Entry], changes: list[git.Change]
             why = "renamed, nearly the same body"
         if found is not None:
             path, decl = found
-            moved = Anchor(path, decl.name, language_for_path(path), decl.fingerprint)
+            moved = anchor_of(path, language_for_path(path), decl)
             outcomes.append(Outcome(entry.reanchored(moved, why), "reanchored", f"{anchor} → {moved} ({why})"))
         else:
             where = f"{anchor.path} was deleted" if new_path is None else f"`{symbol}` was removed from {new_path}"
