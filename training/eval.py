@@ -11,6 +11,10 @@ Splits (each judged turn by turn against an empty store, exactly as the daemon j
 `real-train` and `real-dev` (the threshold's turns) exist for diagnostics only and are never part
 of the results file.
 
+Each turn goes through the judge and then the trust gate (gitmem.writer.turn_writer.gate), as in
+the writer: the figures count what would be recorded; `quarantined` counts what the gate held back
+(`quarantined_items`: of those, real items).
+
 Figures: precision (recorded entries that are an item), recall (items recorded), flagged turns
 (turns with any entry), false-positive turns (turns holding nothing that got an entry), kind
 accuracy over found items, bodies that are exact substrings, bodies opening with a lead-in,
@@ -40,6 +44,7 @@ from gitmem.base.paths import find_repo
 from gitmem.judge import bodies
 from gitmem.judge.turn_judge import Judge
 from gitmem.judge.types import Candidate, Packet
+from gitmem.writer.turn_writer import gate
 
 ROOT = datasets.ROOT
 RESULTS = ROOT / "training" / "results.json"
@@ -49,7 +54,8 @@ BARS: dict[str, dict[str, tuple[str, float]]] = {
     "real-eval": {"precision": (">=", 0.8), "recall": (">=", 0.6), "flagged_turns": ("<=", 0.06)},
     "held-out": {"recall": (">=", 0.95), "fp_turns": ("<=", 0.02), "kind_acc": (">=", 0.9),
                  "verbatim": (">=", 1.0), "lead_ins": ("<=", 0.0)},
-    "timing": {"median_s": ("<=", 0.5), "p95_s": ("<=", 1.5), "peak_rss_mib": ("<=", 600)},
+    "timing": {"median_s": ("<=", 0.5), "p95_s": ("<=", 1.5), "peak_rss_mib": ("<=", 600),
+               "gate_ms_mean": ("<=", 20.0)},
 }
 
 
@@ -86,15 +92,23 @@ def is_item(entry: Candidate, user: str, item: dict[str, Any]) -> bool:
     return bool(words) and all(w in entry.body.lower() for w in words)
 
 
-def evaluate(judge: Judge, turns: list[dict[str, Any]], times: list[float]) -> dict[str, Any]:
+def evaluate(judge: Judge, turns: list[dict[str, Any]], times: list[float],
+             gate_times: list[float]) -> dict[str, Any]:
+    """What the writer would record (the judge, then the trust gate) on each turn, scored."""
     entries = matched = items = found = kind_ok = flagged = empty = fp = verbatim = lead = 0
+    held = held_items = 0
     for n, turn in enumerate(turns):
         packet = Packet(session_id="eval", turn=n, user=turn["user"], assistant=turn.get("assistant") or "",
                         files_modified=tuple(turn.get("files_modified") or ()))
-        t0 = time.perf_counter()
-        recorded = judge.judge(packet, [])
-        times.append(time.perf_counter() - t0)
         expected = turn.get("items") if "items" in turn else turn.get("expect") or []
+        t0 = time.perf_counter()
+        proposed = judge.judge(packet, [])
+        t1 = time.perf_counter()
+        recorded, rejected = gate(proposed)
+        times.append(time.perf_counter() - t0)
+        gate_times.append(time.perf_counter() - t1)
+        held += len(rejected)
+        held_items += sum(any(is_item(c, packet.user, item) for item in expected) for c, _ in rejected)
         flagged += bool(recorded)
         if not expected:
             empty += 1
@@ -118,7 +132,8 @@ def evaluate(judge: Judge, turns: list[dict[str, Any]], times: list[float]) -> d
             "precision": ratio(matched, entries), "recall": ratio(found, items),
             "flagged_turns": ratio(flagged, len(turns)), "fp_turns": ratio(fp, empty),
             "kind_acc": ratio(kind_ok, found), "verbatim": ratio(verbatim, entries) if entries else 1.0,
-            "lead_ins": ratio(lead, entries) if entries else 0.0}
+            "lead_ins": ratio(lead, entries) if entries else 0.0, "quarantined": held,
+            "quarantined_items": held_items}
 
 
 def verdicts(split: str, figures: dict[str, Any]) -> dict[str, str]:
@@ -167,25 +182,32 @@ def main() -> int:
     results: dict[str, Any] = {"judge": type(judge.head).__name__, "threshold": judge.head.threshold,
                                "splits": {}, "provenance": provenance(judge)}
     times: list[float] = []
+    gate_times: list[float] = []
     for name in chosen:
         turns = load_split(name)
         if turns is None:
             print(f"{name}: skipped (its data is absent)")
             continue
-        figures = evaluate(judge, turns, times)
+        figures = evaluate(judge, turns, times, gate_times)
         marks = verdicts(name, figures)
         results["splits"][name] = {**figures, "bars": marks}
         print(f"\n{name}: {figures['turns']} turns, {figures['items']} items, {figures['entries']} entries")
-        for key in ("precision", "recall", "flagged_turns", "fp_turns", "kind_acc", "verbatim", "lead_ins"):
+        for key in ("precision", "recall", "flagged_turns", "fp_turns", "kind_acc", "verbatim", "lead_ins",
+                    "quarantined", "quarantined_items"):
             print(f"  {key:<14} {figures[key] if figures[key] is not None else '-':>7}  {marks.get(key, '')}")
     current, peak = rss_mib()
     timing = {"judged_turns": len(times), "median_s": round(statistics.median(times), 3) if times else None,
               "p95_s": round(sorted(times)[int(0.95 * (len(times) - 1))], 3) if times else None,
-              "rss_mib": round(current), "peak_rss_mib": round(peak)}
+              "rss_mib": round(current), "peak_rss_mib": round(peak),
+              # the trust gate's share of the judged-turn time (issue 12 asks <= 20 ms per judged turn)
+              "gate_ms_mean": round(1000 * statistics.mean(gate_times), 1) if gate_times else None,
+              "gate_ms_p95": round(1000 * sorted(gate_times)[int(0.95 * (len(gate_times) - 1))], 1)
+              if gate_times else None}
     timing["bars"] = verdicts("timing", timing)
     results["timing"] = timing
     print(f"\ntiming: median {timing['median_s']} s, p95 {timing['p95_s']} s per judged turn; "
-          f"RSS {timing['rss_mib']} MiB (peak {timing['peak_rss_mib']})  {timing['bars']}")
+          f"RSS {timing['rss_mib']} MiB (peak {timing['peak_rss_mib']}); the gate {timing['gate_ms_mean']} ms "
+          f"mean, {timing['gate_ms_p95']} ms p95 of that  {timing['bars']}")
     if args.out != "-" and not {"real-train", "real-dev"} & set(chosen):
         Path(args.out).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
         print(f"wrote {args.out}")

@@ -15,6 +15,7 @@ on first use only.
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
 import os
 import sys
@@ -166,17 +167,23 @@ _LOADING = threading.Lock()
 
 def load_encoder(path: str | os.PathLike[str], lora: str | os.PathLike[str] | None = None) -> Encoder:
     """The encoder for ``path`` (with the LoRA adapter ``lora`` applied), loaded once per process
-    and shared by every Judge."""
-    key = (Path(path).resolve(), Path(lora).resolve() if lora else None)
+    and shared by every Judge. One model file is loaded once whatever adapters are asked for:
+    the judge's adapted encoder and the trust gate's base one share its weights and context."""
+    model = Path(path).resolve()
+    key = (model, Path(lora).resolve() if lora else None)
     with _LOADING:
         if key not in _LOADED:
-            _LOADED[key] = Encoder(*key)
+            base = _LOADED.get((model, None)) or next((e for (m, _), e in _LOADED.items() if m == model), None)
+            _LOADED[key] = base.with_adapter(key[1]) if base is not None else Encoder(*key)
         return _LOADED[key]
 
 
-
 class Encoder:
-    """Per-token hidden states of a GGUF model, with each token's character range."""
+    """Per-token hidden states of a GGUF model, with each token's character range.
+
+    The LoRA adapter is set on the context for each forward pass (llama.cpp applies adapters
+    when it computes, not to the weights), so encoders made by `with_adapter` share one model
+    in memory, and the weights stay memory-mapped."""
 
     def __init__(self, path: str | os.PathLike[str], lora: str | os.PathLike[str] | None = None,
                  n_threads: int = N_THREADS) -> None:
@@ -193,7 +200,6 @@ class Encoder:
             with _quiet_stderr():
                 self.llm = Llama(
                     model_path=str(self.path),
-                    lora_path=str(self.lora) if self.lora else None,
                     embedding=True,
                     pooling_type=LLAMA_POOLING_TYPE_NONE,
                     n_ctx=N_CTX,
@@ -206,6 +212,48 @@ class Encoder:
         except (ValueError, RuntimeError, OSError) as exc:
             raise ModelError(f"cannot load the writer model {self.path}: {exc}") from None
         self.dim = int(self.llm.n_embd())
+        # Shared by every encoder made from this one by `with_adapter`: the loaded adapters, and
+        # which one is set on the context now (None: the base model).
+        self._adapters: dict[Path, Any] = {}
+        self._context_adapter: list[Path | None] = [None]
+        if self.lora:
+            self._adapter(self.lora)  # a bad adapter file fails at load, not at the first turn
+
+    def with_adapter(self, lora: Path | None) -> Encoder:
+        """This model with ``lora`` applied (None: without any), sharing weights and context."""
+        other = copy.copy(self)
+        other.lora = lora
+        if lora:
+            other._adapter(lora)
+        return other
+
+    def _adapter(self, lora: Path) -> Any:
+        import llama_cpp
+
+        if lora not in self._adapters:
+            with _quiet_stderr():  # llama.cpp reports each tensor's buffer type
+                handle = llama_cpp.llama_adapter_lora_init(self.llm._model.model, str(lora).encode("utf-8"))
+            if not handle:
+                raise ModelError(f"cannot load the LoRA adapter {lora} for {self.path.name}")
+            self._adapters[lora] = handle
+        return self._adapters[lora]
+
+    def _set_context_adapter(self) -> None:
+        import ctypes
+
+        import llama_cpp
+
+        if self._context_adapter[0] == self.lora:
+            return
+        ctx = self.llm._ctx.ctx
+        if self.lora is None:
+            failed = llama_cpp.llama_set_adapters_lora(ctx, None, 0, None)
+        else:
+            adapters = (llama_cpp.llama_adapter_lora_p_ctypes * 1)(self._adapter(self.lora))
+            failed = llama_cpp.llama_set_adapters_lora(ctx, adapters, 1, (ctypes.c_float * 1)(1.0))
+        if failed:
+            raise ModelError(f"cannot set the LoRA adapter {self.lora} on {self.path.name}")
+        self._context_adapter[0] = self.lora
 
     def tokens(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
         """Token ids (BOS first) and each token's [start, end) character range in ``text``."""
@@ -256,6 +304,7 @@ class Encoder:
 
         llm = self.llm
         ctx = llm._ctx
+        self._set_context_adapter()
         ctx.kv_cache_clear()  # type: ignore[no-untyped-call]  # llama_cpp's internals are unannotated
         out = np.empty((len(ids), self.dim), dtype=np.float32)
         batch = llm._batch
