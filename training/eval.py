@@ -97,6 +97,7 @@ def evaluate(judge: Judge, turns: list[dict[str, Any]], times: list[float],
     """What the writer would record (the judge, then the trust gate) on each turn, scored."""
     entries = matched = items = found = kind_ok = flagged = empty = fp = verbatim = lead = 0
     held = held_items = 0
+    gate_start = len(gate_times)
     for n, turn in enumerate(turns):
         packet = Packet(session_id="eval", turn=n, user=turn["user"], assistant=turn.get("assistant") or "",
                         files_modified=tuple(turn.get("files_modified") or ()))
@@ -133,7 +134,8 @@ def evaluate(judge: Judge, turns: list[dict[str, Any]], times: list[float],
             "flagged_turns": ratio(flagged, len(turns)), "fp_turns": ratio(fp, empty),
             "kind_acc": ratio(kind_ok, found), "verbatim": ratio(verbatim, entries) if entries else 1.0,
             "lead_ins": ratio(lead, entries) if entries else 0.0, "quarantined": held,
-            "quarantined_items": held_items}
+            "quarantined_items": held_items,
+            "gate_ms_mean": round(1000 * statistics.mean(gate_times[gate_start:]), 1) if turns else None}
 
 
 def verdicts(split: str, figures: dict[str, Any]) -> dict[str, str]:
@@ -193,7 +195,7 @@ def main() -> int:
         results["splits"][name] = {**figures, "bars": marks}
         print(f"\n{name}: {figures['turns']} turns, {figures['items']} items, {figures['entries']} entries")
         for key in ("precision", "recall", "flagged_turns", "fp_turns", "kind_acc", "verbatim", "lead_ins",
-                    "quarantined", "quarantined_items"):
+                    "quarantined", "quarantined_items", "gate_ms_mean"):
             print(f"  {key:<14} {figures[key] if figures[key] is not None else '-':>7}  {marks.get(key, '')}")
     current, peak = rss_mib()
     timing = {"judged_turns": len(times), "median_s": round(statistics.median(times), 3) if times else None,
