@@ -18,6 +18,7 @@ from gitmem.errors import GitmemError
 from gitmem.store.entry import EVENTS, KINDS
 
 if TYPE_CHECKING:
+    from gitmem.delivery.agents.channels import AgentReport
     from gitmem.delivery.upkeep import Delivery
     from gitmem.memory import Memory
 
@@ -502,13 +503,18 @@ def stats(as_json: bool) -> None:
 
 
 @main.command()
+@click.option("--json", "as_json", is_flag=True, help="One JSON object (the compiled rules left out).")
 @reports_errors
-def status() -> None:
-    """What sessions receive at start, what the budget leaves out, and whether the hooks are set up."""
+def status(as_json: bool) -> None:
+    """What sessions receive at start, what the budget leaves out, whether the hooks are set up,
+    and the state of every file of the agents the repository serves."""
     from gitmem.delivery.rules import entry_line
 
     _check_config()
     info = _delivery().status()
+    if as_json:
+        click.echo(json.dumps({k: v for k, v in info.items() if k != "rules"}, ensure_ascii=False))
+        return
     active = info["rules"]["active"]
     hooks = info["hooks"]
     if hooks["problem"]:
@@ -537,6 +543,37 @@ def status() -> None:
         click.echo(f"invalid entry, never delivered: {error['path']}: {error['message']}")
     if info["hook_errors"]:
         click.echo(f"hook errors logged: {info['hook_errors']} (see .git/gitmem/errors.log)")
+    _echo_agents(info["agents"])
+
+
+STATES = {"current": "current", "stale": "stale: regeneration would change it", "missing": "missing",
+          "edited": "edited by hand: regeneration leaves it alone"}
+
+
+def _echo_agents(agents: list[AgentReport]) -> None:
+    click.echo(f"agents (.gitmem/config.yaml): {', '.join(a['agent'] for a in agents)}")
+    for agent in agents:
+        click.echo(f"  {agent['agent']}:")
+        hooks = agent["hooks"]
+        for f in agent["files"]:
+            state = STATES.get(f["state"], f["state"])
+            if hooks is not None and f["path"] == hooks["file"] and f["state"] == "stale":
+                state = "stale: `gitmem init` would add gitmem's hooks"
+            click.echo(f"    {f['path']}  {state}")
+        if hooks is None:
+            continue
+        if hooks["problem"]:
+            click.echo(f"    hooks: {hooks['file']} unreadable: {hooks['problem']}")
+        elif hooks["exact"]:
+            click.echo("    hooks: exactly the command gitmem writes, for every event")
+        else:
+            if hooks["altered"]:
+                click.echo(f"    hooks: not the command gitmem writes for {', '.join(hooks['altered'])}; "
+                           "`gitmem init` puts it back")
+            if hooks["missing"]:
+                click.echo(f"    hooks: missing for {', '.join(hooks['missing'])}; run `gitmem init`")
+        if not hooks["shim"]:
+            click.echo("    no hook shim on this machine (.git/gitmem/claude-hook): run `gitmem init`")
 
 
 if __name__ == "__main__":

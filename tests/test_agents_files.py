@@ -177,11 +177,11 @@ def test_two_branches_that_each_add_entries_merge_cleanly(gm):
     gm.git("checkout", "-q", "-b", "other")
     theirs = add_entry(gm, "hazard", "a.py is shared with the mobile app.", "--anchor", "src/a.py")
     theirs_law = add_entry(gm, "law", "Use tabs.")
-    gm.commit_all("their generated files")
+    assert gm.git("status", "--porcelain") == ""  # gitmem's commits carried the generated files
     gm.git("checkout", "-q", "main")
     ours = add_entry(gm, "hazard", "f() is called from signal handlers.", "--anchor", "src/a.py::f")
     ours_law = add_entry(gm, "law", "Never log tokens.")
-    gm.commit_all("our generated files")
+    assert gm.git("status", "--porcelain") == ""
     merged = subprocess.run(["git", "merge", "-q", "--no-edit", "other"], cwd=gm.path, capture_output=True, text=True)
     assert merged.returncode == 0, merged.stdout + merged.stderr
     for folder in (COPILOT, CURSOR):

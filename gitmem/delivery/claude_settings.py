@@ -51,7 +51,8 @@ Settings = dict[str, Any]
 
 class HookStatus(TypedDict):
     events: list[str]  # events whose settings hold gitmem's hook
-    missing: list[str]
+    missing: list[str]  # events without exactly gitmem's hook
+    altered: list[str]  # of those, events whose hook names the shim but is not exactly gitmem's
     shim: bool
     python: str | None  # the interpreter the shim runs
     problem: str | None  # why the settings file could not be read
@@ -169,11 +170,17 @@ def status(repo: RepoPaths) -> HookStatus:
     """Whether the hooks are in the settings for every event, and which interpreter the shim runs."""
     settings, problem = _read(settings_path(repo))
     hooks = found if isinstance(found := settings.get("hooks"), dict) else {}
-    events = [e for e, m in HOOKS if any(_installed(g, m) for g in hooks.get(e) or [] if isinstance(g, dict))]
+    events = [e for e, m in HOOKS if any(_installed(g, m) for g in _groups(hooks, e))]
+    altered = [e for e, _ in HOOKS if e not in events and any(_has_ours(g) for g in _groups(hooks, e))]
     shim = shim_path(repo)
     python = shim_python(shim.read_text(encoding="utf-8", errors="replace")) if shim.exists() else None
-    return {"events": events, "missing": [e for e, _ in HOOKS if e not in events],
+    return {"events": events, "missing": [e for e, _ in HOOKS if e not in events], "altered": altered,
             "shim": shim.exists(), "python": python, "problem": problem}
+
+
+def _groups(hooks: Settings, event: str) -> list[object]:
+    found = hooks.get(event)
+    return [g for g in found if isinstance(g, dict)] if isinstance(found, list) else []
 
 
 def shim_text(python: str) -> str:

@@ -21,6 +21,7 @@ from gitmem.errors import GitmemError
 if TYPE_CHECKING:
     from typing import Any, TypedDict
 
+    from gitmem.delivery.agents.channels import AgentReport
     from gitmem.delivery.claude_settings import HookStatus
     from gitmem.delivery.compiled import DeliveryData
     from gitmem.delivery.log import EntryStats
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
         hooks: HookStatus
         invalid_entries: list[dict[str, Any]]
         hook_errors: int
+        agents: list[AgentReport]  # each agent the repository serves: its files' states, its hooks
         rules: DeliveryData
 
 
@@ -52,8 +54,10 @@ def after_memory_change(repo: RepoPaths) -> list[str]:
 
     Refreshes AGENTS.md's managed section (when there is one), the files generated for the
     repository's other agents (gitmem.delivery.agents.channels) and the declaration ranges.
-    Returns ["AGENTS.md"] when the section changed in a tracked file that had no other unstaged
-    change, so the caller can put it into the commit that carries the entry changes.
+    Returns the files that changed and may join the commit that carries the entry changes (the
+    pre-commit hook stages them): AGENTS.md when its section changed in a tracked file that had
+    no other unstaged change; a generated file HEAD holds and the work tree had unchanged, or a
+    new one of an agent whose other generated files HEAD holds (channels.regenerate).
     """
     from gitmem import git
     from gitmem.base import faillog
@@ -76,7 +80,7 @@ def after_memory_change(repo: RepoPaths) -> list[str]:
     try:
         from gitmem.delivery.agents import channels
 
-        channels.refresh(repo)
+        joined += channels.regenerate(repo)[1]
     except Exception:  # the entries are recorded; a stale copy only costs precision until next time
         faillog.record(repo.state, "delivery upkeep")
     return joined
@@ -142,6 +146,7 @@ class Delivery:
         from gitmem.base import faillog
         from gitmem.code import decl_ranges
         from gitmem.delivery import claude_settings
+        from gitmem.delivery.agents import channels
         from gitmem.store import index
 
         rules = self.rules()
@@ -167,6 +172,7 @@ class Delivery:
             "hooks": claude_settings.status(self.repo),
             "invalid_entries": index.errors(index.current(self.repo)),
             "hook_errors": _count_errors(errors_log),
+            "agents": channels.report(self.repo),
             "rules": rules,
         }
 

@@ -27,6 +27,12 @@ safe moment, pending changes first and in order. A lock that was just released m
 series of git commands (a commit loop, a rebase), so a command waits until the repository has
 been quiet for QUIET_S, for at most WAIT_S; gitmem never deletes or breaks a lock it did not
 take. gitmem's own writers of one worktree take turns on an flock.
+
+What agents read from the store rides along, rendered for the store after the change: AGENTS.md's
+managed section and the files generated for the repository's other agents (_agents_md,
+_agent_files), each only where HEAD holds it (or, for a new generated file, the agent's others)
+and the developer has no staged or unstaged change of it, and only while the store itself has
+no uncommitted change.
 """
 
 from __future__ import annotations
@@ -317,17 +323,27 @@ def _transaction(repo: RepoPaths, change: Change, finishing: Sequence[str]) -> s
     old = git.rev_parse(repo.worktree, "HEAD")
     parent = r[old].peel(pygit2.Commit) if old else None
     head_blobs = _tree_blobs(r, parent.tree if parent else None, [f.path for f in change.files])
-    texts = {f.path: f.apply(head_blobs.get(f.path), _blob_text(r, head_blobs.get(f.path))) for f in change.files}
-    if change.agents_md:
-        joined = _agents_md(repo, r, parent, change)
-        if joined is not None:
-            texts[joined[0]] = joined[1]
-    blobs = {p: str(r.create_blob(t.encode("utf-8"))) for p, t in texts.items()}
+    texts: dict[str, str | None] = {
+        f.path: f.apply(head_blobs.get(f.path), _blob_text(r, head_blobs.get(f.path))) for f in change.files}
+    joined: dict[str, str | None] = {}  # what agents read, carried along: path -> text (None: removed)
+    joined_head: dict[str, str] = {}    # their blobs in HEAD
+    if change.agents_md and parent is not None and _store_committed(repo, change):
+        found = _agents_md(repo, r, parent, change)
+        if found is not None:
+            joined[found[0]] = found[1]
+            joined_head[found[0]] = str(parent.tree[found[0]].id)
+        generated, generated_head = _agent_files(repo, r, parent, change)
+        joined.update(generated)
+        joined_head.update(generated_head)
+    texts.update(joined)
+    blobs = {p: str(r.create_blob(t.encode("utf-8"))) for p, t in texts.items() if t is not None}
     tree = pygit2.Index()
     if parent is not None:
         tree.read_tree(parent.tree)
     for path, blob in blobs.items():
         tree.add(pygit2.IndexEntry(path, pygit2.Oid(hex=blob), pygit2.enums.FileMode.BLOB))
+    for path in (p for p, t in texts.items() if t is None):
+        tree.remove(path)
     tree_id = tree.write_tree(r)
     if parent is not None and tree_id == parent.tree_id:
         return None
@@ -342,20 +358,22 @@ def _transaction(repo: RepoPaths, change: Change, finishing: Sequence[str]) -> s
         if git.rev_parse(repo.worktree, "HEAD") != old:
             raise _Moved()
         staged = git.index_blob_ids_of(repo, list(texts))
-        index_texts: dict[str, str] = {}
+        if any(staged.get(p) != joined_head.get(p) for p in joined):
+            raise _Moved()  # the developer staged a file that was to join: build again without it
+        index_texts: dict[str, str | None] = {}
         for path, text in texts.items():
             before = head_blobs.get(path)
-            if path == _AGENTS or staged.get(path) == before:
+            if path in joined or staged.get(path) == before:
                 index_texts[path] = text
             else:  # the developer staged another version of it: the change goes onto that one
                 fc = next(f for f in change.files if f.path == path)
                 index_texts[path] = fc.apply(staged.get(path), _blob_text(r, staged.get(path)))
-        index_blobs = {p: (blobs[p] if t == texts[p] else str(r.create_blob(t.encode("utf-8"))))
+        index_blobs = {p: (ZERO if t is None else blobs[p] if t == texts[p] else str(r.create_blob(t.encode("utf-8"))))
                        for p, t in index_texts.items()}
         lock.write(_new_index(repo, index_blobs))
         journal = {"pid": os.getpid(), "ref": ref, "old": old, "new": new, "lock": lock.inode,
                    "index": index_blobs, "before": {p: staged.get(p) for p in index_texts},
-                   "texts": index_texts}
+                   "texts": index_texts, "owned": sorted(p for p in joined if p != _AGENTS)}
         fastjson.write_file(str(local(repo) / JOURNAL), journal)
         problem = git.update_ref(repo.worktree, "HEAD", new, old or ZERO, _reflog(change.subject))
         if problem:
@@ -409,6 +427,72 @@ def _agents_md(repo: RepoPaths, r: pygit2.Repository, parent: Any, change: Chang
         faillog.record(repo.state, "AGENTS.md section")
         return None
     return (_AGENTS, updated) if updated != committed else None
+
+
+def _agent_files(repo: RepoPaths, r: pygit2.Repository, parent: Any,
+                 change: Change) -> tuple[dict[str, str | None], dict[str, str]]:
+    """The files gitmem generates for the repository's agents (gitmem.delivery.agents.channels),
+    rendered for the store after `change`, that join the commit: (path -> text, None where the
+    file goes; path -> its blob in HEAD). A file joins when HEAD holds it and the developer has no
+    staged or unstaged change of it, or when it is new (neither staged nor in the work tree, or
+    there exactly as gitmem last wrote it) and HEAD holds the agent's other generated files."""
+    try:
+        from gitmem.delivery.agents import channels, generated, owned
+    except ImportError:
+        return {}, {}
+    import pygit2
+
+    head: dict[str, str] = {}
+    for folder, suffix, _ in channels.OWNED.values():
+        try:
+            tree = parent.tree[folder].peel(pygit2.Tree)
+        except (KeyError, ValueError, pygit2.GitError):
+            continue
+        for item in tree:
+            rel = f"{folder}/{item.name}"
+            if item.type_str == "blob" and channels.is_generated_path(rel, folder, suffix):
+                head[rel] = str(item.id)
+    try:
+        head[generated.GEMINI_FILE] = str(parent.tree[generated.GEMINI_FILE].id)
+    except KeyError:
+        pass
+    texts = {p: t for p, b in head.items() if (t := _blob_text(r, b)) is not None}
+    try:
+        wanted = channels.for_commit(repo, texts, change.entries)
+    except Exception:
+        faillog.record(repo.state, "agent files")
+        return {}, {}
+    staged = git.index_blob_ids_of(repo, list(wanted))
+    out: dict[str, str | None] = {}
+    for path, text in wanted.items():
+        file = repo.worktree / path
+        try:
+            data = file.read_bytes() if file.is_file() else None
+        except OSError:
+            continue
+        if data is None and file.exists():
+            continue  # a folder or something else stands there
+        blob = head.get(path)
+        if blob is not None:
+            if staged.get(path) != blob or data is None or blob_id(data) != blob:
+                continue  # the developer changed it (or removed it): theirs to commit
+        elif path in staged or text is None:
+            continue
+        elif data is not None and data != text.encode("utf-8") and not owned.is_written(repo, path, data):
+            continue  # untracked, and not as gitmem wrote it
+        out[path] = text
+    return out, {p: head[p] for p in out if p in head}
+
+
+def _store_committed(repo: RepoPaths, change: Change) -> bool:
+    """The store in the work tree is as HEAD has it (apart from the files `change` writes), so
+    what agents read, rendered from it, holds only committed entries and this change."""
+    own = {f.path for f in change.files}
+    changed = git.git(repo.worktree, "diff", "--name-only", "-z", "--no-ext-diff", "--no-renames", "HEAD", "--",
+                      ".gitmem/", check=False).decode("utf-8", "surrogateescape").split("\0")
+    untracked = git.git(repo.worktree, "ls-files", "-z", "--others", "--exclude-standard", "--", ".gitmem/",
+                        check=False).decode("utf-8", "surrogateescape").split("\0")
+    return not [p for p in changed + untracked if p and p not in own]
 
 
 def _tree_blobs(r: pygit2.Repository, tree: Any, paths: Sequence[str]) -> dict[str, str]:
@@ -497,7 +581,7 @@ def _new_index(repo: RepoPaths, blobs: Mapping[str, str]) -> bytes:
         if (repo.git_dir / "index").exists():
             shutil.copyfile(repo.git_dir / "index", tmp)
         env = {**git.env_without_index(), "GIT_INDEX_FILE": str(tmp)}
-        lines = "".join(f"100644 {blob}\t{path}\n" for path, blob in blobs.items())
+        lines = "".join(f"{'0' if blob == ZERO else '100644'} {blob}\t{path}\n" for path, blob in blobs.items())
         proc = git.run(repo.worktree, "update-index", "--index-info", input=lines.encode("utf-8"), env=env)
         if proc.returncode != 0:
             raise GitmemError("git update-index failed: " + proc.stderr.decode("utf-8", "replace").strip())
@@ -516,8 +600,10 @@ def _removing(path: Path) -> Iterator[None]:
 
 def _write_worktree(repo: RepoPaths, journal: Mapping[str, Any]) -> None:
     """The files as the index now has them, where the work tree had the index's old version (an
-    unstaged edit of the developer's stays as it is)."""
+    unstaged edit of the developer's stays as it is). Agent files (journal "owned") are noted as
+    gitmem's (gitmem.delivery.agents.owned), so `gitmem uninstall` knows what it wrote."""
     before: Mapping[str, str | None] = journal.get("before") or {}
+    owned_paths = set(journal.get("owned") or [])
     for path, text in (journal.get("texts") or {}).items():
         file = repo.worktree / path
         try:
@@ -528,8 +614,30 @@ def _write_worktree(repo: RepoPaths, journal: Mapping[str, Any]) -> None:
         if data is None and file.exists():
             continue  # a folder or something else stands there: not ours to replace
         in_step = (data is None and old is None) or (data is not None and old is not None and blob_id(data) == old)
-        if in_step:
+        if not in_step:
+            continue
+        if path in owned_paths:
+            _note_owned(repo, path, text)
+        if text is None:
+            if data is not None:
+                file.unlink()
+        else:
             write_atomic(file, text)
+        if text is None and path in owned_paths:
+            _forget_owned(repo, path)
+
+
+def _note_owned(repo: RepoPaths, path: str, text: str | None) -> None:
+    from gitmem.delivery.agents import owned
+
+    if text is not None:
+        owned.claim(repo, path, text.encode("utf-8"))
+
+
+def _forget_owned(repo: RepoPaths, path: str) -> None:
+    from gitmem.delivery.agents import owned
+
+    owned.forget(repo, path)
 
 
 def blob_id(data: bytes) -> str:

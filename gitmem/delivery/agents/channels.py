@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import shlex
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any, TypedDict
 
 from gitmem import git
 from gitmem.base.paths import RepoPaths
 from gitmem.base.settings import AGENT_NAMES
+from gitmem.delivery import rules as delivery_rules
 from gitmem.delivery.agents import content, generated, hooks_json, owned
 
 DEFAULT = ("claude-code",)
@@ -51,10 +52,35 @@ GEMINI_HOOKS: list[hooks_json.Group] = [
                       "description": "gitmem: the repository's memory for the file or prompt at hand"})
     for event, matcher in (("AfterTool", "read_file|write_file|replace|run_shell_command"), ("BeforeAgent", None))]
 
+# Agents whose files gitmem owns wholly: (folder, name suffix, the files for the store's rules).
+OWNED: dict[str, tuple[str, str, Callable[[delivery_rules.CompiledRules, float | None], dict[str, str]]]] = {
+    "copilot": (generated.COPILOT_DIR, generated.COPILOT_SUFFIX, generated.copilot),
+    "cursor": (generated.CURSOR_DIR, generated.CURSOR_SUFFIX, generated.cursor)}
+
 MERGE_DRIVER = "gitmem-generated"
 MERGE_ATTRIBUTES = (f"/{generated.COPILOT_DIR}/gitmem*{generated.COPILOT_SUFFIX} merge={MERGE_DRIVER}\n",
                     f"/{generated.CURSOR_DIR}/gitmem*{generated.CURSOR_SUFFIX} merge={MERGE_DRIVER}\n",
                     f"/{generated.GEMINI_FILE} merge={MERGE_DRIVER}\n")
+
+
+class FileState(TypedDict):
+    path: str
+    state: str  # current, stale, missing, edited
+
+
+class HookReport(TypedDict):
+    file: str  # the settings file holding the hooks
+    exact: bool  # every event has exactly the hook `gitmem init` writes (matcher and command)
+    missing: list[str]  # events without gitmem's hook
+    altered: list[str]  # events whose gitmem hook was changed (its command or matcher)
+    shim: bool  # this machine has the hook shim the command runs
+    problem: str | None  # why the settings file cannot be read
+
+
+class AgentReport(TypedDict):
+    agent: str
+    files: list[FileState]
+    hooks: HookReport | None  # claude-code, codex, gemini
 
 
 # -- the choice ---------------------------------------------------------------------------------
@@ -134,27 +160,186 @@ def uninstall(repo: RepoPaths) -> list[str]:
 
 def refresh(repo: RepoPaths, names: Sequence[str] | None = None, now: float | None = None) -> list[str]:
     """Regenerate the generated files of the chosen agents; the paths that changed."""
+    return regenerate(repo, names, now)[0]
+
+
+def regenerate(repo: RepoPaths, names: Sequence[str] | None = None,
+               now: float | None = None) -> tuple[list[str], list[str]]:
+    """Regenerate the generated files of the chosen agents: (the paths that changed, those of them
+    that may join a commit being made).
+
+    A file joins when HEAD has it and the work tree had it as HEAD has it (no staged or unstaged
+    change of the developer's), or when it is new and the agent's other generated files are
+    committed. A generated file edited by hand (neither what gitmem last wrote here nor what HEAD
+    holds) is left as it is, and so is a scope's file it would remove.
+    """
     names = chosen(repo) if names is None else list(names)
     if not any(n in names for n in GENERATING):
-        return []
+        return [], []
     rules = content.compiled_rules(repo)
+    agents = [a for a in OWNED if a in names]
+    tracked = [OWNED[a][0] for a in agents] + ([generated.GEMINI_FILE] if "gemini" in names else [])
+    committed = committed_unchanged(repo, tracked)
     changed: list[str] = []
-    if "copilot" in names:
-        changed += _sync(repo, generated.copilot(rules, now), generated.COPILOT_DIR, generated.COPILOT_SUFFIX)
-    if "cursor" in names:
-        changed += _sync(repo, generated.cursor(rules, now), generated.CURSOR_DIR, generated.CURSOR_SUFFIX)
+    joinable: list[str] = []
+    for agent in agents:
+        folder, suffix, make = OWNED[agent]
+        present = set(_present(repo, folder, suffix))
+        served = any(p.startswith(folder + "/") for p in committed)
+        for rel in _sync(repo, make(rules, now), folder, suffix, committed):
+            changed.append(rel)
+            if rel in committed or (served and rel not in present and not _in_head(repo, rel)):
+                joinable.append(rel)
     if "gemini" in names and _write_section(repo, generated.GEMINI_FILE, generated.gemini_section(rules, now)):
         changed.append(generated.GEMINI_FILE)
-    return changed
+        if generated.GEMINI_FILE in committed:
+            joinable.append(generated.GEMINI_FILE)
+    return changed, joinable
 
 
-def status(repo: RepoPaths) -> dict[str, Any]:
+def for_commit(repo: RepoPaths, head: Mapping[str, str], changed: Sequence[Mapping[str, Any]] = (),
+               now: float | None = None) -> dict[str, str | None]:
+    """The generated files a commit of gitmem's that stores the entries `changed` carries along:
+    {path: the new text, or None where the file goes}. `head`: the text of the files HEAD holds
+    under gitmem's names (OWNED folders, is_generated_path) and of GEMINI.md.
+
+    Only agents whose generated files HEAD holds join (a new scope's file joins with them); a file
+    HEAD holds under gitmem's name without gitmem's header is not gitmem's. The caller leaves out
+    every file the developer has a staged or unstaged change of.
+    """
     names = chosen(repo)
-    return {"agents": names,
-            "codex_hooks": hooks_json.installed_events(repo, CODEX_FILE),
-            "gemini_hooks": hooks_json.installed_events(repo, GEMINI_SETTINGS),
-            "generated": sorted(_present(repo, generated.COPILOT_DIR, generated.COPILOT_SUFFIX)
-                                + _present(repo, generated.CURSOR_DIR, generated.CURSOR_SUFFIX))}
+    if not any(n in names for n in GENERATING):
+        return {}
+    rules = content.compiled_rules(repo, changed)
+    out: dict[str, str | None] = {}
+    for agent in (a for a in OWNED if a in names):
+        folder, suffix, make = OWNED[agent]
+        mine = {p for p, t in head.items() if is_generated_path(p, folder, suffix) and generated.is_generated(t)}
+        if not mine:
+            continue  # none of this agent's files is committed: adding them is the developer's call
+        files = make(rules, now)
+        for rel, text in files.items():
+            if rel in head and rel not in mine:
+                continue
+            if head.get(rel) != text:
+                out[rel] = text
+        out.update(dict.fromkeys(sorted(mine - set(files))))
+    gemini = head.get(generated.GEMINI_FILE)
+    if "gemini" in names and gemini is not None:
+        from gitmem.delivery import agents_md
+
+        if agents_md.has_section(gemini):
+            updated = agents_md.replace_section(gemini, generated.gemini_section(rules, now))
+            if updated != gemini:
+                out[generated.GEMINI_FILE] = updated
+    return out
+
+
+def is_generated_path(rel: str, folder: str, suffix: str) -> bool:
+    """`rel` is named as gitmem names its files in `folder` (directly in it)."""
+    head, _, name = rel.rpartition("/")
+    return head == folder and name.startswith("gitmem") and name.endswith(suffix)
+
+
+def committed_unchanged(repo: RepoPaths, paths: Sequence[str]) -> set[str]:
+    """The files under `paths` that HEAD holds and the work tree has exactly as HEAD has them."""
+    if not paths or not git.has_head(repo.worktree):
+        return set()
+    in_head = git.tree_blob_ids(repo.worktree, "HEAD", paths)
+    if not in_head:
+        return set()
+    out = git.git(repo.worktree, "diff", "--name-only", "-z", "--no-ext-diff", "--no-renames", "HEAD", "--",
+                  *paths, check=False)
+    return set(in_head) - set(out.decode("utf-8", "surrogateescape").split("\0"))
+
+
+def _in_head(repo: RepoPaths, rel: str) -> bool:
+    return bool(git.has_head(repo.worktree) and git.tree_blob_ids(repo.worktree, "HEAD", [rel]))
+
+
+# -- what `gitmem status` says about each agent -------------------------------------------------
+
+def report(repo: RepoPaths, now: float | None = None) -> list[AgentReport]:
+    """For each agent the repository serves: its files and their states, and for agents with
+    hooks whether every hook is exactly the one `gitmem init` writes.
+
+    File states: "current" (as regeneration would leave it), "stale" (regeneration, or
+    `gitmem init` for hook settings, would change it), "missing", "edited" (changed by hand:
+    regeneration leaves it alone; for hook settings, gitmem's hook was altered or the file
+    cannot be read).
+    """
+    from gitmem.delivery import agents_md, claude_settings
+
+    names = chosen(repo)
+    rules = content.compiled_rules(repo) if any(n in GENERATING or n == "agents-md" for n in names) else None
+    committed = committed_unchanged(repo, [OWNED[a][0] for a in OWNED if a in names])
+    reports: list[AgentReport] = []
+    for name in names:
+        files: list[FileState] = []
+        hooks: HookReport | None = None
+        if name == "claude-code":
+            st = claude_settings.status(repo)
+            hooks = {"file": claude_settings.SETTINGS_FILE, "exact": not st["missing"] and not st["problem"],
+                     "missing": [e for e in st["missing"] if e not in st["altered"]], "altered": st["altered"],
+                     "shim": st["shim"], "problem": st["problem"]}
+        elif name == "codex":
+            hooks = _hooks_report(repo, CODEX_FILE, CODEX_HOOKS)
+        elif name == "gemini" and rules is not None:
+            files.append(_section_state(repo, generated.GEMINI_FILE, generated.gemini_section(rules, now)))
+            hooks = _hooks_report(repo, GEMINI_SETTINGS, GEMINI_HOOKS)
+        elif name == "agents-md" and rules is not None:
+            files.append(_section_state(repo, agents_md.FILE_NAME, agents_md.render_section(rules)))
+        elif name in OWNED and rules is not None:
+            folder, suffix, make = OWNED[name]
+            wanted = make(rules, now)
+            for rel in sorted(set(wanted) | set(_present(repo, folder, suffix))):
+                files.append({"path": rel, "state": _file_state(repo, rel, wanted.get(rel), committed)})
+        if hooks is not None:
+            files.insert(0, {"path": hooks["file"], "state": _hooks_state(repo, hooks)})
+        reports.append({"agent": name, "files": files, "hooks": hooks})
+    return reports
+
+
+def _file_state(repo: RepoPaths, rel: str, wanted: str | None, committed: set[str]) -> str:
+    current = owned.read(repo, rel)
+    if current is None:
+        return "missing"
+    if wanted is not None and current == wanted.encode("utf-8"):
+        return "current"
+    return "edited" if _edited(repo, rel, current, committed) else "stale"
+
+
+def _section_state(repo: RepoPaths, rel: str, section: str) -> FileState:
+    from gitmem.delivery import agents_md
+
+    current = owned.read(repo, rel)
+    text = current.decode("utf-8", "replace") if current is not None else ""
+    found = agents_md.find_section(text)
+    if found is None:
+        return {"path": rel, "state": "missing"}
+    start, _, _, after = found
+    return {"path": rel, "state": "current" if text[start:after] == section else "stale"}
+
+
+def _hooks_report(repo: RepoPaths, rel: str, groups: list[hooks_json.Group]) -> HookReport:
+    st = hooks_json.status(repo, rel, groups)
+    return {"file": rel, "exact": not st["missing"] and not st["altered"] and not st["problem"],
+            "missing": st["missing"], "altered": st["altered"], "shim": _shim_present(repo),
+            "problem": st["problem"]}
+
+
+def _hooks_state(repo: RepoPaths, hooks: HookReport) -> str:
+    if owned.read(repo, hooks["file"]) is None:
+        return "missing"
+    if hooks["problem"] or hooks["altered"]:
+        return "edited"
+    return "stale" if hooks["missing"] else "current"
+
+
+def _shim_present(repo: RepoPaths) -> bool:
+    from gitmem.delivery import claude_settings
+
+    return claude_settings.shim_path(repo).exists()
 
 
 # -- per agent ----------------------------------------------------------------------------------
@@ -251,17 +436,37 @@ def _present(repo: RepoPaths, folder: str, suffix: str) -> list[str]:
     return found
 
 
-def _sync(repo: RepoPaths, files: dict[str, str], folder: str, suffix: str) -> list[str]:
-    """Write `files`; generated files of `folder` that are no longer produced go."""
-    changed = [rel for rel, text in sorted(files.items()) if owned.write(repo, rel, text.encode("utf-8"))]
+def _sync(repo: RepoPaths, files: dict[str, str], folder: str, suffix: str,
+          committed: Collection[str] = ()) -> list[str]:
+    """Write `files`; generated files of `folder` that are no longer produced go. A generated file
+    edited by hand (_edited) is left as it is, whether it would be rewritten or removed."""
+    changed = []
+    for rel, text in sorted(files.items()):
+        data = text.encode("utf-8")
+        current = owned.read(repo, rel)
+        if current is not None and current != data and _edited(repo, rel, current, committed):
+            continue
+        if owned.write(repo, rel, data):
+            changed.append(rel)
     for rel in _present(repo, folder, suffix):
         if rel in files:
+            continue
+        current = owned.read(repo, rel)
+        if current is not None and _edited(repo, rel, current, committed):
             continue
         # what was there before gitmem first wrote it comes back (usually: nothing)
         outcome = owned.restore(repo, rel, lambda now, before: before)
         if outcome or owned.remove(repo, rel):
             changed.append(rel)
     return changed
+
+
+def _edited(repo: RepoPaths, rel: str, current: bytes, committed: Collection[str]) -> bool:
+    """A generated file someone changed by hand: it carries gitmem's header but is neither what
+    gitmem last wrote there from this machine nor, unchanged, what HEAD holds (a teammate's
+    regeneration arrives committed)."""
+    return (generated.is_generated(current.decode("utf-8", "replace")) and rel not in committed
+            and not owned.is_written(repo, rel, current))
 
 
 def _write_section(repo: RepoPaths, rel: str, section: str) -> bool:

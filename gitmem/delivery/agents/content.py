@@ -21,7 +21,9 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from gitmem.base.files import utc_date
 from gitmem.base.paths import RepoPaths
@@ -49,12 +51,19 @@ class Scope:
         return self.path or self.glob
 
 
-def compiled_rules(repo: RepoPaths) -> delivery_rules.CompiledRules:
-    """The committed store's rules (the work tree's entry files; pending changes left out)."""
+def compiled_rules(repo: RepoPaths, changed: Sequence[Mapping[str, Any]] = ()) -> delivery_rules.CompiledRules:
+    """The committed store's rules (the work tree's entry files; pending changes left out), with
+    the entries in `changed` (Entry.to_dict() values) as a commit about to be made stores them."""
     from gitmem.store import index
 
     idx = index.current(repo)
-    return delivery_rules.compile_rules(index.entries(idx, committed_only=True), idx.get("config") or {})
+    entries = index.entries(idx, committed_only=True)
+    if changed:
+        by_id = {e.get("id"): e for e in entries}
+        for entry in changed:
+            by_id[entry.get("id")] = {k: v for k, v in entry.items() if k != "pending"}
+        entries = list(by_id.values())
+    return delivery_rules.compile_rules(entries, idx.get("config") or {})
 
 
 def scopes(rules: delivery_rules.CompiledRules, now: float | None = None) -> tuple[Scope, list[Scope]]:

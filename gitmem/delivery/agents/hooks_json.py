@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any
+from typing import Any, TypedDict
 
 from gitmem.base.paths import RepoPaths
 from gitmem.delivery.agents import owned
@@ -66,6 +66,36 @@ def installed_events(repo: RepoPaths, rel: str) -> list[str]:
     settings, _ = _read(owned.read(repo, rel))
     hooks = found if isinstance(found := settings.get("hooks"), dict) else {}
     return sorted(e for e, groups in hooks.items() if isinstance(groups, list) and any(_has_ours(g) for g in groups))
+
+
+class HookFileStatus(TypedDict):
+    events: list[str]  # events holding exactly gitmem's group (its matcher and command)
+    missing: list[str]  # events of `groups` without gitmem's hook
+    altered: list[str]  # events with a hook that names the shim but is not exactly gitmem's
+    problem: str | None  # why the file cannot be read
+
+
+def status(repo: RepoPaths, rel: str, groups: list[Group]) -> HookFileStatus:
+    """Which of gitmem's hooks `rel` holds exactly as `install` writes them. A command that merely
+    names the shim (one a pull request rewrote to run something else first) is not gitmem's."""
+    settings, problem = _read(owned.read(repo, rel))
+    hooks = found if isinstance(found := settings.get("hooks"), dict) else {}
+    exact, missing, altered = [], [], []
+    for event, matcher, handler in groups:
+        current = found if isinstance(found := hooks.get(event), list) else []
+        if any(_exactly(g, matcher, handler) for g in current):
+            exact.append(event)
+        elif any(_has_ours(g) for g in current):
+            altered.append(event)
+        else:
+            missing.append(event)
+    return {"events": exact, "missing": missing, "altered": altered, "problem": problem}
+
+
+def _exactly(group: object, matcher: str | None, handler: dict[str, Any]) -> bool:
+    return (isinstance(group, dict) and group.get("matcher") == matcher and isinstance(group.get("hooks"), list)
+            and any(isinstance(h, dict) and h.get("type") == handler["type"] and h.get("command") == handler["command"]
+                    for h in group["hooks"]))
 
 
 def install(repo: RepoPaths, rel: str, groups: list[Group], what: str) -> list[str]:

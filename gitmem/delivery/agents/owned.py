@@ -63,6 +63,19 @@ def read(repo: RepoPaths, rel: str) -> bytes | None:
 def write(repo: RepoPaths, rel: str, data: bytes) -> bool:
     """Write `data` to `rel` (remembering what was there the first time); True when it changed."""
     path = repo.worktree / rel
+    current = claim(repo, rel, data)
+    if current == data:
+        return False
+    mode = path.stat().st_mode if current is not None else None
+    write_atomic(path, data)
+    if mode is not None:
+        os.chmod(path, mode & 0o7777)
+    return True
+
+
+def claim(repo: RepoPaths, rel: str, data: bytes) -> bytes | None:
+    """Record that gitmem is about to write `data` to `rel` (what is there now is kept the first
+    time, to be put back by restore()); the caller writes the file. Returns what is there now."""
     current = read(repo, rel)
     manifest = _manifest(repo)
     record = manifest["files"].get(rel)
@@ -75,13 +88,13 @@ def write(repo: RepoPaths, rel: str, data: bytes) -> bool:
     record["written"] = _digest(data)
     manifest["files"][rel] = record
     _save(repo, manifest)
-    if current == data:
-        return False
-    mode = path.stat().st_mode if current is not None else None
-    write_atomic(path, data)
-    if mode is not None:
-        os.chmod(path, mode & 0o7777)
-    return True
+    return current
+
+
+def is_written(repo: RepoPaths, rel: str, data: bytes) -> bool:
+    """`data` is exactly what gitmem last wrote to `rel` from this machine."""
+    record = _manifest(repo)["files"].get(rel)
+    return isinstance(record, dict) and _digest(data) == record.get("written")
 
 
 def is_unchanged(repo: RepoPaths, rel: str) -> bool:
