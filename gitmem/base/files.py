@@ -2,13 +2,58 @@
 
 Standard library only and cheap to import (no tempfile, contextlib or typing): the hook path
 uses them too. Paths are str or os.PathLike.
+
+Locks are flock(2) where fcntl exists. On native Windows (no fcntl) they are msvcrt.locking on
+one byte far past any content (LOCK_BYTE), which Windows allows and which keeps readers of the
+file's data unhindered (its byte-range locks are mandatory); shared locks are exclusive there
+(msvcrt has no shared lock), and Windows, too, drops a dead holder's locks.
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
+import sys
 import time
+
+if sys.platform == "win32":
+    import msvcrt
+
+    LOCK_BYTE = 0x7FFFFFFE  # a position _locking accepts (a 32-bit long), past any file gitmem locks
+    _POLL_S = 0.005
+
+    def lock(fd: int, shared: bool = False, blocking: bool = True) -> None:
+        """Lock the open file `fd` (shared is exclusive here); BlockingIOError when `blocking`
+        is False and another process holds it."""
+        while True:
+            where = os.lseek(fd, 0, os.SEEK_CUR)
+            os.lseek(fd, LOCK_BYTE, os.SEEK_SET)
+            try:
+                msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+                return
+            except OSError:
+                if not blocking:
+                    raise BlockingIOError(f"file {fd} is locked by another process") from None
+            finally:
+                os.lseek(fd, where, os.SEEK_SET)
+            time.sleep(_POLL_S)
+
+    def unlock(fd: int) -> None:
+        where = os.lseek(fd, 0, os.SEEK_CUR)
+        os.lseek(fd, LOCK_BYTE, os.SEEK_SET)
+        try:
+            msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+        finally:
+            os.lseek(fd, where, os.SEEK_SET)
+else:
+    import fcntl
+
+    def lock(fd: int, shared: bool = False, blocking: bool = True) -> None:
+        """flock the open file `fd`; BlockingIOError when `blocking` is False and another
+        process holds it."""
+        fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | (0 if blocking else fcntl.LOCK_NB))
+
+    def unlock(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_UN)
 
 TYPE_CHECKING = False  # no typing import on the hook path
 if TYPE_CHECKING:
@@ -58,7 +103,8 @@ def rotate(path: str | os.PathLike[str], max_bytes: int) -> None:
 
 
 class FileLock:
-    """An flock on `path` (created if missing), held for a `with` block.
+    """A lock on `path` (created if missing), held for a `with` block: flock, or msvcrt.locking
+    on Windows (see the module's docstring).
 
     The kernel drops it when the holder dies however it dies, so a crash never leaves a stale
     lock. `blocking=False` makes entering raise BlockingIOError when another process holds it.
@@ -77,9 +123,8 @@ class FileLock:
         if folder:
             os.makedirs(folder, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        flags = (fcntl.LOCK_SH if self.shared else fcntl.LOCK_EX) | (0 if self.blocking else fcntl.LOCK_NB)
         try:
-            fcntl.flock(fd, flags)
+            lock(fd, self.shared, self.blocking)
         except BaseException:
             os.close(fd)
             raise
@@ -88,7 +133,7 @@ class FileLock:
 
     def __exit__(self, *exc: Any) -> None:
         if self.fd is not None:
-            fcntl.flock(self.fd, fcntl.LOCK_UN)
+            unlock(self.fd)
             os.close(self.fd)
             self.fd = None
 
@@ -104,17 +149,17 @@ def utc_date(seconds: float | None = None) -> str:
 
 
 def is_locked(path: str | os.PathLike[str]) -> bool:
-    """Whether some process holds an exclusive flock on `path` (a missing file is not locked)."""
+    """Whether some process holds an exclusive lock on `path` (a missing file is not locked)."""
     try:
         fd = os.open(os.fspath(path), os.O_RDONLY)
     except FileNotFoundError:
         return False
     try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        lock(fd, shared=True, blocking=False)
     except OSError:
         return True
     else:
-        fcntl.flock(fd, fcntl.LOCK_UN)
+        unlock(fd)
         return False
     finally:
         os.close(fd)

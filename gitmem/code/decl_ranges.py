@@ -173,13 +173,13 @@ def refresh_in_background(worktree: str, git_dir: str, common_dir: str, paths: l
     Called last in the hook, after its answer and every lock: it points the hook's stdin,
     stdout and stderr at /dev/null.
     """
-    import fcntl
+    from gitmem.base.files import lock, unlock
 
     state = os.path.join(common_dir, "gitmem")
     _queue(state, paths)
     runner = os.open(os.path.join(state, RUNNER_LOCK), os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        fcntl.flock(runner, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        lock(runner, blocking=False)
     except OSError:
         os.close(runner)  # a refresher is running: it takes the queued paths before it stops
         return
@@ -216,11 +216,11 @@ def refresh_in_background(worktree: str, git_dir: str, common_dir: str, paths: l
                 continue
             # Paths queued after the last take by a hook that found the lock held: look once
             # more after letting go, and carry on if no other refresher took over.
-            fcntl.flock(runner, fcntl.LOCK_UN)
+            unlock(runner)
             if not _has_queued(state):
                 break
             try:
-                fcntl.flock(runner, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                lock(runner, blocking=False)
             except OSError:
                 break
     except BaseException:
@@ -237,11 +237,11 @@ def refresh_in_background(worktree: str, git_dir: str, common_dir: str, paths: l
 
 
 def _queue(state: str, paths: list[str]) -> None:
-    import fcntl
+    from gitmem.base.files import lock
 
     fd = os.open(os.path.join(state, PENDING_FILE), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        lock(fd)
         os.write(fd, "".join(p + "\n" for p in paths).encode("utf-8", "surrogateescape"))
     finally:
         os.close(fd)
@@ -249,11 +249,11 @@ def _queue(state: str, paths: list[str]) -> None:
 
 def _take(state: str) -> list[str]:
     """The queued paths, once each, emptying the queue."""
-    import fcntl
+    from gitmem.base.files import lock
 
     fd = os.open(os.path.join(state, PENDING_FILE), os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        lock(fd)
         with os.fdopen(os.dup(fd), "rb") as handle:
             data = handle.read()
         os.ftruncate(fd, 0)

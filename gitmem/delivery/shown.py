@@ -13,9 +13,10 @@ Stdlib only: imported by the hook on every call.
 from __future__ import annotations
 
 import os
+import sys
 import time
 
-from gitmem.base import fastjson
+from gitmem.base import fastjson, files
 
 TYPE_CHECKING = False  # no typing import on the hook path
 if TYPE_CHECKING:
@@ -51,11 +52,9 @@ class Locked:
         self.record = empty()
 
     def __enter__(self) -> Locked:
-        import fcntl  # an extension module: loaded only by events that deliver
-
         os.makedirs(os.path.dirname(self.path), exist_ok=True)
         self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        files.lock(self.fd)
         raw = b""
         while chunk := os.read(self.fd, 65536):
             raw += chunk
@@ -80,6 +79,8 @@ class Locked:
 
     def __exit__(self, *exc: object) -> None:
         if self.fd >= 0:
+            if sys.platform == "win32":
+                files.unlock(self.fd)  # Windows asks for it before the close
             os.close(self.fd)  # releases the lock
             self.fd = -1
 

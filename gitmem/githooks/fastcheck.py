@@ -18,7 +18,9 @@ Otherwise, or on any doubt or error, the full re-check runs (gitmem.githooks.on_
 
 The stub runs this with `python -I -S` and gitmem's own folder on sys.path: no site-packages scan
 (an editable install's finder alone costs ≈ 30 ms), no subprocess or pathlib import (git runs
-through posix_spawn). The full re-check is exec'd with the ordinary interpreter setup.
+through posix_spawn). The full re-check is exec'd with the ordinary interpreter setup. Where
+posix_spawn is missing (native Windows Python) git and the detached warm-up run through
+subprocess, and the full re-check is waited for rather than exec'd.
 """
 
 from __future__ import annotations
@@ -65,8 +67,13 @@ def _cached_declarations(cache_dir: str, blob: str, language: str, digest: str) 
     return rows if isinstance(rows, list) else None
 
 
+SPAWN = hasattr(os, "posix_spawnp")  # False on native Windows: subprocess there (_git_subprocess, _detached)
+
+
 def _git(worktree: str, args: list[str], data: bytes = b"") -> bytes | None:
     """git's standard output, or None when it fails. posix_spawn: no subprocess import (≈ 8 ms)."""
+    if not SPAWN:
+        return _git_subprocess(worktree, args, data)
     out_r, out_w = os.pipe()
     in_r, in_w = os.pipe()
     null = os.open(os.devnull, os.O_WRONLY)
@@ -94,6 +101,29 @@ def _git(worktree: str, args: list[str], data: bytes = b"") -> bytes | None:
     os.close(out_r)
     _, status = os.waitpid(pid, 0)
     return b"".join(chunks) if os.waitstatus_to_exitcode(status) == 0 else None
+
+
+def _git_subprocess(worktree: str, args: list[str], data: bytes) -> bytes | None:
+    """_git() where os.posix_spawnp is missing (native Windows)."""
+    import subprocess
+
+    try:
+        done = subprocess.run(["git", *args], cwd=worktree, input=data, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL)
+    except OSError:
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def _detached(argv: list[str]) -> None:
+    """Start `argv` detached, its standard streams on the null device (no posix_spawn here)."""
+    import subprocess
+
+    options: dict[str, Any] = {"start_new_session": True}
+    if sys.platform == "win32":
+        options = {"creationflags": subprocess.DETACHED_PROCESS | subprocess.CREATE_NEW_PROCESS_GROUP}
+    subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                     close_fds=True, **options)
 
 
 def _blobs(worktree: str, ids: list[str]) -> dict[str, bytes] | None:
@@ -224,6 +254,9 @@ def warm_in_background(worktree: str, blobs: list[tuple[str, str]]) -> None:
     if not blobs:
         return
     args = [f"{blob}:{language}" for blob, language in blobs]
+    if not SPAWN:
+        _detached([sys.executable, "-I", "-m", "gitmem.githooks.fastcheck", "--warm", *args])
+        return
     null = os.open(os.devnull, os.O_RDWR)
     try:
         os.posix_spawn(sys.executable, [sys.executable, "-I", "-m", "gitmem.githooks.fastcheck", "--warm", *args],
@@ -269,7 +302,12 @@ def main(argv: list[str] | None = None) -> int:
     except Exception:
         pass  # any doubt: the full re-check decides
     if sys.flags.no_site:  # started by the stub without site-packages: the full re-check needs them
-        os.execv(sys.executable, [sys.executable, "-I", "-m", "gitmem.githooks.on_commit", "pre-commit", *argv])
+        command = [sys.executable, "-I", "-m", "gitmem.githooks.on_commit", "pre-commit", *argv]
+        if not SPAWN:  # Windows: execv starts a new process and returns at once; git must wait for it
+            import subprocess
+
+            return subprocess.call(command)
+        os.execv(sys.executable, command)
     from gitmem.githooks import on_commit
 
     return on_commit.main(["pre-commit", *argv])

@@ -4,13 +4,14 @@
 this module under `python -I -S` with sys.path set to the standard library plus the folders
 holding gitmem (and, for the rare rebuild, its dependencies).
 
-Speed: this runs in front of every tool call. The fast path imports os, sys, time, fcntl, the
-json accelerator through gitmem.base.fastjson, and gitmem's delivery modules (deliver, delivery_data,
-sessions, delivery_log, decl_ranges), which import nothing else. Measured on the 2-core dev
-machine under load: `import json` alone costs as much as starting the interpreter (it imports re
-and enum); gitmem.base.paths ≈ 20 ms (dataclasses pulls in inspect; pathlib); gitmem.store.index ≈ 10 ms
-more (tempfile, typing). So the repository is located with os.path below, and paths/index are
-imported only when the compiled rules must be rebuilt, once after each change to the store.
+Speed: this runs in front of every tool call. The fast path imports os, sys, time, fcntl (msvcrt
+on native Windows), the json accelerator through gitmem.base.fastjson, and gitmem's delivery
+modules (deliver, delivery_data, sessions, delivery_log, decl_ranges), which import nothing else.
+Measured on the 2-core dev machine under load: `import json` alone costs as much as starting the
+interpreter (it imports re and enum); gitmem.base.paths ≈ 20 ms (dataclasses pulls in inspect;
+pathlib); gitmem.store.index ≈ 10 ms more (tempfile, typing). So the repository is located with
+os.path below, and paths/index are imported only when the compiled rules must be rebuilt, once
+after each change to the store.
 
 Protocol (Claude Code hooks reference): input fields session_id, transcript_path, cwd,
 hook_event_name, plus source (SessionStart), prompt (UserPromptSubmit), tool_name and
@@ -460,7 +461,10 @@ def edit_regions(content: bytes, tool_input: object) -> list[tuple[int, int]] | 
 
 
 def run_git(worktree: str, args: list[str]) -> bytes:
-    """stdout of `git -C worktree ARGS` (empty when git fails), via posix_spawn and a pipe."""
+    """stdout of `git -C worktree ARGS` (empty when git fails), via posix_spawn and a pipe
+    (subprocess where posix_spawn is missing: native Windows)."""
+    if not SPAWN:
+        return _run_git_subprocess(worktree, args)
     read_end, write_end = os.pipe()
     devnull = os.open(os.devnull, os.O_RDWR)
     try:
@@ -477,6 +481,20 @@ def run_git(worktree: str, args: list[str]) -> bytes:
         out = handle.read()
     _, status = os.waitpid(pid, 0)
     return out if status == 0 else b""
+
+
+SPAWN = hasattr(os, "posix_spawnp")
+
+
+def _run_git_subprocess(worktree: str, args: list[str]) -> bytes:
+    import subprocess
+
+    try:
+        done = subprocess.run(["git", "-C", worktree, *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL)
+    except OSError:
+        return b""
+    return done.stdout if done.returncode == 0 else b""
 
 
 def _capture(where: tuple[str, str, str], payload: Payload) -> None:

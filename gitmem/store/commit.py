@@ -189,14 +189,8 @@ def committing_pid(repo: RepoPaths) -> int | None:
         pid = int(text.split()[0]) if text else 0
     except (OSError, ValueError, IndexError):
         return None
-    if pid <= 1 or pid == os.getpid():
+    if pid <= 1 or pid == os.getpid() or not _alive(pid):
         return None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return None
-    except PermissionError:
-        pass
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as handle:
             if b"git" not in handle.read():
@@ -204,6 +198,30 @@ def committing_pid(repo: RepoPaths) -> int | None:
     except OSError:
         pass
     return pid
+
+
+def _alive(pid: int) -> bool:
+    """Whether process `pid` runs. On Windows os.kill(pid, 0) would terminate it: ask the kernel."""
+    if sys.platform == "win32":
+        import ctypes
+
+        kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+        handle = kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
+        if not handle:
+            return ctypes.get_last_error() == 5  # ERROR_ACCESS_DENIED: it exists
+        try:
+            code = ctypes.c_ulong()
+            return bool(kernel32.GetExitCodeProcess(handle, ctypes.byref(code))) and code.value == 259  # STILL_ACTIVE
+        finally:
+            kernel32.CloseHandle(handle)
+    else:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            pass
+        return True
 
 
 def wait_until_quiet(repo: RepoPaths, finishing: Sequence[str], quiet: float, wait: float) -> str | None:

@@ -20,7 +20,8 @@ from gitmem.base.paths import RepoPaths
 from gitmem.delivery.agents import owned
 from gitmem.delivery.claude_settings import SHIM_MARKER
 
-# POSIX shell: Codex runs hooks with `$SHELL -lc` (cmd.exe on Windows, where Codex hooks are off)
+# POSIX shell: Codex runs hooks with `$SHELL -lc`, Gemini CLI through its platform shell; on native
+# Windows both use PowerShell (Codex's `commandWindows` would replace the command there): it fails there.
 COMMAND = ('h="$(git rev-parse --path-format=absolute --git-common-dir 2>/dev/null)/gitmem/claude-hook"; '
            '[ -x "$h" ] && "$h" 2>/dev/null; exit 0')
 
