@@ -8,7 +8,7 @@ index, and the staged content we must check is in that one). Paths go NUL-separa
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -217,6 +217,39 @@ def config_set(repo: Path, key: str, value: str) -> None:
 
 def config_unset(repo: Path, key: str) -> None:
     git(repo, "config", "--unset-all", key, check=False)
+
+
+def set_merge_driver(repo: RepoPaths, name: str, command: str, description: str,
+                     attributes: Sequence[str]) -> bool:
+    """Configure the merge driver `name` (its command, its description) and add the `attributes`
+    lines (each ending in a newline) to the machine-local .git/info/attributes; True when the
+    driver's command changed."""
+    changed = config_get(repo.worktree, f"merge.{name}.driver") != command
+    if changed:
+        config_set(repo.worktree, f"merge.{name}.driver", command)
+        config_set(repo.worktree, f"merge.{name}.name", description)
+    info = repo.common_dir / "info" / "attributes"
+    lines = info.read_text(encoding="utf-8").splitlines(keepends=True) if info.exists() else []
+    missing = [line for line in attributes if line not in lines]
+    if missing:
+        info.parent.mkdir(parents=True, exist_ok=True)
+        separator = "\n" if lines and not lines[-1].endswith("\n") else ""
+        info.write_text("".join(lines) + separator + "".join(missing), encoding="utf-8")
+    return changed
+
+
+def unset_merge_driver(repo: RepoPaths, name: str, attributes: Sequence[str]) -> bool:
+    """Remove the merge driver `name` and its `attributes` lines; True when the driver was set."""
+    was_set = bool(config_get(repo.worktree, f"merge.{name}.driver"))
+    if was_set:
+        git(repo.worktree, "config", "--remove-section", f"merge.{name}", check=False)
+    info = repo.common_dir / "info" / "attributes"
+    if info.exists():
+        lines = info.read_text(encoding="utf-8").splitlines(keepends=True)
+        kept = [line for line in lines if line not in attributes]
+        if kept != lines:
+            info.write_text("".join(kept), encoding="utf-8")
+    return was_set
 
 
 def hooks_dir(repo: Path) -> Path:

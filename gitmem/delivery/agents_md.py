@@ -22,6 +22,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 
 from gitmem.base import files
 from gitmem.base.paths import RepoPaths
@@ -247,14 +248,21 @@ def main(argv: list[str] | None = None) -> int:
     """git merge driver: ``python -I -m gitmem.delivery.agents_md %O %A %B`` writes the result to %A
     and exits 0 when clean, 1 with conflict markers, as git expects."""
     base_path, ours_path, theirs_path = (argv if argv is not None else sys.argv[1:])[:3]
+    return merge_driver(base_path, ours_path, theirs_path, merge, FILE_NAME)
+
+
+def merge_driver(base_path: str, ours_path: str, theirs_path: str,
+                 merge_texts: Callable[[str, str, str], tuple[str, bool]], label: str) -> int:
+    """Run a three-way text merge as a git merge driver: the result replaces %A (ours); 0 when
+    clean, 1 with conflict markers or when the files cannot be read (ours is then left as it was)."""
     try:
         texts = []
         for path in (base_path, ours_path, theirs_path):
             with open(path, encoding="utf-8") as handle:
                 texts.append(handle.read())
-        merged, clean = merge(*texts)
+        merged, clean = merge_texts(texts[0], texts[1], texts[2])
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        print(f"gitmem: cannot merge {FILE_NAME}: {exc}; leaving our version", file=sys.stderr)
+        print(f"gitmem: cannot merge {label}: {exc}; leaving our version", file=sys.stderr)
         return 1
     with open(ours_path, "w", encoding="utf-8") as handle:
         handle.write(merged)

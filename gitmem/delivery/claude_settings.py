@@ -18,6 +18,7 @@ import json
 import os
 import shlex
 import sys
+from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
 from typing import Any, TypedDict, TypeGuard
@@ -135,17 +136,21 @@ def uninstall(repo: RepoPaths) -> list[str]:
 
 def with_gitmem_hooks(settings: Settings) -> Settings | None:
     """`settings` with exactly one gitmem hook group per event (None when it cannot be merged)."""
+    return with_groups(settings, [(event, hook_group(matcher)) for event, matcher in HOOKS])
+
+
+def with_groups(settings: Settings, wanted: Iterable[tuple[str, Settings]]) -> Settings | None:
+    """`settings` (Claude Code's, or another agent's of the same shape) with exactly the group
+    `wanted` of gitmem's hook for each event; None when "hooks" is not an object."""
     data = copy.deepcopy(settings)
     hooks = data.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         return None
-    for event, matcher in HOOKS:
+    for event, group in wanted:
         groups = found if isinstance(found := hooks.get(event), list) else []
-        wanted = hook_group(matcher)
-        ours = [g for g in groups if _has_ours(g)]
-        if ours == [wanted] and all(not _has_ours(g) or g == wanted for g in groups):
+        if [g for g in groups if has_gitmem_hook(g)] == [group]:
             continue  # already there, wherever the user moved it
-        hooks[event] = [*_strip(groups), wanted]
+        hooks[event] = [*_strip(groups), group]
     return data
 
 
@@ -155,7 +160,7 @@ def without_gitmem_hooks(settings: Settings) -> Settings:
     if not isinstance(hooks, dict):
         return data
     for event in list(hooks):
-        if isinstance(hooks[event], list) and any(_has_ours(g) for g in hooks[event]):
+        if isinstance(hooks[event], list) and any(has_gitmem_hook(g) for g in hooks[event]):
             remaining = _strip(hooks[event])
             if remaining:
                 hooks[event] = remaining
@@ -171,7 +176,7 @@ def status(repo: RepoPaths) -> HookStatus:
     settings, problem = _read(settings_path(repo))
     hooks = found if isinstance(found := settings.get("hooks"), dict) else {}
     events = [e for e, m in HOOKS if any(_installed(g, m) for g in _groups(hooks, e))]
-    altered = [e for e, _ in HOOKS if e not in events and any(_has_ours(g) for g in _groups(hooks, e))]
+    altered = [e for e, _ in HOOKS if e not in events and any(has_gitmem_hook(g) for g in _groups(hooks, e))]
     shim = shim_path(repo)
     python = shim_python(shim.read_text(encoding="utf-8", errors="replace")) if shim.exists() else None
     return {"events": events, "missing": [e for e, _ in HOOKS if e not in events], "altered": altered,
@@ -314,7 +319,7 @@ def _style(path: Path) -> tuple[str | int | None, bool, bool]:
     return indent, "\\u" in text, text.endswith("\n") or not text
 
 
-def _has_ours(group: object) -> TypeGuard[Settings]:
+def has_gitmem_hook(group: object) -> TypeGuard[Settings]:
     return isinstance(group, dict) and isinstance(group.get("hooks"), list) and any(
         isinstance(h, dict) and SHIM_MARKER in str(h.get("command", "")) for h in group["hooks"])
 
@@ -323,7 +328,7 @@ def _installed(group: object, matcher: str | None) -> bool:
     """Exactly the group `install` writes: its matcher and its command, verbatim. A command that
     merely mentions the shim (say, one a pull request rewrote to run something else first) is not
     gitmem's hook, and `gitmem init` replaces it."""
-    return _has_ours(group) and group.get("matcher") == matcher and any(
+    return has_gitmem_hook(group) and group.get("matcher") == matcher and any(
         isinstance(h, dict) and h.get("type") == "command" and h.get("command") == COMMAND for h in group["hooks"])
 
 
@@ -331,7 +336,7 @@ def _strip(groups: list[object]) -> list[object]:
     """The groups without gitmem's hooks; a group left with no hooks goes."""
     kept: list[object] = []
     for group in groups:
-        if not _has_ours(group):
+        if not has_gitmem_hook(group):
             kept.append(group)
             continue
         others = [h for h in group["hooks"] if not (isinstance(h, dict) and SHIM_MARKER in str(h.get("command", "")))]
@@ -341,19 +346,25 @@ def _strip(groups: list[object]) -> list[object]:
 
 
 def _read(path: Path) -> tuple[Settings, str | None]:
-    if not path.exists():
+    try:
+        return parse_settings(path.read_bytes() if path.exists() else None)
+    except OSError as exc:
+        return {}, f"it cannot be read ({exc.strerror})"
+
+
+def parse_settings(data: bytes | None) -> tuple[Settings, str | None]:
+    """A settings file's JSON object ({} when absent), or {} and why it cannot be used."""
+    if data is None:
         return {}, None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        loaded = json.loads(data.decode("utf-8"))
     except UnicodeDecodeError:
         return {}, "it is not UTF-8"
     except ValueError as exc:
         return {}, f"it is not valid JSON ({exc})"
-    except OSError as exc:
-        return {}, f"it cannot be read ({exc.strerror})"
-    if not isinstance(data, dict):
+    if not isinstance(loaded, dict):
         return {}, "it is not a JSON object"
-    return data, None
+    return loaded, None
 
 
 def _write(path: Path, data: Settings, style: tuple[str | int | None, bool, bool] = (2, False, True)) -> None:

@@ -27,7 +27,6 @@ ATTRIBUTES_LINE = "entries/*.yaml diff=gitmem\n"
 # AGENTS.md's managed section merges through gitmem (gitmem.delivery.agents_md.main). Set per clone in
 # .git/info/attributes, next to the driver it names; a clone without it merges as plain text.
 MERGE_DRIVER = "gitmem-agents-md"
-MERGE_SECTION = f"merge.{MERGE_DRIVER}"
 MERGE_ATTRIBUTE = f"/AGENTS.md merge={MERGE_DRIVER}\n"
 
 
@@ -117,16 +116,8 @@ def install(repo: RepoPaths, python: str | None = None) -> list[str]:
         attributes.write_text(ATTRIBUTES_LINE, encoding="utf-8")
 
     driver = f"{shlex.quote(python)} -I -m gitmem.delivery.agents_md %O %A %B"
-    if git.config_get(repo.worktree, f"{MERGE_SECTION}.driver") != driver:
-        git.config_set(repo.worktree, f"{MERGE_SECTION}.driver", driver)
-        git.config_set(repo.worktree, f"{MERGE_SECTION}.name", "gitmem: AGENTS.md managed section")
+    if git.set_merge_driver(repo, MERGE_DRIVER, driver, "gitmem: AGENTS.md managed section", [MERGE_ATTRIBUTE]):
         done.append("configured the AGENTS.md merge driver")
-    info = repo.common_dir / "info" / "attributes"
-    lines = info.read_text(encoding="utf-8").splitlines(keepends=True) if info.exists() else []
-    if MERGE_ATTRIBUTE not in lines:
-        info.parent.mkdir(parents=True, exist_ok=True)
-        separator = "\n" if lines and not lines[-1].endswith("\n") else ""
-        info.write_text("".join(lines) + separator + MERGE_ATTRIBUTE, encoding="utf-8")
     return done
 
 
@@ -149,12 +140,6 @@ def uninstall(repo: RepoPaths) -> list[str]:
         git.config_unset(repo.worktree, TEXTCONV_KEY)
         git.git(repo.worktree, "config", "--remove-section", "diff.gitmem", check=False)
         done.append("removed the textconv setting")
-    if git.config_get(repo.worktree, f"{MERGE_SECTION}.driver"):
-        git.git(repo.worktree, "config", "--remove-section", MERGE_SECTION, check=False)
+    if git.unset_merge_driver(repo, MERGE_DRIVER, [MERGE_ATTRIBUTE]):
         done.append("removed the AGENTS.md merge driver")
-    info = repo.common_dir / "info" / "attributes"
-    if info.exists():
-        lines = info.read_text(encoding="utf-8").splitlines(keepends=True)
-        if MERGE_ATTRIBUTE in lines:
-            info.write_text("".join(line for line in lines if line != MERGE_ATTRIBUTE), encoding="utf-8")
     return done

@@ -535,31 +535,13 @@ def _ensure_shim(repo: RepoPaths) -> list[str]:
 
 
 def _register_merge_driver(repo: RepoPaths) -> list[str]:
-    done = []
     driver = f"{shlex.quote(sys.executable)} -I -m gitmem.delivery.agents.merge %O %A %B %P"
-    if git.config_get(repo.worktree, f"merge.{MERGE_DRIVER}.driver") != driver:
-        git.config_set(repo.worktree, f"merge.{MERGE_DRIVER}.driver", driver)
-        git.config_set(repo.worktree, f"merge.{MERGE_DRIVER}.name", "gitmem: generated agent files")
-        done.append("configured the merge driver for generated agent files")
-    info = repo.common_dir / "info" / "attributes"
-    lines = info.read_text(encoding="utf-8").splitlines(keepends=True) if info.exists() else []
-    missing = [line for line in MERGE_ATTRIBUTES if line not in lines]
-    if missing:
-        info.parent.mkdir(parents=True, exist_ok=True)
-        separator = "\n" if lines and not lines[-1].endswith("\n") else ""
-        info.write_text("".join(lines) + separator + "".join(missing), encoding="utf-8")
-    return done
+    if git.set_merge_driver(repo, MERGE_DRIVER, driver, "gitmem: generated agent files", MERGE_ATTRIBUTES):
+        return ["configured the merge driver for generated agent files"]
+    return []
 
 
 def _unregister_merge_driver(repo: RepoPaths) -> list[str]:
-    done = []
-    if git.config_get(repo.worktree, f"merge.{MERGE_DRIVER}.driver"):
-        git.git(repo.worktree, "config", "--remove-section", f"merge.{MERGE_DRIVER}", check=False)
-        done.append("removed the merge driver for generated agent files")
-    info = repo.common_dir / "info" / "attributes"
-    if info.exists():
-        lines = info.read_text(encoding="utf-8").splitlines(keepends=True)
-        kept = [line for line in lines if line not in MERGE_ATTRIBUTES]
-        if kept != lines:
-            info.write_text("".join(kept), encoding="utf-8")
-    return done
+    if git.unset_merge_driver(repo, MERGE_DRIVER, MERGE_ATTRIBUTES):
+        return ["removed the merge driver for generated agent files"]
+    return []

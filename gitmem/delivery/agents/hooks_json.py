@@ -12,13 +12,17 @@ as gitmem wrote it, goes back to exactly what was there (gitmem.delivery.agents.
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any, TypedDict
 
 from gitmem.base.paths import RepoPaths
 from gitmem.delivery.agents import owned
-from gitmem.delivery.claude_settings import SHIM_MARKER
+from gitmem.delivery.claude_settings import (
+    has_gitmem_hook,
+    parse_settings,
+    with_groups,
+    without_gitmem_hooks,
+)
 
 # POSIX shell: Codex runs hooks with `$SHELL -lc`, Gemini CLI through its platform shell; on native
 # Windows both use PowerShell (Codex's `commandWindows` would replace the command there): it fails there.
@@ -31,42 +35,19 @@ Group = tuple[str, str | None, dict[str, Any]]  # (event, matcher, hook handler)
 
 def with_hooks(settings: Settings, groups: list[Group]) -> Settings | None:
     """`settings` with exactly gitmem's group for each event (None when "hooks" is not an object)."""
-    data = copy.deepcopy(settings)
-    hooks = data.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
-        return None
+    wanted = []
     for event, matcher, handler in groups:
-        current = found if isinstance(found := hooks.get(event), list) else []
-        wanted: dict[str, Any] = {"matcher": matcher} if matcher else {}
-        wanted["hooks"] = [handler]
-        ours = [g for g in current if _has_ours(g)]
-        if ours == [wanted]:
-            continue
-        hooks[event] = [*_strip(current), wanted]
-    return data
-
-
-def without_hooks(settings: Settings) -> Settings:
-    data = copy.deepcopy(settings)
-    hooks = data.get("hooks")
-    if not isinstance(hooks, dict):
-        return data
-    for event in list(hooks):
-        if isinstance(hooks[event], list) and any(_has_ours(g) for g in hooks[event]):
-            remaining = _strip(hooks[event])
-            if remaining:
-                hooks[event] = remaining
-            else:
-                del hooks[event]
-    if not hooks:
-        del data["hooks"]
-    return data
+        group: dict[str, Any] = {"matcher": matcher} if matcher else {}
+        group["hooks"] = [handler]
+        wanted.append((event, group))
+    return with_groups(settings, wanted)
 
 
 def installed_events(repo: RepoPaths, rel: str) -> list[str]:
-    settings, _ = _read(owned.read(repo, rel))
+    settings, _ = parse_settings(owned.read(repo, rel))
     hooks = found if isinstance(found := settings.get("hooks"), dict) else {}
-    return sorted(e for e, groups in hooks.items() if isinstance(groups, list) and any(_has_ours(g) for g in groups))
+    return sorted(e for e, groups in hooks.items()
+                  if isinstance(groups, list) and any(has_gitmem_hook(g) for g in groups))
 
 
 class HookFileStatus(TypedDict):
@@ -79,14 +60,14 @@ class HookFileStatus(TypedDict):
 def status(repo: RepoPaths, rel: str, groups: list[Group]) -> HookFileStatus:
     """Which of gitmem's hooks `rel` holds exactly as `install` writes them. A command that merely
     names the shim (one a pull request rewrote to run something else first) is not gitmem's."""
-    settings, problem = _read(owned.read(repo, rel))
+    settings, problem = parse_settings(owned.read(repo, rel))
     hooks = found if isinstance(found := settings.get("hooks"), dict) else {}
     exact, missing, altered = [], [], []
     for event, matcher, handler in groups:
         current = found if isinstance(found := hooks.get(event), list) else []
         if any(_exactly(g, matcher, handler) for g in current):
             exact.append(event)
-        elif any(_has_ours(g) for g in current):
+        elif any(has_gitmem_hook(g) for g in current):
             altered.append(event)
         else:
             missing.append(event)
@@ -101,7 +82,7 @@ def _exactly(group: object, matcher: str | None, handler: dict[str, Any]) -> boo
 
 def install(repo: RepoPaths, rel: str, groups: list[Group], what: str) -> list[str]:
     current = owned.read(repo, rel)
-    settings, problem = _read(current)
+    settings, problem = parse_settings(current)
     if problem:
         return [f"left {rel} alone: {problem}; fix it and run `gitmem init` again"]
     merged = with_hooks(settings, groups)
@@ -115,21 +96,21 @@ def install(repo: RepoPaths, rel: str, groups: list[Group], what: str) -> list[s
 
 def uninstall(repo: RepoPaths, rel: str, what: str) -> list[str]:
     def undo(now: bytes, before: bytes | None) -> bytes | None:
-        settings, problem = _read(now)
+        settings, problem = parse_settings(now)
         if problem:
             return now
-        cleaned = without_hooks(settings)
-        if before is not None and _read(before)[0] == cleaned:
+        cleaned = without_gitmem_hooks(settings)
+        if before is not None and parse_settings(before)[0] == cleaned:
             return before  # nothing but gitmem's part changed: the original bytes
         return _dump(cleaned) if cleaned or before is not None else None
 
     outcome = owned.restore(repo, rel, undo)
     if outcome == "":  # not written from this machine (a teammate's commit): gitmem's part only
         current = owned.read(repo, rel)
-        settings, problem = _read(current)
+        settings, problem = parse_settings(current)
         if current is None or problem or not installed_events(repo, rel):
             return []
-        cleaned = without_hooks(settings)
+        cleaned = without_gitmem_hooks(settings)
         path = repo.worktree / rel
         if cleaned:
             path.write_bytes(_dump(cleaned))
@@ -144,40 +125,7 @@ def uninstall(repo: RepoPaths, rel: str, what: str) -> list[str]:
     return [f"removed gitmem's {what} hooks from {rel}"]
 
 
-def _read(data: bytes | None) -> tuple[Settings, str | None]:
-    if data is None:
-        return {}, None
-    try:
-        loaded = json.loads(data.decode("utf-8"))
-    except UnicodeDecodeError:
-        return {}, "it is not UTF-8"
-    except ValueError as exc:
-        return {}, f"it is not valid JSON ({exc})"
-    if not isinstance(loaded, dict):
-        return {}, "it is not a JSON object"
-    return loaded, None
-
-
 def _dump(data: Settings) -> bytes:
     return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def _is_ours(hook: object) -> bool:
-    return isinstance(hook, dict) and SHIM_MARKER in str(hook.get("command", ""))
-
-
-def _has_ours(group: object) -> bool:
-    return isinstance(group, dict) and isinstance(group.get("hooks"), list) and any(
-        _is_ours(h) for h in group["hooks"])
-
-
-def _strip(groups: list[Any]) -> list[Any]:
-    kept: list[Any] = []
-    for group in groups:
-        if not _has_ours(group):
-            kept.append(group)
-            continue
-        others = [h for h in group["hooks"] if not _is_ours(h)]
-        if others:
-            kept.append({**group, "hooks": others})
-    return kept

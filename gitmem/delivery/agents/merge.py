@@ -33,18 +33,9 @@ def main(argv: list[str] | None = None) -> int:
     args = argv if argv is not None else sys.argv[1:]
     base_path, ours_path, theirs_path = args[:3]
     path = args[3] if len(args) > 3 else ""
-    try:
-        texts = []
-        for name in (base_path, ours_path, theirs_path):
-            with open(name, encoding="utf-8") as handle:
-                texts.append(handle.read())
-        merged, clean = merge(texts[0], texts[1], texts[2], path)
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        print(f"gitmem: cannot merge {path or 'a generated file'}: {exc}; leaving our version", file=sys.stderr)
-        return 1
-    with open(ours_path, "w", encoding="utf-8") as handle:
-        handle.write(merged)
-    return 0 if clean else 1
+    return agents_md.merge_driver(base_path, ours_path, theirs_path,
+                                  lambda base, ours, theirs: merge(base, ours, theirs, path),
+                                  path or "a generated file")
 
 
 if __name__ == "__main__":
