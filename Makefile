@@ -37,8 +37,8 @@ eval: $(STAMP)
 TRAIN_RUN ?= .git/gitmem/train-run
 train: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[writer,test,lint,train]'
-	$(BIN)/python training/finetune.py --out $(TRAIN_RUN) --corpus-turns 1200 --resume
-	$(BIN)/python training/export_lora.py --run $(TRAIN_RUN) --out gitmem/judge/data
+	$(BIN)/python training/finetune.py --out $(TRAIN_RUN) --corpus-turns 1000 --real-repeat 2 --resume
+	$(BIN)/python training/export_lora.py --run $(TRAIN_RUN) --out gitmem/judge/data --outtype f16
 	$(BIN)/python training/threshold.py
 
 clean:
