@@ -6,7 +6,7 @@ against the torch model it was trained as (dequantised base + peft adapter).
 
 For a few messages (corpus turns, plus one long enough for several sliding-window blocks), both
 sides read the same text (candidate spans -> model_text) with the runtime's tokens; llama.cpp
-through gitmem.judge.encoder.Encoder's own decode path with ``lora_path`` added. Reported:
+through gitmem.judge.encoder.Encoder as the runtime runs it (the adapter set on the context). Reported:
 - cosine per token of the final states, torch+LoRA vs llama.cpp+LoRA (expect > 0.99: the
   difference is Q4_K_M kernels and activation quantisation in llama.cpp, not the adapter), and the
   same for both bases without the adapter;
@@ -55,23 +55,14 @@ from lora_common import (  # noqa: E402
 )
 from train import load_corpus  # noqa: E402
 
-from gitmem.judge.encoder import N_BATCH, N_CTX, Encoder, _quiet_stderr  # noqa: E402
+from gitmem.judge.encoder import Encoder  # noqa: E402
 from gitmem.judge.spans import candidate_spans, is_promotion, model_text  # noqa: E402
 
 
 def llama_encoder(model_path: Path, lora: Path | None) -> Encoder:
-    """gitmem's Encoder (its tokenizer and decode loop), its Llama built with ``lora_path``."""
+    """gitmem's Encoder exactly as the runtime runs it: the adapter set on the context per pass."""
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    from llama_cpp import LLAMA_POOLING_TYPE_NONE, Llama
-
-    enc = Encoder.__new__(Encoder)
-    enc.path = model_path
-    with _quiet_stderr():
-        enc.llm = Llama(model_path=str(model_path), lora_path=str(lora) if lora else None, embedding=True,
-                        pooling_type=LLAMA_POOLING_TYPE_NONE, n_ctx=N_CTX, n_batch=N_BATCH, n_ubatch=N_BATCH,
-                        n_threads=2, n_threads_batch=2, verbose=False)
-    enc.dim = int(enc.llm.n_embd())
-    return enc
+    return Encoder(model_path, lora)
 
 
 def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -117,6 +117,10 @@ class Judge:
                 if prior is not None and bodies.needs_referent(first.text) \
                         and not packet.user[prior.end : first.start].count("\n") > 1:
                     first = prior  # "Don't use it in anything new": the sentence naming "it" joins
+                    if raw and raw[-1][2] == packet.user[prior.start : prior.end].strip():
+                        # the sentence naming "it" was an entry of its own: one statement, one entry
+                        kind, _, _, score = raw.pop()
+                        best = max(best, (prior, score, kind), key=lambda r: r[1])
                 body = packet.user[first.start : run[-1][0].end]
                 raw.append((best[2], "user", body, best[1]))
                 run.clear()
