@@ -127,12 +127,6 @@ class Detector:
 
 # -- the encoder the head was trained for ----------------------------------------------------------
 
-def encoder_sha256(path: Path) -> str:
-    from gitmem.judge.encoder import model_sha256
-
-    return model_sha256(path)
-
-
 class Scorer:
     """The detector with its encoder: score(text) -> P(attack) for canonical text."""
 
@@ -160,14 +154,14 @@ def scorer() -> Scorer:
     is unavailable or they do not belong together."""
     global _SCORER
     if _SCORER is None:
-        from gitmem.judge.encoder import ModelError, default_model_path, load_encoder
+        from gitmem.judge.encoder import ModelError, default_model_path, load_encoder, model_sha256
 
         detector = Detector.load()
         try:
             path = default_model_path()
         except ModelError as exc:
             raise DetectorError(f"the gate's encoder is unavailable: {exc}") from None
-        found = encoder_sha256(path)
+        found = model_sha256(path)
         if found != detector.encoder_sha256:
             raise DetectorError(f"the gate's detector was trained for encoder {detector.encoder_sha256[:12]}, "
                                 f"but {path} is {found[:12]}: run training/gate/train_gate.py")

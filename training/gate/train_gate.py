@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "training"))
 
 from gitmem.judge import detector as det  # noqa: E402
-from gitmem.judge.encoder import Encoder, default_model_path  # noqa: E402
+from gitmem.judge.encoder import Encoder, default_model_path, model_sha256  # noqa: E402
 from gitmem.judge.normalise import canonical  # noqa: E402
 from gitmem.judge.spans import candidate_spans  # noqa: E402
 
@@ -248,7 +248,7 @@ def main() -> int:
             "data": {name: hashlib.sha256((HERE / name).read_bytes()).hexdigest()[:16]
                      for name in ("attacks-train.jsonl", "benign-train.jsonl")}}
     detector = det.Detector(mu=mu, sd=sd, w=coef, b=b, threshold=thr,
-                            encoder_sha256=det.encoder_sha256(model), meta=meta)
+                            encoder_sha256=model_sha256(model), meta=meta)
     detector.save(args.out)
     print(f"saved {args.out} (threshold {thr:.3f})", file=sys.stderr)
     return 0
