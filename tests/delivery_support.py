@@ -14,6 +14,20 @@ import subprocess
 import time
 from pathlib import Path
 
+# A small module with two functions, anchored by the delivery tests.
+SOURCE = '''\
+import os
+
+
+def f(x):
+    y = x + 1
+    return y
+
+
+def g(x):
+    return x * 2
+'''
+
 ENTRY_LINE = re.compile(r"^- .*\[(\d{8}-[0-9a-f]{8})\]$", re.MULTILINE)
 OWN_ERRORS = ("claude hook", "declaration ranges refresh", "delivery upkeep")
 
@@ -38,6 +52,22 @@ class Delivered:
 
     def __repr__(self) -> str:
         return f"Delivered(active={self.active}, retracted={self.retracted})"
+
+
+def run_hooks(commands: list[str], payload: dict, event: str, cwd: Path, env: dict[str, str],
+              shell: tuple[str, ...] = ("sh", "-c")) -> Delivered:
+    """Run each hook command as an agent does (through `shell`, the event as JSON on stdin) and
+    collect the additionalContext each one answers; every command must succeed."""
+    texts = []
+    for command in commands:
+        proc = subprocess.run([*shell, command], input=json.dumps(payload).encode(), cwd=cwd, env=env,
+                              capture_output=True, timeout=60)
+        assert proc.returncode == 0, proc
+        if proc.stdout.strip():
+            out = json.loads(proc.stdout)["hookSpecificOutput"]
+            assert out["hookEventName"] == event
+            texts.append(out["additionalContext"])
+    return Delivered("\n".join(texts))
 
 
 class ClaudeCode:

@@ -18,23 +18,11 @@ import time
 from pathlib import Path
 
 import pytest
-from delivery_support import Delivered, add_entry, own_errors
+from delivery_support import SOURCE, Delivered, add_entry, own_errors, run_hooks
 
 from gitmem.writer import codex_rollout, reader
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "transcripts"
-SOURCE = '''\
-import os
-
-
-def f(x):
-    y = x + 1
-    return y
-
-
-def g(x):
-    return x * 2
-'''
 
 
 class Codex:
@@ -61,16 +49,7 @@ class Codex:
             payload.update(tool_name=tool, tool_use_id=f"call_{self.turn}")
         env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_")}
         env["GITMEM_NO_DAEMON"] = "1"
-        texts = []
-        for command in self.commands(event, tool):
-            proc = subprocess.run(["sh", "-lc", command], input=json.dumps(payload).encode(), cwd=self.cwd,
-                                  env=env, capture_output=True, timeout=60)
-            assert proc.returncode == 0, proc
-            if proc.stdout.strip():
-                out = json.loads(proc.stdout)["hookSpecificOutput"]
-                assert out["hookEventName"] == event
-                texts.append(out["additionalContext"])
-        return Delivered("\n".join(texts))
+        return run_hooks(self.commands(event, tool), payload, event, self.cwd, env, shell=("sh", "-lc"))
 
     def start(self, source: str = "startup") -> Delivered:
         return self.send("SessionStart", source=source)

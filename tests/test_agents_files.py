@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from delivery_support import Delivered, add_entry, own_errors
+from delivery_support import Delivered, add_entry, own_errors, run_hooks
 from ruamel.yaml import YAML
 
 from gitmem.delivery.agents import content
@@ -237,20 +237,11 @@ def gemini_hook(root: Path, event: str, **fields) -> Delivered:
                "hook_event_name": event, "timestamp": "2026-12-01T10:30:00Z", **fields}
     env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_")}
     env.update(GEMINI_PROJECT_DIR=str(root), GEMINI_SESSION_ID="gemini-1", GITMEM_NO_DAEMON="1")
-    texts = []
-    for group in settings["hooks"].get(event, []):
-        matcher = group.get("matcher")
-        if matcher and "tool_name" in fields and not re.fullmatch(matcher, fields["tool_name"]):
-            continue
-        for hook in group["hooks"]:
-            proc = subprocess.run(["sh", "-c", hook["command"]], input=json.dumps(payload).encode(), cwd=root,
-                                  env=env, capture_output=True, timeout=60)
-            assert proc.returncode == 0, proc
-            if proc.stdout.strip():
-                out = json.loads(proc.stdout)["hookSpecificOutput"]
-                assert out["hookEventName"] == event
-                texts.append(out["additionalContext"])
-    return Delivered("\n".join(texts))
+    commands = [hook["command"] for group in settings["hooks"].get(event, [])
+                if not (group.get("matcher") and "tool_name" in fields
+                        and not re.fullmatch(group["matcher"], fields["tool_name"]))
+                for hook in group["hooks"]]
+    return run_hooks(commands, payload, event, root, env)
 
 
 def test_gemini_gets_the_repository_block_in_gemini_md_and_anchored_entries_after_tools(gm):

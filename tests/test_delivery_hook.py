@@ -10,22 +10,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from delivery_support import ClaudeCode, add_entry, own_errors, wait_for_fresh_ranges
+from delivery_support import SOURCE, ClaudeCode, add_entry, own_errors, wait_for_fresh_ranges
 
 from gitmem.delivery import claude_settings
-
-SOURCE = '''\
-import os
-
-
-def f(x):
-    y = x + 1
-    return y
-
-
-def g(x):
-    return x * 2
-'''
 
 
 @pytest.fixture
