@@ -70,6 +70,26 @@ def run_hooks(commands: list[str], payload: dict, event: str, cwd: Path, env: di
     return Delivered("\n".join(texts))
 
 
+def hook_imports(root: Path, payload: dict, env: dict[str, str]) -> set[str]:
+    """The modules the hook has loaded when it returns from one event: run through the shim's
+    interpreter and import folders, as `-I -S` as the shim runs it."""
+    import ast
+
+    from gitmem.delivery import claude_settings
+
+    shim = (root / ".git/gitmem/claude-hook").read_text()
+    python = claude_settings.shim_python(shim)
+    roots = ast.literal_eval(next(line for line in shim.splitlines()
+                                  if line.startswith("sys.path += ")).partition("+= ")[2])
+    dump = root.parent / "modules.json"
+    code = ("import sys; sys.path += sys.argv[1:]; from gitmem.hook.claude import main; main(); "
+            f"import json; open({str(dump)!r}, 'w').write(json.dumps(sorted(sys.modules)))")
+    proc = subprocess.run([python, "-I", "-S", "-c", code, *roots], cwd=root, capture_output=True, env=env,
+                          input=json.dumps({"session_id": "imports", "cwd": str(root), **payload}).encode())
+    assert proc.returncode == 0, proc.stderr
+    return set(json.loads(dump.read_text()))
+
+
 class ClaudeCode:
     """One Claude Code session against a repository whose hooks `gitmem init` configured."""
 

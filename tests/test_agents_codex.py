@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from delivery_support import SOURCE, Delivered, add_entry, own_errors, run_hooks
+from delivery_support import SOURCE, Delivered, add_entry, hook_imports, own_errors, run_hooks
 
 from gitmem.writer import codex_rollout, reader
 
@@ -259,19 +259,9 @@ def test_the_real_codex_rollout_yields_only_what_the_developer_typed():
 
 def test_the_hook_stays_light_for_codex_subagent_and_gemini_events(gm):
     """The same import budget as tests/test_delivery_hook.py, for the new event shapes."""
-    import ast
-
-    from gitmem.delivery import claude_settings
-
     add_entry(gm, "hazard", "g() must stay pure.", "--anchor", "src/a.py::g")
     add_entry(gm, "law", "Use tabs.")
     Codex(gm.path).start()  # compile the rules first (the rare path)
-    shim = (gm.path / ".git/gitmem/claude-hook").read_text()
-    python = claude_settings.shim_python(shim)
-    roots = ast.literal_eval(next(line for line in shim.splitlines() if line.startswith("sys.path += ")).partition("+= ")[2])
-    dump = gm.path.parent / "modules.json"
-    code = ("import sys; sys.path += sys.argv[1:]; from gitmem.hook.claude import main; main(); "
-            f"import json; open({str(dump)!r}, 'w').write(json.dumps(sorted(sys.modules)))")
     patch = "*** Begin Patch\n*** Update File: src/a.py\n@@ def g(x):\n-    return x * 2\n+    return 2 * x\n*** End Patch\n"
     for payload in (
         {"hook_event_name": "PreToolUse", "tool_name": "apply_patch", "tool_input": {"command": patch}},
@@ -281,11 +271,7 @@ def test_the_hook_stays_light_for_codex_subagent_and_gemini_events(gm):
          "tool_input": {"file_path": str(gm.path / "src/a.py")}},
         {"hook_event_name": "AfterTool", "tool_name": "read_file", "tool_input": {"file_path": str(gm.path / "src/a.py")}},
     ):
-        proc = subprocess.run([python, "-I", "-S", "-c", code, *roots], cwd=gm.path, capture_output=True,
-                              input=json.dumps({"session_id": "imports", "cwd": str(gm.path), **payload}).encode(),
-                              env={k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_")})
-        assert proc.returncode == 0, proc.stderr
-        modules = set(json.loads(dump.read_text()))
+        modules = hook_imports(gm.path, payload, {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_")})
         heavy = {"click", "pygit2", "ruamel", "tree_sitter", "gitmem.base.paths", "gitmem.store.index", "dataclasses",
                  "pathlib", "typing", "tempfile", "hashlib", "subprocess"} & modules
         assert not heavy, (payload["hook_event_name"], heavy)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import subprocess
@@ -10,9 +9,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from delivery_support import SOURCE, ClaudeCode, add_entry, own_errors, wait_for_fresh_ranges
-
-from gitmem.delivery import claude_settings
+from delivery_support import SOURCE, ClaudeCode, add_entry, hook_imports, own_errors, wait_for_fresh_ranges
 
 
 @pytest.fixture
@@ -117,12 +114,6 @@ def test_the_hook_imports_nothing_heavy(gm):
     add_entry(gm, "law", "Use tabs.")
     claude = ClaudeCode(gm.path, "warm")
     claude.start()  # the first call after the store changed recompiles the rules (rare path)
-    shim = (gm.path / ".git/gitmem/claude-hook").read_text()
-    python = claude_settings.shim_python(shim)
-    roots = ast.literal_eval(next(line for line in shim.splitlines() if line.startswith("sys.path += ")).partition("+= ")[2])
-    dump = gm.path.parent / "modules.json"
-    code = ("import sys; sys.path += sys.argv[1:]; from gitmem.hook.claude import main; main(); "
-            f"import json; open({str(dump)!r}, 'w').write(json.dumps(sorted(sys.modules)))")
     for payload in (
         {"hook_event_name": "SessionStart", "source": "startup"},
         {"hook_event_name": "PreToolUse", "tool_name": "Edit",
@@ -130,11 +121,7 @@ def test_the_hook_imports_nothing_heavy(gm):
         {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "git commit -m x"}},
         {"hook_event_name": "Stop"},
     ):
-        proc = subprocess.run([python, "-I", "-S", "-c", code, *roots], cwd=gm.path, capture_output=True,
-                              input=json.dumps({"session_id": "imports", "cwd": str(gm.path), **payload}).encode(),
-                              env={**os.environ, "CLAUDE_PROJECT_DIR": str(gm.path)})
-        assert proc.returncode == 0, proc.stderr
-        modules = set(json.loads(dump.read_text()))
+        modules = hook_imports(gm.path, payload, {**os.environ, "CLAUDE_PROJECT_DIR": str(gm.path)})
         heavy = {"click", "pygit2", "ruamel", "tree_sitter", "tree_sitter_languages", "gitmem.base.paths",
                  "gitmem.store.index", "gitmem.store.entry", "dataclasses", "pathlib", "typing", "tempfile", "hashlib",
                  "subprocess"} & modules
