@@ -373,6 +373,21 @@ def test_a_referent_less_sentence_joins_the_one_naming_it(judge):
     assert [c.body for c in found if "Don't use it" in c.body] == [user]  # one entry, with its referent
 
 
+@pytest.mark.parametrize("user", [
+    "We're moving off axios. From now on use the built-in fetch for every HTTP call.",
+    "Change of plan: we're moving off axios. Use fetch for all new HTTP code.",
+])
+def test_a_change_and_the_rule_replacing_it_are_one_entry(judge, user):
+    assert [c.body for c in judge.judge(packet(user), [])] == [user]
+
+
+def test_two_rules_in_one_message_stay_two_entries(judge):
+    user = ("Never call syncLedger() from a request handler, it took prod down. "
+            "Whenever you add an endpoint, update docs/endpoints.md.")
+    bodies = [c.body for c in judge.judge(packet(user), [])]
+    assert len(bodies) == 2 and all(b in user for b in bodies)
+
+
 def test_an_approved_plan_is_not_the_developers_words(judge):
     plan = ("Implement the following plan:\n\n# Plan: move off axios\n\n1. From now on use fetch for every HTTP call.\n"
             "2. Never add axios to package.json again.")

@@ -58,6 +58,18 @@ def needs_referent(sentence: str) -> bool:
     return bool(_referent().match(strip_lead_in(sentence.strip())))
 
 
+@functools.cache
+def _change() -> re.Pattern[str]:
+    phrases = sorted(_data()["change_announcements"], key=len, reverse=True)
+    return re.compile(r"(?i)\b(?:" + "|".join(re.escape(p).replace(r"\ ", r"\s+") for p in phrases) + r")\b")
+
+
+def announces_change(sentence: str) -> bool:
+    """Whether `sentence` announces a change ("We're moving off axios.", "Change of plan:") whose
+    replacement rule the next sentence states: the two are one item, not two."""
+    return bool(_change().search(sentence))
+
+
 def not_typed(message: str) -> bool:
     """A message that hands over text the developer did not write (an approved plan, a caveat)."""
     head = message.lstrip()[:200]

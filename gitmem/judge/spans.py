@@ -230,13 +230,16 @@ _CONTINUES = re.compile(
 
 def continues(text: str, first: Span, second: Span) -> bool:
     """Whether ``second`` carries on the statement of ``first`` (both judged standing):
-    adjacent, and it refers back ("It's semver now"), is a short tail, or shares its subject."""
+    adjacent, and it refers back ("It's semver now"), is a short tail, shares its subject, or
+    states the rule of the change ``first`` announces ("We're moving off axios. From now on use
+    fetch.")."""
+    from gitmem.judge.bodies import announces_change
     from gitmem.judge.words import subject_words
 
     gap = text[first.end : second.start]
     if gap.strip() or gap.count("\n") > 1:
         return False
-    if _CONTINUES.match(second.text) or len(_WORD.findall(second.text)) <= 5:
+    if _CONTINUES.match(second.text) or len(_WORD.findall(second.text)) <= 5 or announces_change(first.text):
         return True
     return len(subject_words(first.text) & subject_words(second.text)) >= 2
 
