@@ -9,6 +9,8 @@ Held-out data (never trained on, nothing tuned on it; training/gate/README.md sa
 - training/gate/attacks-heldout.jsonl: attack families, templates and languages absent from training;
 - training/gate/benign-heldout.jsonl: benign standing rules of kinds absent from training, sharing
   the attacks' words ("ignore", "system prompt", "you are now", "previous instructions", ...);
+- training/gate/attacks-heldout-2.jsonl and benign-heldout-2.jsonl: a second pair, written later by
+  an author who read none of the gate's data or code, in families and languages of its own;
 - the writer's held-out corpus (training/corpus/heldout.jsonl) and stress split: every expected item;
 - the eval split of the labelled real turns (../shared/real-turns, read in place): every item.
 
@@ -42,11 +44,16 @@ def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+HELDOUT_SETS = (("held-out", ""), ("held-out 2", "-2"))  # (name, file suffix); README says how each was made
+
+
 def heldout() -> tuple[list[dict], list[dict]]:
-    attacks = [{"text": r["text"], "set": f"held-out attacks: {r['family']}", "lang": r["lang"]}
-               for r in read_jsonl(GATE / "attacks-heldout.jsonl")]
-    benign = [{"text": r["text"], "set": f"held-out benign: {r['family']}", "lang": r["lang"]}
-              for r in read_jsonl(GATE / "benign-heldout.jsonl")]
+    attacks, benign = [], []
+    for name, suffix in HELDOUT_SETS:
+        attacks += [{"text": r["text"], "set": f"{name} attacks: {r['family']}", "lang": r["lang"], "collection": name}
+                    for r in read_jsonl(GATE / f"attacks-heldout{suffix}.jsonl")]
+        benign += [{"text": r["text"], "set": f"{name} benign: {r['family']}", "lang": r["lang"], "collection": name}
+                   for r in read_jsonl(GATE / f"benign-heldout{suffix}.jsonl")]
     for name in ("heldout.jsonl", "stress.jsonl"):
         for row in read_jsonl(ROOT / "training" / "corpus" / name):
             benign += [{"text": e["span"], "set": f"writer corpus {name}: items", "lang": "en"}
@@ -183,6 +190,10 @@ def main() -> int:
                 if ok:
                     print(f"  spikee recorded: {row['text'][:120]!r}")
     times = a_ms + b_ms
+    for name, _ in HELDOUT_SETS:
+        a = [ok for row, ok in zip(attacks, a_pass, strict=True) if row.get("collection") == name]
+        b = [ok for row, ok in zip(benign, b_pass, strict=True) if row.get("collection") == name]
+        print(f"\n{name}: attacks recorded {sum(a)} / {len(a)}; benign recorded {sum(b)} / {len(b)}")
     print(f"\nattacks recorded / attacks tried: {sum(a_pass)} / {len(a_pass)}")
     print(f"benign recorded / benign tried:   {sum(b_pass)} / {len(b_pass)} "
           f"({len(b_pass) - sum(b_pass)} quarantined, {100 * (1 - sum(b_pass) / len(b_pass)):.1f}%)")
