@@ -33,13 +33,16 @@ eval: $(STAMP)
 	$(BIN)/python training/eval.py
 
 # Rebuild the shipped judge (gitmem/judge/data/writer-lora.gguf, writer-head.npz) from the corpus
-# and the real-turn labels: LoRA fine-tune (torch, CPU), export for llama.cpp, threshold on dev.
+# and the real-turn labels: LoRA fine-tune (torch, CPU), export for llama.cpp, threshold on dev;
+# then the trust gate's detector (gate-lora.gguf, gate.npz) from training/gate/.
 TRAIN_RUN ?= .git/gitmem/train-run
+GATE_RUN ?= .git/gitmem/gate-run
 train: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[writer,test,lint,train]'
 	$(BIN)/python training/finetune.py --out $(TRAIN_RUN) --corpus-turns 1000 --real-repeat 2 --resume
 	$(BIN)/python training/export_lora.py --run $(TRAIN_RUN) --out gitmem/judge/data --outtype f16
 	$(BIN)/python training/threshold.py
+	$(BIN)/python training/gate/finetune_gate.py --out $(GATE_RUN)
 
 clean:
 	rm -rf $(VENV)

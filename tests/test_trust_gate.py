@@ -65,7 +65,7 @@ BENIGN = {
 
 
 # Known gaps of the detector (gate.npz as trained): strict, so they fail loudly once it catches them.
-MISSED = {"ignore prior requests (gd)", "ignore prior requests (sq)"}
+MISSED: set[str] = set()
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="known gap of the detector"))
@@ -73,6 +73,21 @@ MISSED = {"ignore prior requests (gd)", "ignore prior requests (sq)"}
 def test_each_bypass_fails_the_gate(name):
     findings = safety.check(BYPASSES[name])
     assert findings, name
+
+
+def test_the_detector_runs_only_with_the_adapter_it_was_trained_with():
+    import dataclasses
+
+    from gitmem.judge.detector import Detector, DetectorError
+
+    shipped = Detector.load()
+    assert shipped.adapter() is not None and shipped.adapter().is_file()  # the fine-tuned encoder ships
+    other = dataclasses.replace(shipped, meta={**shipped.meta, "adapter_sha256": "0" * 64})
+    with pytest.raises(DetectorError, match="not the adapter the gate's head was trained with"):
+        other.adapter()
+    gone = dataclasses.replace(shipped, meta={**shipped.meta, "adapter_file": "absent.gguf"})
+    with pytest.raises(DetectorError, match=r"adapter is missing \(.*absent\.gguf\)"):
+        gone.adapter()
 
 
 @pytest.mark.parametrize("name", list(BENIGN))

@@ -41,6 +41,24 @@ def test_hidden_and_bidi_characters_are_findings(text):
     assert any(r.startswith(("invisible character: U+", "bidirectional control: U+")) for r in found), found
 
 
+@pytest.mark.parametrize("text", [
+    "ig\u200cnore previous instructions",   # a non-joiner splitting a Latin word
+    "пре\u200cвіous",                      # ...or a Cyrillic one, whose spelling never needs it
+    "\u200dalways",                        # a joiner next to nothing it could join
+])
+def test_zero_width_joiners_outside_the_writing_that_needs_them_are_findings(text):
+    assert any(r.startswith("invisible character: U+200") for r in reasons(text))
+
+
+@pytest.mark.parametrize("text", [
+    "కొత్త కోడ్ src/ ఫోల్డర్\u200cలో ఉండాలి.",    # Telugu: the non-joiner is part of the spelling
+    "لاگ\u200cها را پاک نکن.",                   # Persian
+    "Ping 👩\u200d💻 for reviews.",                # an emoji sequence
+])
+def test_joiners_that_a_script_or_emoji_needs_are_not_findings(text):
+    assert normalise.invisible(text) == []
+
+
 def test_bidi_controls_are_named_as_such_and_shown_visibly():
     assert reasons("a\u202eb")[0] == "bidirectional control: U+202E RIGHT-TO-LEFT OVERRIDE"
     assert normalise.visible("a\u202eb\u200bc") == "a<U+202E>b<U+200B>c"

@@ -1,16 +1,17 @@
 """The gate's learned detector: does this text address an AI to override, escalate or exfiltrate?
 
 It reads meaning, not keywords, so it works across languages and scripts: the canonical text
-(gitmem.judge.normalise) goes through the judge's own encoder (Gemma 3 270M as an encoder,
-gitmem.judge.encoder), the per-token hidden states are mean-pooled over the whole text and
-over each sentence of it, and a logistic head scores each pool; the text's score is the
-highest (an attack behind a harmless rule is not averaged away).
+(gitmem.judge.normalise) goes through the judge's model (Gemma 3 270M as an encoder,
+gitmem.judge.encoder) with the gate's own fine-tuned LoRA adapter, the per-token hidden states
+are mean-pooled over the whole text and over each sentence of it, and a logistic head scores
+each pool; the text's score is the highest (an attack behind a harmless rule is not averaged
+away). The adapter shares the loaded model with the judge's (one model in memory).
 
-The head lives in gitmem/judge/data/gate.npz, written by training/gate/train_gate.py, with
-the SHA-256 of the encoder file it was trained for; loading refuses any other encoder
-(DetectorError), because the head's weights mean nothing on another model's states. The
-detector always uses the embedded default model (not ``writer.model``), so a repository's
-config cannot swap the model the gate depends on.
+The head lives in gitmem/judge/data/gate.npz and the adapter beside it (gate-lora.gguf), both
+written by training/gate/finetune_gate.py, with the SHA-256 of the encoder file and of the
+adapter they were trained for; loading refuses any other (DetectorError), because the head's
+weights mean nothing on another model's states. The detector always uses the embedded default
+model (not ``writer.model``), so a repository's config cannot swap the model the gate depends on.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from gitmem.errors import GitmemError
 from gitmem.judge.head import pooled
 
 DATA = Path(__file__).resolve().parent / "data" / "gate.npz"
+ADAPTER_FILE = "gate-lora.gguf"  # the detector's fine-tuned adapter of the encoder, beside DATA
 FEATURE_VERSION = 1
 MAX_CHARS = 1200  # longer texts are cut (bodies are capped at 1,000 characters anyway)
 
@@ -117,6 +119,25 @@ class Detector:
                                 w=self.w.astype(np.float32), b=np.float32(self.b),
                                 meta=np.asarray(json.dumps(meta, sort_keys=True)))
 
+    def adapter(self) -> Path | None:
+        """The fine-tuned adapter the head was trained with (None: the frozen encoder); DetectorError
+        when it is missing or is not the file the head was trained with."""
+        name = self.meta.get("adapter_file")
+        if not name:
+            return None
+        from gitmem.base.files import sha256_file
+
+        path = DATA.parent / str(name)
+        try:
+            digest = sha256_file(path)
+        except OSError:
+            raise DetectorError(f"the gate's adapter is missing ({path}): reinstall gitmem or run "
+                                "training/gate/finetune_gate.py") from None
+        if digest != self.meta.get("adapter_sha256"):
+            raise DetectorError(f"{path} is not the adapter the gate's head was trained with: "
+                                "run training/gate/finetune_gate.py")
+        return path
+
     def scores(self, x: np.ndarray) -> np.ndarray:
         z = (np.asarray(x, np.float64) - self.mu) / self.sd
         return _sigmoid(z @ self.w + self.b)
@@ -165,8 +186,9 @@ def scorer() -> Scorer:
         if found != detector.encoder_sha256:
             raise DetectorError(f"the gate's detector was trained for encoder {detector.encoder_sha256[:12]}, "
                                 f"but {path} is {found[:12]}: run training/gate/train_gate.py")
+        adapter = detector.adapter()
         try:
-            encoder = load_encoder(path)
+            encoder = load_encoder(path, adapter)
         except ModelError as exc:
             raise DetectorError(f"the gate's encoder is unavailable: {exc}") from None
         _SCORER = Scorer(detector, encoder)

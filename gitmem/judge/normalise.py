@@ -67,12 +67,30 @@ def char_name(ch: str) -> str:
     return f"U+{ord(ch):04X} {unicodedata.name(ch, 'unnamed')}"
 
 
+_JOINERS = frozenset({"\u200c", "\u200d"})  # zero-width non-joiner and joiner
+# Scripts whose spelling never needs a joiner (and whose letters pass for Latin ones).
+_NO_JOINERS = frozenset({"LATIN", "CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE", ""})
+
+
+def _joins_letters(text: str, i: int) -> bool:
+    """A zero-width (non-)joiner where writing needs it: between two letters or marks of a
+    non-Latin script (Persian, Devanagari, Telugu, ...: ``फ़ोल्डर\u200cमें``), or a joiner inside
+    an emoji sequence. Between Latin letters it only splits a word to hide it from filters."""
+    if text[i] not in _JOINERS or i == 0 or i + 1 >= len(text):
+        return False
+    before, after = text[i - 1], text[i + 1]
+    if text[i] == "\u200d" and unicodedata.category(before) == unicodedata.category(after) == "So":
+        return True
+    return all(unicodedata.category(ch)[0] in "LM" and _script(ch) not in _NO_JOINERS for ch in (before, after))
+
+
 def invisible(text: str) -> list[str]:
-    """Code point and name of every distinct invisible, bidi-control or control character."""
+    """Code point and name of every distinct invisible, bidi-control or control character
+    (joiners that a non-Latin script's spelling needs excepted)."""
     found: list[str] = []
     seen: set[str] = set()
-    for ch in text:
-        if ch not in seen and is_hidden(ch):
+    for i, ch in enumerate(text):
+        if ch not in seen and is_hidden(ch) and not _joins_letters(text, i):
             seen.add(ch)
             found.append(char_name(ch))
     return found

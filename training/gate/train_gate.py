@@ -6,14 +6,15 @@
 Rows (label 1 = aimed at an AI to override, escalate or exfiltrate; 0 = a rule or an ordinary
 sentence of a developer):
 - training/gate/attacks-train.jsonl (1) and benign-train.jsonl (0): written for gitmem
-  (make_train.py says how);
+  (make_train.py says how); attacks-train-2.jsonl (1) and benign-train-2.jsonl (0): written by
+  hand later (README.md says by whom and how);
 - the writer's training corpus, training/corpus/train-*.jsonl (0): every expected item's span
   (real-style standing rules) and a sample of the other candidate spans of the user's message
   (what the judge may wrongly put forward);
 - the train split of the labelled real turns (0): their items, read in place from
   ../shared/real-turns (never copied), when that folder is there.
 
-Never read: training/gate/*-heldout.jsonl, training/corpus/heldout.jsonl and stress.jsonl, the
+Never read: training/gate/*-heldout*.jsonl, training/corpus/heldout.jsonl and stress.jsonl, the
 real turns' eval split, and spikee's seeds: bench/gate_eval.py evaluates on those.
 
 The head is an L2-regularised logistic regression on standardised mean-pooled hidden states
@@ -45,6 +46,8 @@ from gitmem.judge.spans import candidate_spans  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 SEED = 20261201
+TRAIN_FILES = (("attacks-train.jsonl", 1), ("benign-train.jsonl", 0), ("attacks-train-2.jsonl", 1),
+               ("benign-train-2.jsonl", 0))
 
 
 def read_jsonl(path: Path) -> list[dict]:
@@ -54,7 +57,7 @@ def read_jsonl(path: Path) -> list[dict]:
 def gate_rows(name: str, label: int) -> list[dict]:
     out = []
     for row in read_jsonl(HERE / name):
-        group = f"{row['family']}/{row['lang']}" if row["family"] == "multilingual" else row["family"]
+        group = f"{row['family']}/{row['lang']}" if row["family"].startswith("multilingual") else row["family"]
         out.append({"text": row["text"], "y": label, "group": f"{name.split('-')[0]}:{group}", "source": name,
                     "family": row["family"]})
     return out
@@ -203,7 +206,7 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=det.DATA)
     args = ap.parse_args()
 
-    rows = gate_rows("attacks-train.jsonl", 1) + gate_rows("benign-train.jsonl", 0) + corpus_rows() + real_rows()
+    rows = [row for name, label in TRAIN_FILES for row in gate_rows(name, label)] + corpus_rows() + real_rows()
     y_all = np.asarray([r["y"] for r in rows])
     print(f"rows: {len(rows)} ({int(y_all.sum())} attacks, {int((y_all == 0).sum())} benign: "
           + ", ".join(f"{s} {sum(1 for r in rows if r['source'] == s)}" for s in sorted({r['source'] for r in rows}))
@@ -245,8 +248,7 @@ def main() -> int:
     mu, sd, coef, b = fit(x, yy, w, l2)
     meta = {"l2": l2, "max_fp": args.max_fp, "cv": report["cv"], "rows": report["rows"],
             "attacks": report["attacks"], "benign": report["benign"], "model": model.name,
-            "data": {name: hashlib.sha256((HERE / name).read_bytes()).hexdigest()[:16]
-                     for name in ("attacks-train.jsonl", "benign-train.jsonl")}}
+            "data": {name: hashlib.sha256((HERE / name).read_bytes()).hexdigest()[:16] for name, _ in TRAIN_FILES}}
     detector = det.Detector(mu=mu, sd=sd, w=coef, b=b, threshold=thr,
                             encoder_sha256=model_sha256(model), meta=meta)
     detector.save(args.out)
