@@ -233,14 +233,19 @@ def _gate_store(memory: Memory, rev: str | None) -> int:
     failed = 0
     notes: set[str] = set()
     cache = safety.ScoreCache(memory.repo)
+    flagged: dict[str, list[str]] = {}
     for (entry_id, _), entry in sorted(entries.items()):
-        verdict = safety.entry_findings(entry.to_dict(), learned="optional", cache=cache)
+        data = entry.to_dict()
+        verdict = safety.entry_findings(data, learned="optional", cache=cache)
         notes.update(verdict.notes)
         if verdict.findings:
             failed += 1
+            flagged[safety.entry_key(data)] = [f.reason for f in verdict.findings]
             click.echo(f"untrusted entry, never delivered: {memory.store.relpath_of(entry_id)} "
                        f"({entry.kind}, {entry.status}): " + "; ".join(f.reason for f in verdict.findings))
     cache.save()
+    if not notes:  # the detector ran: delivery withholds what it objected to from now on
+        safety.record_flagged(memory.repo, flagged)
     for note in sorted(notes):
         click.echo(f"gitmem: {note}", err=True)
     if failed:

@@ -28,18 +28,29 @@ if TYPE_CHECKING:
         signature: Signature
 
 DATA_FILE = "delivery.json"
-DATA_VERSION = 4  # 3: entries failing the gate are withheld (rules.compile_rules); 4: "anchored"
+DATA_VERSION = 5  # 3: entries failing the gate are withheld (rules.compile_rules); 4: "anchored"; 5: verdicts
 
 
-def signature(worktree: str, git_dir: str | None = None) -> Signature:
+VERDICTS_ROW = "<verdicts>"
+
+
+def signature(worktree: str, git_dir: str | None = None, common_dir: str | None = None) -> Signature:
     """What the compiled rules depend on: the entry files, the config and, with `git_dir`, the
-    entry changes waiting pending in the worktree's git dir (gitmem.base.signature)."""
-    return store_signature(worktree, os.path.join(git_dir, "gitmem") if git_dir else None)
+    entry changes waiting pending in the worktree's git dir (gitmem.base.signature), and, with
+    `common_dir`, the gate's verdicts from the last `gitmem check` (gitmem.judge.safety)."""
+    sig = store_signature(worktree, os.path.join(git_dir, "gitmem") if git_dir else None)
+    if common_dir:
+        try:
+            st = os.stat(os.path.join(common_dir, "gitmem", "gate-verdicts.json"))  # safety.VERDICTS_FILE
+            sig.append([VERDICTS_ROW, st.st_mtime_ns, st.st_size])
+        except OSError:
+            pass
+    return sig
 
 
 def load(worktree: str, git_dir: str, common_dir: str) -> DeliveryData:
-    """The compiled rules, recompiled first when an entry file or the config changed."""
-    sig = signature(worktree, git_dir)
+    """The compiled rules, recompiled first when an entry file, the config or a verdict changed."""
+    sig = signature(worktree, git_dir, common_dir)
     path = os.path.join(common_dir, "gitmem", DATA_FILE)
     try:
         with open(path, "rb") as handle:
@@ -61,14 +72,16 @@ def rebuild(worktree: str, git_dir: str, common_dir: str, sig: Signature | None 
 
     from gitmem.base.paths import RepoPaths
     from gitmem.delivery import rules as delivery_rules
+    from gitmem.judge import safety
     from gitmem.store import index
 
     # taken first: a change racing us only causes another rebuild
-    sig = signature(worktree, git_dir) if sig is None else sig
+    sig = signature(worktree, git_dir, common_dir) if sig is None else sig
     repo = RepoPaths(Path(worktree), Path(git_dir), Path(common_dir))
     idx = index.current(repo)
-    data: DeliveryData = {**delivery_rules.compile_rules(index.entries(idx), idx.get("config") or {}),
-                          "version": DATA_VERSION, "signature": sig}
+    rules = delivery_rules.compile_rules(index.entries(idx), idx.get("config") or {},
+                                         safety.flagged_entries(str(repo.state)))
+    data: DeliveryData = {**rules, "version": DATA_VERSION, "signature": sig}
     fastjson.write_file(os.path.join(common_dir, "gitmem", DATA_FILE), data)
     return data
 

@@ -99,10 +99,12 @@ _TOKEN_BREAKS = str.maketrans(dict.fromkeys(";&|()<>'\"`,=", " "))
 
 # -- compiling ----------------------------------------------------------------------------
 
-def compile_rules(entries: list[dict[str, Any]], config: Mapping[str, Any]) -> CompiledRules:
+def compile_rules(entries: list[dict[str, Any]], config: Mapping[str, Any],
+                  flagged: Mapping[str, list[str]] | None = None) -> CompiledRules:
     """The hook's view of the store: active entries with their rules, retired ones for retractions.
 
-    ``entries`` are dicts as in Entry.to_dict(); ``config`` is the merged repository config.
+    ``entries`` are dicts as in Entry.to_dict(); ``config`` is the merged repository config;
+    ``flagged``: the entries the gate's learned detector objected to (safety.flagged_entries).
     """
     from gitmem.store.index import anchored_files  # the rebuild path only, never the hook's fast path
 
@@ -111,7 +113,7 @@ def compile_rules(entries: list[dict[str, Any]], config: Mapping[str, Any]) -> C
     by_id = {e["id"]: e for e in entries}
     active: dict[str, ActiveEntry] = {}
     retired: dict[str, RetiredEntry] = {}
-    withheld = _withheld(entries)
+    withheld = _withheld(entries, flagged or {})
     for e in entries:
         if e["id"] in withheld:
             continue  # the gate keeps it from the agent; `gitmem check` reports it
@@ -142,18 +144,19 @@ def compile_rules(entries: list[dict[str, Any]], config: Mapping[str, Any]) -> C
     }
 
 
-def _withheld(entries: list[dict[str, Any]]) -> dict[str, list[str]]:
+def _withheld(entries: list[dict[str, Any]], flagged: Mapping[str, list[str]]) -> dict[str, list[str]]:
     """Entries that fail the gate without its model (gitmem.judge.safety, learned="off": hidden
-    characters, harness markup, obfuscation, ids that could break a line, length caps): never
-    delivered; `gitmem check` also runs the detector and the strict id format. Imported here, on
+    characters, harness markup, obfuscation, ids that could break a line, length caps), and those
+    its learned detector objected to when `gitmem check` ran: never delivered. Imported here, on
     the rare rebuild path only, never on the hook's fast path."""
     from gitmem.judge import safety
 
     out: dict[str, list[str]] = {}
     for e in entries:
-        found = safety.entry_findings(e, learned="off", strict_id=False).findings
+        found = [f.reason for f in safety.entry_findings(e, learned="off", strict_id=False).findings]
+        found += flagged.get(safety.entry_key(e), [])
         if found:
-            out[str(e.get("id"))] = [f.reason for f in found]
+            out[str(e.get("id"))] = found
     return out
 
 

@@ -31,6 +31,7 @@ is told), "off" (the delivery compile step, which runs inside the hook and loads
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +42,9 @@ from gitmem.base.paths import RepoPaths
 from gitmem.judge import normalise, structure
 
 QUARANTINE_FILE = "quarantine.jsonl"
+# Entries the learned detector objected to when `gitmem check` last ran (machine-local): the
+# delivery hook loads no model, so it withholds these by what check found.
+VERDICTS_FILE = "gate-verdicts.json"
 Learned = Literal["required", "optional", "off"]
 
 # Re-exported: the quarantine listing and the textconv driver show hidden characters with it.
@@ -115,6 +119,30 @@ class ScoreCache:
     def save(self) -> None:
         if self.changed:
             fastjson.write_file(str(self.path), self.data)
+
+
+def entry_key(entry: Mapping[str, Any]) -> str:
+    """An entry as the verdicts know it: its id and its body's digest (an edited body is new)."""
+    import hashlib
+
+    body = entry.get("body")
+    digest = hashlib.sha1((body if isinstance(body, str) else "").encode("utf-8")).hexdigest()[:16]
+    return f"{entry.get('id')}:{digest}"
+
+
+def flagged_entries(state_dir: str) -> dict[str, list[str]]:
+    """entry_key -> reasons, for the entries the detector objected to at the last `gitmem check`."""
+    data = fastjson.read_file(os.path.join(state_dir, VERDICTS_FILE))
+    flagged = data.get("flagged") if isinstance(data, dict) else None
+    return {str(k): [str(r) for r in v] for k, v in flagged.items() if isinstance(v, list)} \
+        if isinstance(flagged, dict) else {}
+
+
+def record_flagged(repo: RepoPaths, flagged: Mapping[str, list[str]]) -> None:
+    """Replace the verdicts with `flagged` (written only when they change: delivery recompiles on it)."""
+    if flagged_entries(str(repo.state)) != dict(flagged):
+        repo.state.mkdir(parents=True, exist_ok=True)
+        fastjson.write_file(str(repo.state / VERDICTS_FILE), {"flagged": dict(flagged)})
 
 
 def check(text: str, *, learned: Learned = "required") -> list[Finding]:
