@@ -102,16 +102,14 @@ def pooled_torch(model, rows: list[Row]):
     return [torch.from_numpy(r.pool) @ s for r, s in zip(rows, states, strict=True)]
 
 
-def scores_of(model, head, rows: list[Row], idx: list[int]) -> np.ndarray:
-    import torch
-
-    out = []
-    with torch.no_grad():
-        for i in range(0, len(idx), 16):
-            chunk = [rows[j] for j in idx[i : i + 16]]
-            for pools in pooled_torch(model, chunk):
-                out.append(float(torch.sigmoid(head(pools)).max()))
-    return np.asarray(out)
+def runtime_threshold(texts: list[str], y: np.ndarray, max_fp: float) -> tuple[float, float]:
+    """(threshold, attacks caught) from the shipped detector's scores through llama.cpp (the
+    runtime's exact numbers, f16 adapter included) on the held-back rows."""
+    det._SCORER = None  # the files were just written
+    scorer = det.scorer()
+    scores = np.asarray([scorer.score(canonical(t)) for t in texts])
+    thr = tg.threshold_for(scores, y, max_fp)
+    return thr, float((scores[y == 1] >= thr).mean())
 
 
 def main() -> int:
@@ -123,10 +121,11 @@ def main() -> int:
     ap.add_argument("--lr", type=float, default=2e-4)
     ap.add_argument("--head-lr", type=float, default=1e-3)
     ap.add_argument("--held-back", type=float, default=0.15, help="share of groups that choose the threshold")
-    ap.add_argument("--max-fp", type=float, default=0.02, help="held-back benign rows flagged at most")
+    ap.add_argument("--max-fp", type=float, default=0.01, help="held-back benign rows flagged at most")
+    ap.add_argument("--threshold-only", action="store_true",
+                    help="keep the shipped adapter and head; only choose the threshold again")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=tg.SEED)
-    ap.add_argument("--data", type=Path, default=det.DATA.parent, help="where gate.npz and gate-lora.gguf go")
     args = ap.parse_args()
 
     import torch
@@ -149,6 +148,8 @@ def main() -> int:
     rows = [Row(r["text"], r["y"], r["group"], tok) for r in data]
     train, back = split_groups(rows, args.held_back, args.seed)
     y = np.asarray([r.y for r in rows])
+    if args.threshold_only:
+        return choose_threshold([data[i]["text"] for i in back], y[back], args, log)
     log(f"{len(rows)} rows ({int(y.sum())} attacks); train {len(train)}, held back {len(back)} "
         f"({int(y[back].sum())} attacks) in {len({rows[i].group for i in back})} groups")
 
@@ -202,27 +203,35 @@ def main() -> int:
                 log(f"step {step}/{total} ep {epoch} loss {loss.item():.4f}")
         epoch += 1
 
-    model.eval()
-    held = scores_of(model, head, rows, back)
-    thr = tg.threshold_for(held, y[back], args.max_fp)
-    caught = float((held[y[back] == 1] >= thr).mean())
-    log(f"held-back groups: threshold {thr:.3f}, attacks caught {caught:.3f}, "
-        f"benign flagged {float((held[y[back] == 0] >= thr).mean()):.4f}")
     save_adapter(model, args.out / "adapter")
-    lora = args.data / det.ADAPTER_FILE
+    lora = det.DATA.parent / det.ADAPTER_FILE
     export_adapter(args.out / "adapter", model_path, lora, "f16", None, args.out / "base-config")
     w = linear.weight.detach().double().numpy()[0]
     meta = {"trained": "lora", "epochs": args.epochs, "steps": step, "rows": len(rows), "attacks": int(y.sum()),
-            "held_back": {"rows": len(back), "threshold": thr, "attack_recall": caught}, "max_fp": args.max_fp,
+            "held_back": {"rows": len(back)},
             "model": model_path.name, "adapter_file": det.ADAPTER_FILE, "adapter_sha256": sha256_file(lora),
             "data": {name: sha256_file(HERE / name)[:16] for name, _ in tg.TRAIN_FILES},
             "train_seconds": round(time.time() - t0)}
     detector = det.Detector(mu=mu.double().numpy(), sd=sd.double().numpy(), w=w,
-                            b=float(linear.bias.detach().double().numpy()[0]), threshold=thr,
+                            b=float(linear.bias.detach().double().numpy()[0]), threshold=1.0,
                             encoder_sha256=sha256_file(model_path), meta=meta)
-    detector.save(args.data / det.DATA.name)
-    (args.out / "result.json").write_text(json.dumps(meta, indent=1))
-    log(f"saved {args.data / det.DATA.name} and {lora}")
+    detector.save(det.DATA)
+    log(f"saved {det.DATA} and {lora}")
+    return choose_threshold([data[i]["text"] for i in back], y[back], args, log)
+
+
+def choose_threshold(texts: list[str], y: np.ndarray, args: argparse.Namespace, log) -> int:
+    """The shipped head's threshold, from the runtime's scores on the held-back groups."""
+    thr, caught = runtime_threshold(texts, y, args.max_fp)
+    path = det.DATA
+    detector = det.Detector.load(path)
+    detector.threshold = thr
+    detector.meta["held_back"] = {"rows": len(texts), "attacks": int(y.sum()), "threshold": thr,
+                                  "attack_recall": caught, "max_fp": args.max_fp}
+    detector.save(path)
+    (args.out / "result.json").write_text(json.dumps(detector.meta, indent=1))
+    log(f"held-back groups (runtime scores): threshold {thr:.3f} flags at most {args.max_fp:.0%} of benign rows, "
+        f"catches {caught:.3f} of attacks; saved {path}")
     return 0
 
 
