@@ -75,6 +75,10 @@ _PHRASES = (
     ("privileged mode",
      r"\b(?:developer|god|dan|jailbreak|unrestricted|uncensored)\s+mode\s+(?:is\s+)?(?:now\s+)?(?:enabled|activated|on)\b"
      r"|\b(?:enable|enter|activate)\s+(?:the\s+)?(?:god|dan|jailbreak|unrestricted|uncensored)\s+mode\b"),
+    ("disable your safeguards",  # the model's own safeguards ("your"): a project's checks are "the"/"our"
+     r"\b(?:bypass|disable|turn\s+off|switch\s+off|circumvent|evade|get\s+around|ignore)\s+(?:all\s+|any\s+)?"
+     r"(?:of\s+)?your\s+(?:own\s+)?(?:safety|content|security|ethical)\s+"
+     r"(?:filters?|guardrails|guidelines|checks|measures|rules|restrictions|protocols|settings|training)\b"),
     ("free from constraints",
      r"\b(?:free|freed|released|liberated)\s+from\s+(?:all\s+|any\s+|your\s+)*"
      r"(?:constraints|restrictions|rules|limitations|guidelines|ethic)"),
