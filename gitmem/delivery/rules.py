@@ -154,7 +154,7 @@ def _withheld(entries: list[dict[str, Any]], flagged: Mapping[str, list[str]]) -
     out: dict[str, list[str]] = {}
     for e in entries:
         found = [f.reason for f in safety.entry_findings(e, learned="off", strict_id=False).findings]
-        found += flagged.get(safety.entry_key(e), [])
+        found += [r for r in flagged.get(safety.entry_key(e), []) if r not in found]  # check records both
         if found:
             out[str(e.get("id"))] = found
     return out

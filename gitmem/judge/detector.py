@@ -105,9 +105,9 @@ class Detector:
             meta = json.loads(str(data["meta"]))
         except (OSError, ValueError, KeyError) as exc:
             raise DetectorError(f"the gate's detector is missing or unreadable ({path}): "
-                                "run training/gate/train_gate.py") from exc
+                                "run training/gate/finetune_gate.py") from exc
         if meta.get("feature_version") != FEATURE_VERSION:
-            raise DetectorError(f"{path} was trained for other features: run training/gate/train_gate.py")
+            raise DetectorError(f"{path} was trained for other features: run training/gate/finetune_gate.py")
         return cls(mu=data["mu"], sd=data["sd"], w=data["w"], b=float(data["b"]), threshold=float(meta["threshold"]),
                    encoder_sha256=str(meta["encoder_sha256"]), meta=meta, digest=hashlib.sha256(raw).hexdigest()[:16])
 
@@ -185,7 +185,7 @@ def scorer() -> Scorer:
         found = model_sha256(path)
         if found != detector.encoder_sha256:
             raise DetectorError(f"the gate's detector was trained for encoder {detector.encoder_sha256[:12]}, "
-                                f"but {path} is {found[:12]}: run training/gate/train_gate.py")
+                                f"but {path} is {found[:12]}: run training/gate/finetune_gate.py")
         adapter = detector.adapter()
         try:
             encoder = load_encoder(path, adapter)

@@ -101,9 +101,7 @@ class ScoreCache:
 
     @staticmethod
     def _key(text: str) -> str:
-        import hashlib
-
-        return hashlib.sha1(text.encode("utf-8")).hexdigest()
+        return _digest(text)
 
     def get(self, head: str, text: str) -> float | None:
         scores = self.data.get(head)
@@ -121,13 +119,16 @@ class ScoreCache:
             fastjson.write_file(str(self.path), self.data)
 
 
-def entry_key(entry: Mapping[str, Any]) -> str:
-    """An entry as the verdicts know it: its id and its body's digest (an edited body is new)."""
+def _digest(text: str) -> str:
     import hashlib
 
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+
+def entry_key(entry: Mapping[str, Any]) -> str:
+    """An entry as the verdicts know it: its id and its body's digest (an edited body is new)."""
     body = entry.get("body")
-    digest = hashlib.sha1((body if isinstance(body, str) else "").encode("utf-8")).hexdigest()[:16]
-    return f"{entry.get('id')}:{digest}"
+    return f"{entry.get('id')}:{_digest(body if isinstance(body, str) else '')[:16]}"
 
 
 def flagged_entries(state_dir: str) -> dict[str, list[str]]:
