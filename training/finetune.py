@@ -158,6 +158,8 @@ def build_examples(args: argparse.Namespace, tok: RuntimeTokenizer, log) -> list
     corpus = load_corpus()  # train-*.jsonl only
     if args.corpus_turns:  # a seeded sample of the written turns; every real turn stays
         corpus = random.Random(args.seed + 1).sample(corpus, min(args.corpus_turns, len(corpus)))
+    for pattern in args.also:  # a continuation's new files, read in full beside the sample
+        corpus += load_corpus(pattern)
     real, stats = ([], {}) if args.no_real else load_real(Path(args.labels), Path(args.real_dir))
     log(f"corpus turns {len(corpus)}; real turns {len(real)} {json.dumps(stats)}")
     rng = random.Random(args.seed)
@@ -324,6 +326,30 @@ def load_checkpoint(out: Path, model, heads: Heads, opt, sched) -> dict | None:
     return json.loads((ckpt / "state.json").read_text())
 
 
+def init_weights(run: Path, model, heads: Heads, base_sha: str) -> None:
+    """A continuation starts from the final adapter and heads of ``run`` (its ckpt/), which must
+    have been trained on this base model."""
+    import torch
+    from peft import set_peft_model_state_dict
+    from safetensors.torch import load_file
+
+    ckpt = run / "ckpt"
+    state = json.loads((ckpt / "state.json").read_text())
+    if state["meta"]["base_sha256"] != base_sha:
+        raise SystemExit(f"{run}: trained on another base model (sha256 {state['meta']['base_sha256'][:12]})")
+    if state["step"] != state["meta"]["total_steps"]:
+        raise SystemExit(f"{run}: unfinished ({state['step']} of {state['meta']['total_steps']} steps)")
+    set_peft_model_state_dict(model, load_file(str(ckpt / "adapter" / "adapter_model.safetensors")))
+    heads.load_state_dict(torch.load(ckpt / "heads.pt"))
+
+
+def init_meta(run: Path) -> dict:
+    """What a continuation started from, for its heads' provenance."""
+    state = json.loads((run / "ckpt" / "state.json").read_text())
+    return {"run": run.name, "steps": state["step"], **{k: state["meta"].get(k) for k in
+            ("examples", "corpus_turns", "real_repeat", "lr", "seed", "also")}}
+
+
 # -- main ------------------------------------------------------------------------------------------
 
 
@@ -390,6 +416,10 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=SEED)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--resume", action="store_true", help="continue from OUT/ckpt")
+    ap.add_argument("--init", default=None,
+                    help="start from another run's final adapter and heads (RUN/ckpt) with a fresh optimiser")
+    ap.add_argument("--also", action="append", default=[],
+                    help="corpus files (a glob in training/corpus) read in full beside the --corpus-turns sample")
     ap.add_argument("--no-real", action="store_true", help="written corpus only")
     ap.add_argument("--real-repeat", type=int, default=1, help="each real train turn is seen this many times an epoch")
     ap.add_argument("--labels", default=str(LABELS))
@@ -444,7 +474,7 @@ def main() -> int:
         total = min(total, args.max_steps)
 
     resumed = (out / "ckpt" / "state.json").is_file() and args.resume
-    if resumed:
+    if resumed or args.init:
         mu, sd = np.zeros(dim, np.float32), np.ones(dim, np.float32)  # replaced by the checkpoint's
     else:
         t = time.time()
@@ -465,6 +495,9 @@ def main() -> int:
     step = 0
     epoch = 0
     batch_at = 0
+    if args.init and not resumed:
+        init_weights(Path(args.init), model, heads, base_sha)
+        log(f"started from {args.init}'s adapter and heads")
     if resumed:
         state = load_checkpoint(out, model, heads, opt, sched)
         step, epoch, batch_at = state["step"], state["epoch"], state["batch_at"]
@@ -476,7 +509,8 @@ def main() -> int:
                 "head_lr": args.head_lr, "batch_size": args.batch_size, "max_batch_tokens": args.max_batch_tokens,
                 "pos_weight": args.pos_weight, "kind_weight": args.kind_weight, "seed": args.seed,
                 "total_steps": total, "epochs": args.epochs, "max_turns": args.max_turns,
-                "corpus_turns": args.corpus_turns, "real_repeat": args.real_repeat}
+                "corpus_turns": args.corpus_turns, "real_repeat": args.real_repeat, "also": args.also,
+                "init": init_meta(Path(args.init)) if args.init else None}
     model.train()
     recent: list[float] = []
     while step < total:
