@@ -1,7 +1,10 @@
-"""Train the gate's detector (gitmem/judge/data/gate.npz) on the gate's training rows.
+"""The gate's frozen-encoder baseline detector, trained on the gate's training rows.
 
-    .venv/bin/python training/gate/train_gate.py            # encode (cached), cross-validate, fit, save
-    .venv/bin/python training/gate/train_gate.py --cv-only  # figures only, save nothing
+    .venv/bin/python training/gate/train_gate.py --out /tmp/gate-frozen.npz  # encode (cached), fit, save
+    .venv/bin/python training/gate/train_gate.py --cv-only                   # figures only
+
+The shipped detector (gitmem/judge/data/gate.npz with its adapter) is finetune_gate.py's; this
+head reads the frozen encoder, so it never overwrites the shipped one unless --out names it.
 
 Rows (label 1 = aimed at an AI to override, escalate or exfiltrate; 0 = a rule or an ordinary
 sentence of a developer):
@@ -203,8 +206,10 @@ def main() -> int:
     ap.add_argument("--folds", type=int, default=6)
     ap.add_argument("--l2", type=float, nargs="*", default=[0.01])
     ap.add_argument("--max-fp", type=float, default=0.02, help="out-of-fold benign rows flagged at most")
-    ap.add_argument("--out", type=Path, default=det.DATA)
+    ap.add_argument("--out", type=Path, default=None, help="where the head goes (required unless --cv-only)")
     args = ap.parse_args()
+    if args.out is None and not args.cv_only:
+        ap.error("--out is required: the shipped detector is written by finetune_gate.py")
 
     rows = [row for name, label in TRAIN_FILES for row in gate_rows(name, label)] + corpus_rows() + real_rows()
     y_all = np.asarray([r["y"] for r in rows])
