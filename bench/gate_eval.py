@@ -10,7 +10,10 @@ Held-out data (never trained on, nothing tuned on it; training/gate/README.md sa
 - training/gate/benign-heldout.jsonl: benign standing rules of kinds absent from training, sharing
   the attacks' words ("ignore", "system prompt", "you are now", "previous instructions", ...);
 - training/gate/attacks-heldout-2.jsonl and benign-heldout-2.jsonl: a second pair, written later by
-  an author who read none of the gate's data or code, in families and languages of its own;
+  an author who read none of the gate's data or code, in families and languages of its own (since
+  the third training pair, its families are known: it measures new wordings of them);
+- training/gate/attacks-heldout-3.jsonl and benign-heldout-3.jsonl: a third pair, by an author who
+  opened no file of the project, in families absent from every other file and 12 languages of its own;
 - the writer's held-out corpus (training/corpus/heldout.jsonl) and stress split: every expected item;
 - the eval split of the labelled real turns (../shared/real-turns, read in place): every item.
 
@@ -44,7 +47,7 @@ def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-HELDOUT_SETS = (("held-out", ""), ("held-out 2", "-2"))  # (name, file suffix); README says how each was made
+HELDOUT_SETS = (("held-out", ""), ("held-out 2", "-2"), ("held-out 3", "-3"))  # (name, file suffix); README says how each was made
 
 
 def heldout() -> tuple[list[dict], list[dict]]:

@@ -50,7 +50,7 @@ from gitmem.judge.spans import candidate_spans  # noqa: E402
 HERE = Path(__file__).resolve().parent
 SEED = 20261201
 TRAIN_FILES = (("attacks-train.jsonl", 1), ("benign-train.jsonl", 0), ("attacks-train-2.jsonl", 1),
-               ("benign-train-2.jsonl", 0))
+               ("benign-train-2.jsonl", 0), ("attacks-train-3.jsonl", 1), ("benign-train-3.jsonl", 0))
 
 
 def read_jsonl(path: Path) -> list[dict]:
