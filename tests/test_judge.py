@@ -418,3 +418,28 @@ def test_the_judge_checks_its_heads_were_trained_for_the_model_in_use(repo, load
     with pytest.raises(HeadError, match="not the adapter its heads were trained with"):
         Judge(repo.__class__(repo.worktree / "nowhere", repo.git_dir, repo.common_dir),
               tuned_head=copy / "writer-head.npz").load()
+
+
+# -- the encoder's pass ------------------------------------------------------------------------
+
+
+def test_the_pass_ends_at_the_states_and_returns_what_the_full_pass_does(model_path):
+    """The encoder skips llama.cpp's output layer (262k-vocabulary logits of every token); the
+    states it returns are the full pass's, with the judge's adapter, over several decode batches."""
+    import numpy as np
+
+    from gitmem.judge.encoder import N_BATCH, Encoder
+    from gitmem.judge.head import TunedHead
+
+    head = TunedHead.load()
+    adapter = head.adapter if head is not None else None
+    skipping = Encoder(model_path, adapter)
+    full = Encoder(model_path, adapter, skip_output_layer=False)
+    assert skipping.stops_early and not full.stops_early
+    for text in ("fyi, we're moving off axios, built-in fetch only",
+                 "Whenever you add an endpoint, update docs/endpoints.md in the same pull request. " * 6):
+        states, ranges = skipping.encode(text)
+        expected, expected_ranges = full.encode(text)
+        assert ranges == expected_ranges
+        assert states.shape == expected.shape and np.allclose(states, expected, atol=1e-4)
+    assert len(skipping.tokens(text)[0]) > N_BATCH  # the long text spans several decode calls

@@ -8,14 +8,16 @@ work tree, ``~`` is expanded), else the embedded default — Gemma 3 270M Q4_K_M
 place after the checksum matches, under a lock, so concurrent processes are safe.
 
 The model is a base model: it is only ever asked for per-token hidden states
-(llama.cpp embedding mode, no pooling), never to generate text. llama_cpp is imported
-on first use only.
+(llama.cpp embedding mode, no pooling), never to generate text, so each pass ends at those
+states and the output layer after them is never run (about half a pass's time:
+bench/encoder_pass.py). llama_cpp is imported on first use only.
 """
 
 from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import hashlib
 import os
 import sys
@@ -36,6 +38,11 @@ MAX_TOKENS = 768
 # Tokens per decode call. llama.cpp keeps logits for every output token (262k vocabulary,
 # 1 MiB per token), so a small batch bounds the memory; the KV cache keeps the context.
 N_BATCH = 64
+# The graph node that holds the states the encoder returns. llama.cpp's embedding mode still runs
+# the output layer after it (262k-vocabulary logits for every token, most of a pass's work, never
+# read), so the context's evaluation callback stops the graph there.
+STATES_NODE = b"result_embd_pooled"
+PROBE_TEXT = "Probe: the states with and without the output layer must agree."
 
 
 class ModelError(GitmemError):
@@ -186,7 +193,8 @@ class Encoder:
     in memory, and the weights stay memory-mapped."""
 
     def __init__(self, path: str | os.PathLike[str], lora: str | os.PathLike[str] | None = None,
-                 n_threads: int = N_THREADS) -> None:
+                 n_threads: int = N_THREADS, skip_output_layer: bool = True) -> None:
+        """``skip_output_layer``: end each pass at the states (bench/encoder_pass.py compares)."""
         # OpenMP threads that spin while waiting make a forward pass several times slower on
         # a machine whose cores are shared; must be set before libllama is loaded.
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -212,12 +220,41 @@ class Encoder:
         except (ValueError, RuntimeError, OSError) as exc:
             raise ModelError(f"cannot load the writer model {self.path}: {exc}") from None
         self.dim = int(self.llm.n_embd())
+        self.stops_early = skip_output_layer and self._stop_after_states()
         # Shared by every encoder made from this one by `with_adapter`: the loaded adapters, and
         # which one is set on the context now (None: the base model).
         self._adapters: dict[Path, Any] = {}
         self._context_adapter: list[Path | None] = [None]
         if self.lora:
             self._adapter(self.lora)  # a bad adapter file fails at load, not at the first turn
+
+    def _stop_after_states(self) -> bool:
+        """Give the model a context whose graph stops once the states are computed; kept only when
+        it returns exactly the states of the full pass on a probe (else the full pass stays)."""
+        from llama_cpp import _internals
+
+        callback = _stop_callback()
+        if callback is None:
+            return False
+        probe = self.tokens(PROBE_TEXT)[0]
+        full = self._decode(probe)
+        params = self.llm.context_params  # read by value when a context is made
+        params.cb_eval = callback
+        old = self.llm._ctx
+        try:
+            with _quiet_stderr():
+                self.llm._ctx = _internals.LlamaContext(model=self.llm._model, params=params, verbose=False)
+        except ValueError:
+            self.llm._ctx = old
+            return False
+        import numpy as np
+
+        if np.allclose(self._decode(probe), full, atol=1e-4):
+            old.close()  # type: ignore[no-untyped-call]
+            return True
+        self.llm._ctx.close()  # type: ignore[no-untyped-call]
+        self.llm._ctx = old
+        return False
 
     def with_adapter(self, lora: Path | None) -> Encoder:
         """This model with ``lora`` applied (None: without any), sharing weights and context."""
@@ -298,13 +335,18 @@ class Encoder:
         return np.concatenate(rows, axis=0) if rows else np.zeros((0, self.dim), np.float32)
 
     def _embed_ids(self, ids: list[int]) -> Any:
-        """Hidden states of one window, decoded N_BATCH tokens at a time into one KV cache."""
+        """Hidden states of one window, with this encoder's adapter."""
+        self._set_context_adapter()
+        return self._decode(ids)
+
+    def _decode(self, ids: list[int]) -> Any:
+        """Hidden states of ``ids`` through the context as it is set, decoded N_BATCH tokens at a
+        time into one KV cache."""
         import llama_cpp
         import numpy as np
 
         llm = self.llm
         ctx = llm._ctx
-        self._set_context_adapter()
         ctx.kv_cache_clear()  # type: ignore[no-untyped-call]  # llama_cpp's internals are unannotated
         out = np.empty((len(ids), self.dim), dtype=np.float32)
         batch = llm._batch
@@ -329,6 +371,31 @@ class Encoder:
         """Hidden states of ``text`` and each row's character range (row 0 is BOS)."""
         ids, ranges = self.tokens(text)
         return self.states(ids), ranges
+
+
+@functools.cache
+def _stop_callback() -> Any | None:
+    """llama.cpp's evaluation callback that ends a graph after STATES_NODE, kept alive for the
+    process; None when ggml's tensor names cannot be read (then every pass runs in full)."""
+    import ctypes
+
+    import llama_cpp
+
+    try:
+        ggml = ctypes.CDLL(str(Path(llama_cpp.__file__).parent / "lib" / "libggml-base.so"))
+        get_name = ggml.ggml_get_name
+    except (OSError, AttributeError):
+        return None
+    get_name.restype = ctypes.c_char_p
+    get_name.argtypes = [ctypes.c_void_p]
+
+    def stop_after_states(tensor: int, ask: bool, _data: Any) -> bool:
+        name = bytes(get_name(tensor) or b"")
+        # ask: does the callback want this node's data (only the states node); after it is
+        # computed, answering False ends the graph before the output layer.
+        return name == STATES_NODE if ask else name != STATES_NODE
+
+    return llama_cpp.ggml_backend_sched_eval_callback(stop_after_states)
 
 
 @contextlib.contextmanager
