@@ -230,20 +230,19 @@ def _gate_store(memory: Memory, rev: str | None) -> int:
         commit = git.rev_parse(memory.repo.worktree, rev)
         if commit is not None:
             entries.update({(e.id, e.body): e for e in entries_at(memory.repo, commit).entries})
-    failed = 0
     notes: set[str] = set()
     cache = safety.ScoreCache(memory.repo)
-    flagged: dict[str, list[str]] = {}
+    flagged: dict[str, list[str]] = {}  # one per failing entry
     for (entry_id, _), entry in sorted(entries.items()):
         data = entry.to_dict()
         verdict = safety.entry_findings(data, learned="optional", cache=cache)
         notes.update(verdict.notes)
         if verdict.findings:
-            failed += 1
-            flagged[safety.entry_key(data)] = [f.reason for f in verdict.findings]
+            reasons = flagged[safety.entry_key(data)] = [f.reason for f in verdict.findings]
             click.echo(f"untrusted entry, never delivered: {memory.store.relpath_of(entry_id)} "
-                       f"({entry.kind}, {entry.status}): " + "; ".join(f.reason for f in verdict.findings))
+                       f"({entry.kind}, {entry.status}): " + "; ".join(reasons))
     cache.save()
+    failed = len(flagged)
     if not notes:  # the detector ran: delivery withholds what it objected to from now on
         safety.record_flagged(memory.repo, flagged)
     for note in sorted(notes):

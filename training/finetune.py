@@ -312,42 +312,35 @@ def save_checkpoint(out: Path, model, heads: Heads, opt, sched, state: dict) -> 
 
 def load_checkpoint(out: Path, model, heads: Heads, opt, sched) -> dict | None:
     import torch
-    from peft import set_peft_model_state_dict
-    from safetensors.torch import load_file
 
     ckpt = out / "ckpt"
     if not (ckpt / "state.json").is_file():
         return None
-    set_peft_model_state_dict(model, load_file(str(ckpt / "adapter" / "adapter_model.safetensors")))
-    heads.load_state_dict(torch.load(ckpt / "heads.pt"))
+    load_weights(ckpt, model, heads)
     optim = torch.load(ckpt / "optim.pt")
     opt.load_state_dict(optim["opt"])
     sched.load_state_dict(optim["sched"])
     return json.loads((ckpt / "state.json").read_text())
 
 
-def init_weights(run: Path, model, heads: Heads, base_sha: str) -> None:
-    """A continuation starts from the final adapter and heads of ``run`` (its ckpt/), which must
-    have been trained on this base model."""
+def load_weights(ckpt: Path, model, heads: Heads) -> None:
+    """The adapter and heads of a checkpoint folder."""
     import torch
     from peft import set_peft_model_state_dict
     from safetensors.torch import load_file
 
-    ckpt = run / "ckpt"
-    state = json.loads((ckpt / "state.json").read_text())
-    if state["meta"]["base_sha256"] != base_sha:
-        raise SystemExit(f"{run}: trained on another base model (sha256 {state['meta']['base_sha256'][:12]})")
-    if state["step"] != state["meta"]["total_steps"]:
-        raise SystemExit(f"{run}: unfinished ({state['step']} of {state['meta']['total_steps']} steps)")
     set_peft_model_state_dict(model, load_file(str(ckpt / "adapter" / "adapter_model.safetensors")))
     heads.load_state_dict(torch.load(ckpt / "heads.pt"))
 
 
-def init_meta(run: Path) -> dict:
-    """What a continuation started from, for its heads' provenance."""
+def finished_run(run: Path, base_sha: str) -> dict:
+    """The state of ``run``, a continuation's start: finished, and trained on this base model."""
     state = json.loads((run / "ckpt" / "state.json").read_text())
-    return {"run": run.name, "steps": state["step"], **{k: state["meta"].get(k) for k in
-            ("examples", "corpus_turns", "real_repeat", "lr", "seed", "also")}}
+    if state["meta"]["base_sha256"] != base_sha:
+        raise SystemExit(f"{run}: trained on another base model (sha256 {state['meta']['base_sha256'][:12]})")
+    if state["step"] != state["meta"]["total_steps"]:
+        raise SystemExit(f"{run}: unfinished ({state['step']} of {state['meta']['total_steps']} steps)")
+    return state
 
 
 # -- main ------------------------------------------------------------------------------------------
@@ -495,8 +488,9 @@ def main() -> int:
     step = 0
     epoch = 0
     batch_at = 0
-    if args.init and not resumed:
-        init_weights(Path(args.init), model, heads, base_sha)
+    init = finished_run(Path(args.init), base_sha) if args.init else None
+    if init is not None and not resumed:
+        load_weights(Path(args.init) / "ckpt", model, heads)
         log(f"started from {args.init}'s adapter and heads")
     if resumed:
         state = load_checkpoint(out, model, heads, opt, sched)
@@ -510,7 +504,10 @@ def main() -> int:
                 "pos_weight": args.pos_weight, "kind_weight": args.kind_weight, "seed": args.seed,
                 "total_steps": total, "epochs": args.epochs, "max_turns": args.max_turns,
                 "corpus_turns": args.corpus_turns, "real_repeat": args.real_repeat, "also": args.also,
-                "init": init_meta(Path(args.init)) if args.init else None}
+                "init": None if init is None else {  # what a continuation started from
+                    "run": Path(args.init).name, "steps": init["step"],
+                    **{k: init["meta"].get(k) for k in ("examples", "corpus_turns", "real_repeat", "lr", "seed",
+                                                        "also")}}}
     model.train()
     recent: list[float] = []
     while step < total:

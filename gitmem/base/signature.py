@@ -21,6 +21,10 @@ ENTRIES_DIR = os.path.join(".gitmem", "entries")
 CONFIG_FILE = os.path.join(".gitmem", "config.yaml")
 CONFIG_ROW = "<config>"
 PENDING_PREFIX = "<pending>"  # + the pending record's name; its mtime is not kept (0)
+# In the common git dir's gitmem/ (machine-local): the entries the gate's learned detector objected
+# to when `gitmem check` last ran (gitmem.judge.safety writes it). The delivery hook loads no model,
+# so its compiled rules are keyed on this file and withhold those entries.
+VERDICTS_FILE = "gate-verdicts.json"
 
 
 def store_signature(worktree: str, local_state: str | None = None) -> Signature:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 
 from gitmem.base import fastjson
-from gitmem.base.signature import store_signature
+from gitmem.base.signature import VERDICTS_FILE, store_signature
 
 TYPE_CHECKING = False  # no typing import on the hook path
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ def signature(worktree: str, git_dir: str | None = None, common_dir: str | None 
     sig = store_signature(worktree, os.path.join(git_dir, "gitmem") if git_dir else None)
     if common_dir:
         try:
-            st = os.stat(os.path.join(common_dir, "gitmem", "gate-verdicts.json"))  # safety.VERDICTS_FILE
+            st = os.stat(os.path.join(common_dir, "gitmem", VERDICTS_FILE))
             sig.append([VERDICTS_ROW, st.st_mtime_ns, st.st_size])
         except OSError:
             pass

@@ -39,12 +39,10 @@ from typing import Any, Literal
 
 from gitmem.base import fastjson, files
 from gitmem.base.paths import RepoPaths
+from gitmem.base.signature import VERDICTS_FILE
 from gitmem.judge import normalise, structure
 
 QUARANTINE_FILE = "quarantine.jsonl"
-# Entries the learned detector objected to when `gitmem check` last ran (machine-local): the
-# delivery hook loads no model, so it withholds these by what check found.
-VERDICTS_FILE = "gate-verdicts.json"
 Learned = Literal["required", "optional", "off"]
 
 # Re-exported: the quarantine listing and the textconv driver show hidden characters with it.
