@@ -113,8 +113,9 @@ def add(kind: str, body: str, anchor: str | None, on: tuple[str, ...], source: s
     body or anchor fails the gate (gitmem.judge.safety: hidden characters, harness markup,
     obfuscation, text addressed to an AI to override, escalate or exfiltrate)."""
     _refuse_under_agent("add")
-    _gate_added(body, anchor)
-    recorded = _memory().add(kind, body, anchor=anchor, on=on, source=source,
+    memory = _memory()
+    _gate_added(memory, body, anchor)
+    recorded = memory.add(kind, body, anchor=anchor, on=on, source=source,
                              supersedes=supersedes, expires=expires, commit=not stage_only)
     click.echo(recorded.entry.id)
     if not recorded.commit.committed:
@@ -137,10 +138,12 @@ def _refuse_under_agent(command: str) -> None:
                 "what the developer said, and the agent stays read-only. Run it in your own terminal.")
 
 
-def _gate_added(body: str, anchor: str | None) -> None:
+def _gate_added(memory: Memory, body: str, anchor: str | None) -> None:
     from gitmem.judge import safety
 
-    text = safety.verdict(body.strip(), learned="optional")
+    cache = safety.ScoreCache(memory.repo)  # the store's gate then needs no model for this entry
+    text = safety.verdict(body.strip(), learned="optional", cache=cache)
+    cache.save()
     findings = text.findings + (safety.anchor_findings(anchor) if anchor else [])
     from gitmem.judge.structure import MAX_BODY, length_problem
 
@@ -221,32 +224,27 @@ def check(mode: str | None, rev_range: str | None) -> None:
 def _gate_store(memory: Memory, rev: str | None) -> int:
     """Entries (in the work tree, and at `rev`) that fail the gate, reported; their count."""
     from gitmem.githooks.review import entries_at
-    from gitmem.judge import safety
+    from gitmem.judge import store_gate
 
     entries = {(e.id, e.body): e for e in memory.load().entries}
+    verdicts = store_gate.judge_entries(memory.repo, [e for _, e in sorted(entries.items())])
+    store_gate.record(memory.repo, verdicts)  # delivery withholds what it objects to from now on
+    failing = verdicts.failing
+    commit = None
     if rev is not None:
         from gitmem import git
 
         commit = git.rev_parse(memory.repo.worktree, rev)
-        if commit is not None:
-            entries.update({(e.id, e.body): e for e in entries_at(memory.repo, commit).entries})
-    notes: set[str] = set()
-    cache = safety.ScoreCache(memory.repo)
-    flagged: dict[str, list[str]] = {}  # one per failing entry
-    for (entry_id, _), entry in sorted(entries.items()):
-        data = entry.to_dict()
-        verdict = safety.entry_findings(data, learned="optional", cache=cache)
-        notes.update(verdict.notes)
-        if verdict.findings:
-            reasons = flagged[safety.entry_key(data)] = [f.reason for f in verdict.findings]
-            click.echo(f"untrusted entry, never delivered: {memory.store.relpath_of(entry_id)} "
-                       f"({entry.kind}, {entry.status}): " + "; ".join(reasons))
-    cache.save()
-    failed = len(flagged)
-    if not notes:  # the detector ran: delivery withholds what it objected to from now on
-        safety.record_flagged(memory.repo, flagged)
-    for note in sorted(notes):
+    if commit is not None:
+        at_rev = [e for e in entries_at(memory.repo, commit).entries if (e.id, e.body) not in entries]
+        more = store_gate.judge_entries(memory.repo, sorted(at_rev, key=lambda e: (e.id, e.body)))
+        failing, verdicts.notes = failing + more.failing, verdicts.notes | more.notes
+    for entry, reasons in failing:
+        click.echo(f"untrusted entry, never delivered: {memory.store.relpath_of(entry.id)} "
+                   f"({entry.kind}, {entry.status}): " + "; ".join(reasons))
+    for note in sorted(verdicts.notes):
         click.echo(f"gitmem: {note}", err=True)
+    failed = len(failing)
     if failed:
         click.echo(f"{failed} {'entry fails' if failed == 1 else 'entries fail'} the gate: remove "
                    f"{'it' if failed == 1 else 'them'} from .gitmem/entries/ "

@@ -42,6 +42,10 @@ class Memory:
         done += self._install_agents(agents)
         index.rebuild(self.repo)
         self._delivery_changed()
+        from gitmem.judge.store_gate import judge_in_background
+
+        if judge_in_background(self.repo):  # a clone's entries: none passed this machine's gate yet
+            done.append("judging the stored entries with the gate in the background")
         return done
 
     def _install_agents(self, agents: Sequence[str] = ()) -> list[str]:

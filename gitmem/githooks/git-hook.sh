@@ -42,10 +42,12 @@ if [ ! -x "$GITMEM_PYTHON" ]; then
 fi
 
 if [ "$GITMEM_HOOK" = post-commit ] || [ "$GITMEM_HOOK" = post-checkout ]; then
-  # Work only after a partial commit in which pre-commit staged entry changes, or when entries
-  # wait pending for a safe moment (this is one). Otherwise exit in shell, without Python.
+  # Work only after a partial commit in which pre-commit staged entry changes, when entries wait
+  # pending for a safe moment (this is one), or when a checkout changed the entries (the gate
+  # judges what it brought in). Otherwise exit in shell, without Python.
   for waiting in "$state"/pending/*.json; do break; done
-  if [ ! -e "$waiting" ] && { [ "$GITMEM_HOOK" = post-checkout ] || [ ! -f "$state/partial-commit.json" ]; }; then
+  if [ ! -e "$waiting" ] && { [ "$GITMEM_HOOK" = post-checkout ] || [ ! -f "$state/partial-commit.json" ]; } && \
+     { [ "$GITMEM_HOOK" = post-commit ] || [ "$1" = "$2" ] || git diff --quiet "$1" "$2" -- .gitmem/entries 2>/dev/null; }; then
     exit $status
   fi
 fi

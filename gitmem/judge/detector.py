@@ -29,8 +29,9 @@ import numpy as np
 
 from gitmem.errors import GitmemError
 from gitmem.judge.head import pooled
+from gitmem.judge.store_gate import DETECTOR_HEAD
 
-DATA = Path(__file__).resolve().parent / "data" / "gate.npz"
+DATA = DETECTOR_HEAD
 ADAPTER_FILE = "gate-lora.gguf"  # the detector's fine-tuned adapter of the encoder, beside DATA
 FEATURE_VERSION = 1
 MAX_CHARS = 1200  # longer texts are cut (bodies are capped at 1,000 characters anyway)
@@ -167,7 +168,23 @@ class Scorer:
         return self.detector.score_states(states, ranges, text)
 
 
+_HEAD: Detector | None = None
 _SCORER: Scorer | None = None
+
+
+def head() -> Detector:
+    """The shipped head alone, loaded once per process (cheap: no model); cached scores are keyed
+    on its digest, so a store whose scores are all cached is judged without loading the encoder."""
+    global _HEAD
+    if _HEAD is None:
+        _HEAD = Detector.load()
+    return _HEAD
+
+
+def reset() -> None:
+    """Forget the loaded head and encoder (training/gate/finetune_gate.py has just rewritten them)."""
+    global _HEAD, _SCORER
+    _HEAD = _SCORER = None
 
 
 def scorer() -> Scorer:
@@ -177,7 +194,7 @@ def scorer() -> Scorer:
     if _SCORER is None:
         from gitmem.judge.encoder import ModelError, default_model_path, load_encoder, model_sha256
 
-        detector = Detector.load()
+        detector = head()
         try:
             path = default_model_path()
         except ModelError as exc:

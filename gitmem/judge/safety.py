@@ -129,19 +129,33 @@ def entry_key(entry: Mapping[str, Any]) -> str:
     return f"{entry.get('id')}:{_digest(body if isinstance(body, str) else '')[:16]}"
 
 
-def flagged_entries(state_dir: str) -> dict[str, list[str]]:
-    """entry_key -> reasons, for the entries the detector objected to at the last `gitmem check`."""
+def _verdicts(state_dir: str) -> dict[str, Any]:
     data = fastjson.read_file(os.path.join(state_dir, VERDICTS_FILE))
-    flagged = data.get("flagged") if isinstance(data, dict) else None
+    return data if isinstance(data, dict) else {}
+
+
+def flagged_entries(state_dir: str) -> dict[str, list[str]]:
+    """entry_key -> reasons, for the entries the detector objected to when the store was last judged."""
+    flagged = _verdicts(state_dir).get("flagged")
     return {str(k): [str(r) for r in v] for k, v in flagged.items() if isinstance(v, list)} \
         if isinstance(flagged, dict) else {}
 
 
-def record_flagged(repo: RepoPaths, flagged: Mapping[str, list[str]]) -> None:
-    """Replace the verdicts with `flagged` (written only when they change: delivery recompiles on it)."""
-    if flagged_entries(str(repo.state)) != dict(flagged):
+def judged_entries(state_dir: str) -> tuple[set[str], list[int]]:
+    """(entry keys the detector has judged, the [size, mtime_ns] of the head that judged them)."""
+    data = _verdicts(state_dir)
+    judged, head = data.get("judged"), data.get("head")
+    return ({str(k) for k in judged} if isinstance(judged, list) else set(),
+            list(head) if isinstance(head, list) else [])
+
+
+def record_verdicts(repo: RepoPaths, flagged: Mapping[str, list[str]], judged: set[str], head: list[int]) -> None:
+    """Replace the verdicts: what the detector objected to, out of every entry it judged (written
+    only when they change: delivery recompiles on this file)."""
+    data = {"flagged": dict(flagged), "judged": sorted(judged), "head": head}
+    if _verdicts(str(repo.state)) != data:
         repo.state.mkdir(parents=True, exist_ok=True)
-        fastjson.write_file(str(repo.state / VERDICTS_FILE), {"flagged": dict(flagged)})
+        fastjson.write_file(str(repo.state / VERDICTS_FILE), data)
 
 
 def check(text: str, *, learned: Learned = "required") -> list[Finding]:
@@ -156,10 +170,12 @@ def verdict(text: str, *, learned: Learned = "required", cache: ScoreCache | Non
     canonical = normalise.canonical(text)
     if not canonical.strip():
         return result
-    from gitmem.judge.detector import DetectorError, scorer
+    from gitmem.judge.detector import DetectorError, head, scorer
 
     try:
-        model = scorer()
+        detector = head()
+        cached = cache.get(detector.digest, canonical) if cache is not None else None
+        result.score = cached if cached is not None else scorer().score(canonical)
     except DetectorError as exc:
         if learned == "required":
             result.findings.append(Finding(f"detector unavailable: {exc}", ""))
@@ -167,24 +183,23 @@ def verdict(text: str, *, learned: Learned = "required", cache: ScoreCache | Non
             result.notes.append(f"the gate's learned detector did not run ({exc}); markup, hidden characters "
                                 "and obfuscation were checked")
         return result
-    cached = cache.get(model.detector.digest, canonical) if cache is not None else None
-    result.score = cached if cached is not None else model.score(canonical)
     if cache is not None and cached is None:
-        cache.put(model.detector.digest, canonical, result.score)
-    if result.score >= model.threshold:
+        cache.put(detector.digest, canonical, result.score)
+    if result.score >= detector.threshold:
         result.findings.append(Finding(
             f"addressed to the agent: reads as an instruction to override, escalate or exfiltrate "
-            f"(detector {result.score:.2f} >= {model.threshold:.2f})", canonical[:80]))
+            f"(detector {result.score:.2f} >= {detector.threshold:.2f})", canonical[:80]))
     return result
 
 
-def check_candidate(candidate: Any, *, learned: Learned = "required") -> list[Finding]:
-    """The gate for a judge Candidate (anything with .body and .anchor)."""
+def check_candidate(candidate: Any, *, learned: Learned = "required", cache: ScoreCache | None = None) -> list[Finding]:
+    """The gate for a judge Candidate (anything with .body and .anchor); with `cache`, its score
+    is kept, so the store's gate (gitmem.judge.store_gate) need not load the model for the entry."""
     body = getattr(candidate, "body", "") or ""
     findings = []
     if (problem := structure.length_problem("body", body, structure.MAX_BODY)) is not None:
         findings.append(Finding(problem, ""))
-    findings += check(body, learned=learned)
+    findings += verdict(body, learned=learned, cache=cache).findings
     anchor = getattr(candidate, "anchor", None)
     if anchor:
         findings += anchor_findings(str(anchor))

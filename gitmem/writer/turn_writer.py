@@ -86,11 +86,12 @@ def _with_reply(assistant: str, reply: str | None) -> str:
     return text
 
 
-def gate(candidates: Sequence[Candidate]) -> tuple[list[Candidate], list[tuple[Candidate, list[Finding]]]]:
-    """Split candidates into (accepted, [(quarantined, findings)])."""
+def gate(candidates: Sequence[Candidate], cache: safety.ScoreCache | None = None
+         ) -> tuple[list[Candidate], list[tuple[Candidate, list[Finding]]]]:
+    """Split candidates into (accepted, [(quarantined, findings)]); `cache` keeps their scores."""
     accepted, rejected = [], []
     for candidate in candidates:
-        findings = safety.check_candidate(candidate)
+        findings = safety.check_candidate(candidate, cache=cache)
         if findings:
             rejected.append((candidate, findings))
         else:
@@ -186,7 +187,9 @@ def process(repo: RepoPaths, job: Job, judge: Judge, judge_lock: Any = None) -> 
             candidates = judge.judge(packet, stored)
     else:
         candidates = judge.judge(packet, stored)
-    accepted, rejected = gate(candidates)
+    cache = safety.ScoreCache(repo)  # the store's gate (gitmem.judge.store_gate) reuses these scores
+    accepted, rejected = gate(candidates, cache)
+    cache.save()
     if rejected:
         logged = {(q.get("session"), q.get("turn"), q.get("body")) for q in safety.quarantined(repo)}
         for candidate, findings in rejected:

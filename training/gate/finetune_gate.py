@@ -105,7 +105,7 @@ def pooled_torch(model, rows: list[Row]):
 def runtime_threshold(texts: list[str], y: np.ndarray, max_fp: float) -> tuple[float, float]:
     """(threshold, attacks caught) from the shipped detector's scores through llama.cpp (the
     runtime's exact numbers, f16 adapter included) on the held-back rows."""
-    det._SCORER = None  # the files were just written
+    det.reset()  # the files were just written
     scorer = det.scorer()
     scores = np.asarray([scorer.score(canonical(t)) for t in texts])
     thr = tg.threshold_for(scores, y, max_fp)

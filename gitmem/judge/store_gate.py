@@ -1,0 +1,151 @@
+"""The gate on the store itself, for entries that reached it without passing this machine's gate.
+
+A teammate's entry arrives with `git pull`, a rebase or a branch switch, never seen by this
+machine's writer or `gitmem add`. Markup, hidden characters and format are checked wherever the
+store is compiled for delivery (standard library, no model). The learned detector needs the
+model, so it runs here: in `gitmem check`, and in a detached job that the post-merge,
+post-rewrite and post-checkout hooks (and `gitmem init`) start whenever the store holds an entry
+the detector has not judged on this machine. Its verdicts
+(.git/gitmem/gate-verdicts.json) make delivery withhold what it objects to from the next hook
+call on. An entry keeps its verdict while its id and body stay the same, and the writer and
+`gitmem add` cache the score of what they gated, so the job loads no model for those.
+
+Standard library only at import: the git hooks call `unjudged` and `judge_in_background`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gitmem.base.paths import RepoPaths
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from gitmem.store.entry import Entry
+
+DETECTOR_HEAD = Path(__file__).resolve().parent / "data" / "gate.npz"  # gitmem.judge.detector's head
+GATE_LOCK = "gate.lock"  # held by the running job, in the common git dir's gitmem/
+RUNS = 3  # the job judges again while the store changes under it (another pull meanwhile), this often at most
+
+
+@dataclass(slots=True)
+class StoreVerdicts:
+    failing: list[tuple[Entry, list[str]]] = field(default_factory=list)  # each with the gate's reasons
+    flagged: dict[str, list[str]] = field(default_factory=dict)  # safety.entry_key -> reasons
+    judged: set[str] = field(default_factory=set)  # the entry keys judged
+    notes: set[str] = field(default_factory=set)  # non-empty: the detector did not run
+
+    @property
+    def complete(self) -> bool:
+        """Whether the learned detector judged every entry."""
+        return not self.notes
+
+
+def head_stamp() -> list[int]:
+    """[size, mtime_ns] of the installed detector head: a new head (an upgrade) judges again."""
+    try:
+        st = os.stat(DETECTOR_HEAD)
+    except OSError:
+        return []
+    return [st.st_size, st.st_mtime_ns]
+
+
+def judge_entries(repo: RepoPaths, entries: Iterable[Entry]) -> StoreVerdicts:
+    """Every layer of the gate on each entry (scores cached in .git/gitmem/gate-scores.json)."""
+    from gitmem.judge import safety
+
+    out = StoreVerdicts()
+    cache = safety.ScoreCache(repo)
+    for entry in entries:
+        data = entry.to_dict()
+        verdict = safety.entry_findings(data, learned="optional", cache=cache)
+        out.notes.update(verdict.notes)
+        key = safety.entry_key(data)
+        out.judged.add(key)
+        if verdict.findings:
+            reasons = out.flagged[key] = [f.reason for f in verdict.findings]
+            out.failing.append((entry, reasons))
+    cache.save()
+    return out
+
+
+def record(repo: RepoPaths, verdicts: StoreVerdicts) -> None:
+    """Keep the verdicts for delivery. Where the detector did not run (no model installed), what it
+    objected to before stays withheld; the entries count as judged all the same, so that the hooks
+    do not start a job on every git command that could only fail the same way."""
+    from gitmem.judge import safety
+
+    flagged = dict(verdicts.flagged)
+    if not verdicts.complete:
+        before = safety.flagged_entries(str(repo.state))
+        flagged.update({k: v for k, v in before.items() if k in verdicts.judged and k not in flagged})
+    safety.record_verdicts(repo, flagged, verdicts.judged, head_stamp())
+
+
+def unjudged(repo: RepoPaths) -> bool:
+    """Whether the store holds an entry the detector has not judged with the installed head."""
+    from gitmem.judge import safety
+    from gitmem.store import index
+
+    entries = index.entries(index.current(repo))
+    if not entries:
+        return False
+    judged, head = safety.judged_entries(str(repo.state))
+    return head != head_stamp() or any(safety.entry_key(e) not in judged for e in entries)
+
+
+def judge_in_background(repo: RepoPaths) -> bool:
+    """Start one detached job judging the store, when it holds an unjudged entry and no job runs."""
+    import subprocess
+
+    from gitmem.base.files import is_locked
+
+    if os.environ.get("GITMEM_NO_DAEMON") or is_locked(repo.state / GATE_LOCK) or not unjudged(repo):
+        return False  # GITMEM_NO_DAEMON: no background processes (tests, CI: `gitmem check` judges)
+    subprocess.Popen([sys.executable, "-I", "-m", "gitmem.judge.store_gate", os.fspath(repo.worktree)],
+                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                     start_new_session=True, close_fds=True, cwd=repo.worktree)
+    return True
+
+
+def judge_store(repo: RepoPaths) -> StoreVerdicts | None:
+    """The job: judge the work tree's store and record the verdicts, again while it changes; None
+    when another job holds the lock (it judges what this one would)."""
+    from gitmem.base.files import FileLock
+    from gitmem.memory import Memory
+
+    repo.state.mkdir(parents=True, exist_ok=True)
+    try:
+        with FileLock(repo.state / GATE_LOCK, blocking=False):
+            verdicts = StoreVerdicts()
+            for _ in range(RUNS):
+                verdicts = judge_entries(repo, Memory(repo).load().entries)
+                record(repo, verdicts)
+                if not unjudged(repo):
+                    break
+            return verdicts
+    except BlockingIOError:
+        return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    from gitmem.base import faillog
+    from gitmem.base.paths import find_repo
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    repo = None
+    try:
+        repo = find_repo(argv[0] if argv else None)
+        judge_store(repo)
+    except Exception:
+        faillog.record(repo.state if repo else None, "the store's gate job")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
