@@ -10,7 +10,7 @@ import functools
 import json
 import sys
 from collections.abc import Callable
-from typing import IO, TYPE_CHECKING, ParamSpec, TypeVar
+from typing import IO, TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import click
 
@@ -18,6 +18,7 @@ from gitmem.errors import GitmemError
 from gitmem.store.entry import EVENTS, KINDS
 
 if TYPE_CHECKING:
+    from gitmem.base.paths import RepoPaths
     from gitmem.delivery.agents.channels import AgentReport
     from gitmem.delivery.upkeep import Delivery
     from gitmem.memory import Memory
@@ -514,8 +515,9 @@ def status(as_json: bool) -> None:
 
     _check_config()
     info = _delivery().status()
+    gate = _gate_status(_memory().repo)
     if as_json:
-        click.echo(json.dumps({k: v for k, v in info.items() if k != "rules"}, ensure_ascii=False))
+        click.echo(json.dumps({**{k: v for k, v in info.items() if k != "rules"}, "gate": gate}, ensure_ascii=False))
         return
     active = info["rules"]["active"]
     hooks = info["hooks"]
@@ -545,7 +547,17 @@ def status(as_json: bool) -> None:
         click.echo(f"invalid entry, never delivered: {error['path']}: {error['message']}")
     if info["hook_errors"]:
         click.echo(f"hook errors logged: {info['hook_errors']} (see .git/gitmem/errors.log)")
+    click.echo(f"gate: {gate['withheld']} withheld by the learned detector" +
+               (f"; not yet judged on this machine: {', '.join(gate['unjudged'])} "
+                "(a background job is on it, or run `gitmem check`)" if gate["unjudged"] else ""))
     _echo_agents(info["agents"])
+
+
+def _gate_status(repo: RepoPaths) -> dict[str, Any]:
+    """What the learned detector withholds, and which entries it has not judged here yet."""
+    from gitmem.judge import safety, store_gate
+
+    return {"withheld": len(safety.flagged_entries(str(repo.state))), "unjudged": store_gate.unjudged(repo)}
 
 
 STATES = {"current": "current", "stale": "stale: regeneration would change it", "missing": "missing",

@@ -73,8 +73,10 @@ def test_delivery_withholds_what_check_found_from_the_next_hook_call_on(gm):
     gm.write(f".gitmem/entries/{entry_id}.yaml", entry_yaml(entry_id, body))
     gm.commit_all("a teammate's pull request adds an entry by hand")
     assert entry_id in ClaudeCode(gm.path, "s1").start("startup").active  # no model in the hook: not known yet
+    assert json.loads(gm.gitmem("status", "--json").stdout)["gate"] == {"withheld": 0, "unjudged": [GOOD, entry_id]}
     assert gm.gitmem("check", check=False).returncode == 1
     assert ClaudeCode(gm.path, "s2").start("startup").active == [GOOD]
+    assert "gate: 1 withheld by the learned detector\n" in gm.gitmem("status").stdout
     # once the entry is gone, check clears its verdict
     (gm.path / ".gitmem" / "entries" / f"{entry_id}.yaml").unlink()
     gm.commit_all("remove it")

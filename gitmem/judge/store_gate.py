@@ -87,16 +87,16 @@ def record(repo: RepoPaths, verdicts: StoreVerdicts) -> None:
     safety.record_verdicts(repo, flagged, verdicts.judged, head_stamp())
 
 
-def unjudged(repo: RepoPaths) -> bool:
-    """Whether the store holds an entry the detector has not judged with the installed head."""
+def unjudged(repo: RepoPaths) -> list[str]:
+    """Ids of the stored entries the detector has not judged with the installed head."""
     from gitmem.judge import safety
     from gitmem.store import index
 
     entries = index.entries(index.current(repo))
-    if not entries:
-        return False
     judged, head = safety.judged_entries(str(repo.state))
-    return head != head_stamp() or any(safety.entry_key(e) not in judged for e in entries)
+    if head != head_stamp():
+        judged = set()
+    return [str(e.get("id")) for e in entries if safety.entry_key(e) not in judged]
 
 
 def judge_in_background(repo: RepoPaths) -> bool:
