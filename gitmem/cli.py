@@ -548,7 +548,7 @@ def status(as_json: bool) -> None:
     if info["hook_errors"]:
         click.echo(f"hook errors logged: {info['hook_errors']} (see .git/gitmem/errors.log)")
     click.echo(f"gate: {gate['withheld']} withheld by the learned detector" +
-               (f"; not yet judged on this machine: {', '.join(gate['unjudged'])} "
+               (f"; {len(gate['unjudged'])} not yet judged on this machine "
                 "(a background job is on it, or run `gitmem check`)" if gate["unjudged"] else ""))
     _echo_agents(info["agents"])
 

@@ -29,9 +29,9 @@ import numpy as np
 
 from gitmem.errors import GitmemError
 from gitmem.judge.head import pooled
-from gitmem.judge.store_gate import DETECTOR_HEAD
+from gitmem.judge.shipped import GATE_HEAD
 
-DATA = DETECTOR_HEAD
+DATA = GATE_HEAD
 ADAPTER_FILE = "gate-lora.gguf"  # the detector's fine-tuned adapter of the encoder, beside DATA
 FEATURE_VERSION = 1
 MAX_CHARS = 1200  # longer texts are cut (bodies are capped at 1,000 characters anyway)

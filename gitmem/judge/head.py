@@ -27,10 +27,10 @@ import numpy as np
 
 from gitmem.base.files import sha256_file
 from gitmem.errors import GitmemError
+from gitmem.judge.shipped import DATA_DIR  # package data: the trained head and its cues
 from gitmem.judge.spans import Span, all_spans, model_text
 from gitmem.store.entry import KINDS
 
-DATA_DIR = Path(__file__).resolve().parent / "data"  # package data: the trained head and its cues
 HEAD_FILE = "head.npz"
 CUES_FILE = "cues.json"
 FEATURE_VERSION = 3

@@ -18,17 +18,16 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gitmem.base.paths import RepoPaths
+from gitmem.judge.shipped import GATE_HEAD
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from gitmem.store.entry import Entry
 
-DETECTOR_HEAD = Path(__file__).resolve().parent / "data" / "gate.npz"  # gitmem.judge.detector's head
 GATE_LOCK = "gate.lock"  # held by the running job, in the common git dir's gitmem/
 RUNS = 3  # the job judges again while the store changes under it (another pull meanwhile), this often at most
 
@@ -49,7 +48,7 @@ class StoreVerdicts:
 def head_stamp() -> list[int]:
     """[size, mtime_ns] of the installed detector head: a new head (an upgrade) judges again."""
     try:
-        st = os.stat(DETECTOR_HEAD)
+        st = os.stat(GATE_HEAD)
     except OSError:
         return []
     return [st.st_size, st.st_mtime_ns]
@@ -117,14 +116,14 @@ def judge_store(repo: RepoPaths) -> StoreVerdicts | None:
     """The job: judge the work tree's store and record the verdicts, again while it changes; None
     when another job holds the lock (it judges what this one would)."""
     from gitmem.base.files import FileLock
-    from gitmem.memory import Memory
+    from gitmem.store import index
 
     repo.state.mkdir(parents=True, exist_ok=True)
     try:
         with FileLock(repo.state / GATE_LOCK, blocking=False):
             verdicts = StoreVerdicts()
             for _ in range(RUNS):
-                verdicts = judge_entries(repo, Memory(repo).load().entries)
+                verdicts = judge_entries(repo, index.stored(repo))  # pending changes included
                 record(repo, verdicts)
                 if not unjudged(repo):
                     break
