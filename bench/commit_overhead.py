@@ -5,7 +5,9 @@ time; nothing of it is committed here): one plain, one with `gitmem init` and a 
 anchored entries, one with the pre-commit framework (`pip install pre-commit`, the `bench`
 extra) running a single no-op hook. Replays the same series of realistic commits (10 files
 each) in all three, interleaved so machine noise hits them alike, and prints the median commit
-time of each, overall and for the commits that touch a file an entry is anchored to.
+time of each, overall and for the commits that touch a file an entry is anchored to. Then it
+switches branches in the plain and the gitmem repository: to a branch that changes code only,
+and to one that adds two hand-written entries (the gate judges those in the background once).
 Targets: ratio <= 1.3 and < 100 ms added per 10-file commit; a commit touching an anchored
 file costs less than half of what the framework's one no-op hook costs.
 
@@ -118,6 +120,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--commits", type=int, default=30)
     parser.add_argument("--entries", type=int, default=60)
+    parser.add_argument("--checkouts", type=int, default=10, help="rounds of switching to a branch and back")
     parser.add_argument("--anchored-share", type=float, default=0.2,
                         help="share of commits that touch a file an entry is anchored to")
     args = parser.parse_args()
@@ -190,6 +193,74 @@ def main() -> None:
                       f"gitmem's cost is {added / framework_added:.2f}x the framework's (target < 0.5)")
             else:
                 print()
+        checkout_overhead([(name, repo) for name, repo in repos if name != "pre-commit"], unanchored,
+                          args.checkouts, env, rng)
+
+
+TEAMMATE_ENTRY = """id: {id}
+kind: law
+status: active
+source: user
+body: "{body}"
+anchor:
+triggers: []
+created:
+  at: '2026-01-01T00:00:00Z'
+  session:
+  turn:
+supersedes: []
+superseded_by:
+expires:
+"""
+
+
+def gate_settled(repo: Path) -> None:
+    """Wait (untimed) until the gate's background job has judged what the checkout brought in."""
+    from gitmem.base.files import is_locked
+    from gitmem.base.paths import find_repo
+    from gitmem.judge import store_gate
+
+    paths = find_repo(str(repo))
+    deadline = time.monotonic() + 300
+    while (store_gate.unjudged(paths) or is_locked(paths.state / store_gate.GATE_LOCK)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+
+
+def checkout_overhead(repos: list[tuple[str, Path]], files: list[str], rounds: int, env: dict[str, str],
+                      rng: random.Random) -> None:
+    """Switching branches: post-checkout exits in shell unless the entries differ; then Python
+    starts and, for entries not judged on this machine, the gate's detached job."""
+    code_change = rng.sample(files, 10)
+    for _, repo in repos:
+        sh("git", "checkout", "-q", "-b", "code", "main", cwd=repo, env=env)
+        for path in code_change:
+            edit(repo, path, -1)
+        sh("git", "commit", "-qam", "a code change", cwd=repo, env=env)
+        sh("git", "checkout", "-q", "-b", "teammate", "main", cwd=repo, env=env)
+        for i, body in enumerate(("Run make fmt before pushing.", "Keep migrations reversible.")):
+            entry_id = f"20260103-0000000{i}"
+            (repo / ".gitmem" / "entries").mkdir(parents=True, exist_ok=True)
+            (repo / ".gitmem" / "entries" / f"{entry_id}.yaml").write_text(
+                TEAMMATE_ENTRY.format(id=entry_id, body=body), encoding="utf-8")
+        sh("git", "add", "-A", cwd=repo, env=env)
+        sh("git", "commit", "-q", "--no-verify", "-m", "two rules by hand", cwd=repo, env=env)
+        sh("git", "checkout", "-q", "main", cwd=repo, env=env)
+    for branch, what in (("code", "10 code files differ"), ("teammate", "two hand-written entries differ")):
+        times: dict[str, list[float]] = {name: [] for name, _ in repos}
+        for _ in range(rounds):
+            order = list(repos)
+            rng.shuffle(order)
+            for name, repo in order:
+                for target in (branch, "main"):
+                    start = time.perf_counter()
+                    sh("git", "checkout", "-q", target, cwd=repo, env=env)
+                    times[name].append(time.perf_counter() - start)
+                    if name == "gitmem":
+                        gate_settled(repo)
+        med = {name: statistics.median(t) for name, t in times.items()}
+        print(f"checkout ({what}), median of {2 * rounds}: no hooks {med['plain'] * 1000:.1f} ms, gitmem "
+              f"{med['gitmem'] * 1000:.1f} ms (+{(med['gitmem'] - med['plain']) * 1000:.1f} ms, "
+              f"ratio {med['gitmem'] / med['plain']:.2f})")
 
 
 if __name__ == "__main__":
