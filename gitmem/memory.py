@@ -42,10 +42,14 @@ class Memory:
         done += self._install_agents(agents)
         index.rebuild(self.repo)
         self._delivery_changed()
+        from gitmem.base import faillog
         from gitmem.judge.store_gate import judge_in_background
 
-        if judge_in_background(self.repo):  # a clone's entries: none passed this machine's gate yet
-            done.append("judging the stored entries with the gate in the background")
+        try:
+            if judge_in_background(self.repo, retry=True):  # a clone's entries: none passed this machine's gate
+                done.append("judging the stored entries with the gate in the background")
+        except OSError:
+            faillog.record(self.repo.state, "gitmem init: starting the store's gate")
         return done
 
     def _install_agents(self, agents: Sequence[str] = ()) -> list[str]:

@@ -43,11 +43,14 @@ fi
 
 if [ "$GITMEM_HOOK" = post-commit ] || [ "$GITMEM_HOOK" = post-checkout ]; then
   # Work only after a partial commit in which pre-commit staged entry changes, when entries wait
-  # pending for a safe moment (this is one), or when a checkout changed the entries (the gate
-  # judges what it brought in). Otherwise exit in shell, without Python.
+  # pending for a safe moment (this is one), or when a checkout changed the entries, a branch
+  # switch or `git checkout REV -- .gitmem/entries` (same HEAD: the work tree then differs from it);
+  # the gate judges what it brought in. Otherwise exit in shell, without Python.
   for waiting in "$state"/pending/*.json; do break; done
   if [ ! -e "$waiting" ] && { [ "$GITMEM_HOOK" = post-checkout ] || [ ! -f "$state/partial-commit.json" ]; } && \
-     { [ "$GITMEM_HOOK" = post-commit ] || [ "$1" = "$2" ] || git diff --quiet "$1" "$2" -- .gitmem/entries 2>/dev/null; }; then
+     { [ "$GITMEM_HOOK" = post-commit ] || \
+       { [ "$1" = "$2" ] && git diff --quiet HEAD -- .gitmem/entries 2>/dev/null; } || \
+       { [ "$1" != "$2" ] && git diff --quiet "$1" "$2" -- .gitmem/entries 2>/dev/null; }; }; then
     exit $status
   fi
 fi

@@ -124,9 +124,13 @@ def _digest(text: str) -> str:
 
 
 def entry_key(entry: Mapping[str, Any]) -> str:
-    """An entry as the verdicts know it: its id and its body's digest (an edited body is new)."""
-    body = entry.get("body")
-    return f"{entry.get('id')}:{_digest(body if isinstance(body, str) else '')[:16]}"
+    """An entry as the verdicts know it: its id and the digest of every text delivery shows of it
+    (body, anchor, revocation note), so an edit of any of them is judged again."""
+    revocation, anchor = entry.get("revocation"), entry.get("anchor")
+    if isinstance(anchor, Mapping):  # as delivery shows it (the compiled index and Entry.to_dict agree on these)
+        anchor = "::".join(str(anchor.get(k)) for k in ("path", "symbol") if anchor.get(k))
+    shown = [entry.get("body"), anchor, revocation.get("reason") if isinstance(revocation, Mapping) else None]
+    return f"{entry.get('id')}:{_digest(json.dumps(shown, sort_keys=True, ensure_ascii=False, default=str))[:16]}"
 
 
 def _verdicts(state_dir: str) -> dict[str, Any]:
@@ -149,10 +153,17 @@ def judged_entries(state_dir: str) -> tuple[set[str], list[int]]:
             list(head) if isinstance(head, list) else [])
 
 
-def record_verdicts(repo: RepoPaths, flagged: Mapping[str, list[str]], judged: set[str], head: list[int]) -> None:
+def stuck_head(state_dir: str) -> list[int]:
+    """The head stamp with which the store's gate last could not judge everything ([] if none)."""
+    stuck = _verdicts(state_dir).get("stuck")
+    return list(stuck) if isinstance(stuck, list) else []
+
+
+def record_verdicts(repo: RepoPaths, flagged: Mapping[str, list[str]], judged: set[str], head: list[int],
+                    stuck: bool = False) -> None:
     """Replace the verdicts: what the detector objected to, out of every entry it judged (written
     only when they change: delivery recompiles on this file)."""
-    data = {"flagged": dict(flagged), "judged": sorted(judged), "head": head}
+    data = {"flagged": dict(flagged), "judged": sorted(judged), "head": head, "stuck": head if stuck else []}
     if _verdicts(str(repo.state)) != data:
         repo.state.mkdir(parents=True, exist_ok=True)
         fastjson.write_file(str(repo.state / VERDICTS_FILE), data)

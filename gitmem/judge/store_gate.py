@@ -36,7 +36,8 @@ RUNS = 3  # the job judges again while the store changes under it (another pull 
 class StoreVerdicts:
     failing: list[tuple[Entry, list[str]]] = field(default_factory=list)  # each with the gate's reasons
     flagged: dict[str, list[str]] = field(default_factory=dict)  # safety.entry_key -> reasons
-    judged: set[str] = field(default_factory=set)  # the entry keys judged
+    judged: set[str] = field(default_factory=set)  # the entry keys the detector judged
+    present: set[str] = field(default_factory=set)  # every entry key seen
     notes: set[str] = field(default_factory=set)  # non-empty: the detector did not run
 
     @property
@@ -65,7 +66,9 @@ def judge_entries(repo: RepoPaths, entries: Iterable[Entry]) -> StoreVerdicts:
         verdict = safety.entry_findings(data, learned="optional", cache=cache)
         out.notes.update(verdict.notes)
         key = safety.entry_key(data)
-        out.judged.add(key)
+        out.present.add(key)
+        if not verdict.notes:  # notes: the detector did not run on it, so it stays unjudged
+            out.judged.add(key)
         if verdict.findings:
             reasons = out.flagged[key] = [f.reason for f in verdict.findings]
             out.failing.append((entry, reasons))
@@ -75,15 +78,28 @@ def judge_entries(repo: RepoPaths, entries: Iterable[Entry]) -> StoreVerdicts:
 
 def record(repo: RepoPaths, verdicts: StoreVerdicts) -> None:
     """Keep the verdicts for delivery. Where the detector did not run (no model installed), what it
-    objected to before stays withheld; the entries count as judged all the same, so that the hooks
-    do not start a job on every git command that could only fail the same way."""
+    objected to before stays withheld and what it never judged stays unjudged; the verdicts are
+    then marked stuck for this head, so the hooks do not start a job on every git command that could
+    only fail the same way (`gitmem init` and `gitmem check` try again)."""
     from gitmem.judge import safety
 
-    flagged = dict(verdicts.flagged)
-    if not verdicts.complete:
-        before = safety.flagged_entries(str(repo.state))
-        flagged.update({k: v for k, v in before.items() if k in verdicts.judged and k not in flagged})
-    safety.record_verdicts(repo, flagged, verdicts.judged, head_stamp())
+    flagged, judged = dict(verdicts.flagged), set(verdicts.judged)
+    before_judged, before_head = safety.judged_entries(str(repo.state))
+    if before_head == head_stamp():  # still valid: judged by this head, and still in the store
+        judged |= before_judged & verdicts.present
+    before = safety.flagged_entries(str(repo.state))
+    flagged.update({k: v for k, v in before.items() if k in verdicts.present and k not in verdicts.judged
+                    and k not in flagged})
+    safety.record_verdicts(repo, flagged, judged, head_stamp(), stuck=not verdicts.complete)
+
+
+def mark_stuck(repo: RepoPaths) -> None:
+    """The job failed: no new job for this head until `gitmem init` or `gitmem check` runs."""
+    from gitmem.judge import safety
+
+    judged, head = safety.judged_entries(str(repo.state))
+    safety.record_verdicts(repo, safety.flagged_entries(str(repo.state)), judged if head == head_stamp() else set(),
+                           head_stamp(), stuck=True)
 
 
 def unjudged(repo: RepoPaths) -> list[str]:
@@ -98,14 +114,18 @@ def unjudged(repo: RepoPaths) -> list[str]:
     return [str(e.get("id")) for e in entries if safety.entry_key(e) not in judged]
 
 
-def judge_in_background(repo: RepoPaths) -> bool:
-    """Start one detached job judging the store, when it holds an unjudged entry and no job runs."""
+def judge_in_background(repo: RepoPaths, retry: bool = False) -> bool:
+    """Start one detached job judging the store, when it holds an unjudged entry and no job runs
+    (nor failed with this head, unless `retry`)."""
     import subprocess
 
     from gitmem.base.files import is_locked
+    from gitmem.judge import safety
 
     if os.environ.get("GITMEM_NO_DAEMON") or is_locked(repo.state / GATE_LOCK) or not unjudged(repo):
         return False  # GITMEM_NO_DAEMON: no background processes (tests, CI: `gitmem check` judges)
+    if not retry and safety.stuck_head(str(repo.state)) == head_stamp():
+        return False
     subprocess.Popen([sys.executable, "-I", "-m", "gitmem.judge.store_gate", os.fspath(repo.worktree)],
                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                      start_new_session=True, close_fds=True, cwd=repo.worktree)
@@ -143,6 +163,11 @@ def main(argv: list[str] | None = None) -> int:
         judge_store(repo)
     except Exception:
         faillog.record(repo.state if repo else None, "the store's gate job")
+        if repo is not None:
+            try:
+                mark_stuck(repo)
+            except Exception:
+                faillog.record(repo.state, "the store's gate job: marking it stuck")
     return 0
 
 
