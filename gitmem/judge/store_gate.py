@@ -7,8 +7,9 @@ model, so it runs here: in `gitmem check`, and in a detached job that the post-m
 post-rewrite and post-checkout hooks (and `gitmem init`) start whenever the store holds an entry
 the detector has not judged on this machine. Its verdicts
 (.git/gitmem/gate-verdicts.json) make delivery withhold what it objects to from the next hook
-call on. An entry keeps its verdict while its id and body stay the same, and the writer and
-`gitmem add` cache the score of what they gated, so the job loads no model for those.
+call on. An entry keeps its verdict while its id and every text delivery shows of it (body,
+anchor, revocation note) stay the same, and the writer and `gitmem add` cache the score of what
+they gated, so the job loads no model for those.
 
 Standard library only at import: the git hooks call `unjudged` and `judge_in_background`.
 """
@@ -55,6 +56,14 @@ def head_stamp() -> list[int]:
     return [st.st_size, st.st_mtime_ns]
 
 
+def judged_now(repo: RepoPaths) -> set[str]:
+    """The entry keys recorded as judged, if the installed head judged them (else none)."""
+    from gitmem.judge import safety
+
+    judged, head = safety.judged_entries(str(repo.state))
+    return judged if head == head_stamp() else set()
+
+
 def judge_entries(repo: RepoPaths, entries: Iterable[Entry]) -> StoreVerdicts:
     """Every layer of the gate on each entry (scores cached in .git/gitmem/gate-scores.json)."""
     from gitmem.judge import safety
@@ -83,10 +92,8 @@ def record(repo: RepoPaths, verdicts: StoreVerdicts) -> None:
     only fail the same way (`gitmem init` and `gitmem check` try again)."""
     from gitmem.judge import safety
 
-    flagged, judged = dict(verdicts.flagged), set(verdicts.judged)
-    before_judged, before_head = safety.judged_entries(str(repo.state))
-    if before_head == head_stamp():  # still valid: judged by this head, and still in the store
-        judged |= before_judged & verdicts.present
+    flagged = dict(verdicts.flagged)
+    judged = verdicts.judged | (judged_now(repo) & verdicts.present)  # earlier verdicts still in the store
     before = safety.flagged_entries(str(repo.state))
     flagged.update({k: v for k, v in before.items() if k in verdicts.present and k not in verdicts.judged
                     and k not in flagged})
@@ -97,9 +104,7 @@ def mark_stuck(repo: RepoPaths) -> None:
     """The job failed: no new job for this head until `gitmem init` or `gitmem check` runs."""
     from gitmem.judge import safety
 
-    judged, head = safety.judged_entries(str(repo.state))
-    safety.record_verdicts(repo, safety.flagged_entries(str(repo.state)), judged if head == head_stamp() else set(),
-                           head_stamp(), stuck=True)
+    safety.record_verdicts(repo, safety.flagged_entries(str(repo.state)), judged_now(repo), head_stamp(), stuck=True)
 
 
 def unjudged(repo: RepoPaths) -> list[str]:
@@ -107,11 +112,8 @@ def unjudged(repo: RepoPaths) -> list[str]:
     from gitmem.judge import safety
     from gitmem.store import index
 
-    entries = index.entries(index.current(repo))
-    judged, head = safety.judged_entries(str(repo.state))
-    if head != head_stamp():
-        judged = set()
-    return [str(e.get("id")) for e in entries if safety.entry_key(e) not in judged]
+    judged = judged_now(repo)
+    return [str(e.get("id")) for e in index.entries(index.current(repo)) if safety.entry_key(e) not in judged]
 
 
 def judge_in_background(repo: RepoPaths, retry: bool = False) -> bool:
@@ -122,9 +124,9 @@ def judge_in_background(repo: RepoPaths, retry: bool = False) -> bool:
     from gitmem.base.files import is_locked
     from gitmem.judge import safety
 
-    if os.environ.get("GITMEM_NO_DAEMON") or is_locked(repo.state / GATE_LOCK) or not unjudged(repo):
+    if os.environ.get("GITMEM_NO_DAEMON") or is_locked(repo.state / GATE_LOCK):
         return False  # GITMEM_NO_DAEMON: no background processes (tests, CI: `gitmem check` judges)
-    if not retry and safety.stuck_head(str(repo.state)) == head_stamp():
+    if (not retry and safety.stuck_head(str(repo.state)) == head_stamp()) or not unjudged(repo):
         return False
     subprocess.Popen([sys.executable, "-I", "-m", "gitmem.judge.store_gate", os.fspath(repo.worktree)],
                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
