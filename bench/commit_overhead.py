@@ -215,14 +215,18 @@ expires:
 
 
 def gate_settled(repo: Path) -> None:
-    """Wait (untimed) until the gate's background job has judged what the checkout brought in."""
+    """Wait (untimed) until the gate's background job has judged what the checkout brought in; a job
+    that never finishes stops the benchmark rather than being timed as a fast switch."""
     from gitmem.base.files import is_locked
     from gitmem.base.paths import find_repo
     from gitmem.judge import store_gate
 
     paths = find_repo(str(repo))
     deadline = time.monotonic() + 300
-    while (store_gate.unjudged(paths) or is_locked(paths.state / store_gate.GATE_LOCK)) and time.monotonic() < deadline:
+    while store_gate.unjudged(paths) or is_locked(paths.worktree_state / store_gate.GATE_LOCK):
+        if time.monotonic() > deadline:
+            raise SystemExit(f"the gate's background job did not judge {repo}'s entries in 300 s "
+                             f"(its log: {paths.state / 'errors.log'})")
         time.sleep(0.2)
 
 

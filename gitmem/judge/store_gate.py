@@ -5,11 +5,13 @@ machine's writer or `gitmem add`. Markup, hidden characters and format are check
 store is compiled for delivery (standard library, no model). The learned detector needs the
 model, so it runs here: in `gitmem check`, and in a detached job that the post-merge,
 post-rewrite and post-checkout hooks (and `gitmem init`) start whenever the store holds an entry
-the detector has not judged on this machine. Its verdicts
-(.git/gitmem/gate-verdicts.json) make delivery withhold what it objects to from the next hook
-call on. An entry keeps its verdict while its id and every text delivery shows of it (body,
-anchor, revocation note) stay the same, and the writer and `gitmem add` cache the score of what
-they gated, so the job loads no model for those.
+the detector has not judged on this machine. Its verdicts (the worktree's
+`<git dir>/gitmem/gate-verdicts.json`: a linked worktree has entries of its own) make delivery
+withhold what it objects to from the next hook call on. An entry keeps its verdict while its id
+and every text delivery shows of it (body, anchor, revocation note) stay the same, and the
+writer and `gitmem add` cache the score of what they gated (in the shared state, for every
+worktree), so the job loads no model for those. `gitmem check` and the job take turns on the
+worktree's lock, and whoever lets go of it looks once more for entries that arrived meanwhile.
 
 Standard library only at import: the git hooks call `unjudged` and `judge_in_background`.
 """
@@ -29,7 +31,7 @@ if TYPE_CHECKING:
 
     from gitmem.store.entry import Entry
 
-GATE_LOCK = "gate.lock"  # held by the running job, in the common git dir's gitmem/
+GATE_LOCK = "gate.lock"  # held while the worktree's store is judged (job or `gitmem check`), beside its verdicts
 RUNS = 3  # the job judges again while the store changes under it (another pull meanwhile), this often at most
 
 
@@ -47,21 +49,31 @@ class StoreVerdicts:
         return not self.notes
 
 
-def head_stamp() -> list[int]:
-    """[size, mtime_ns] of the installed detector head: a new head (an upgrade) judges again."""
+_stamps: dict[tuple[int, int, int], str] = {}
+
+
+def head_stamp() -> str:
+    """The SHA-256 of the installed detector head ("" if none): a new head (an upgrade) judges
+    again, and two installs of the same head agree."""
     try:
         st = os.stat(GATE_HEAD)
+        stat = (st.st_ino, st.st_size, st.st_mtime_ns)
+        if stat not in _stamps:
+            import hashlib
+
+            with open(GATE_HEAD, "rb") as handle:
+                _stamps[stat] = hashlib.sha256(handle.read()).hexdigest()
     except OSError:
-        return []
-    return [st.st_size, st.st_mtime_ns]
+        return ""
+    return _stamps[stat]
 
 
 def judged_now(repo: RepoPaths) -> set[str]:
     """The entry keys recorded as judged, if the installed head judged them (else none)."""
     from gitmem.judge import safety
 
-    judged, head = safety.judged_entries(str(repo.state))
-    return judged if head == head_stamp() else set()
+    judged, head = safety.judged_entries(str(repo.worktree_state))
+    return judged if head and head == head_stamp() else set()
 
 
 def judge_entries(repo: RepoPaths, entries: Iterable[Entry]) -> StoreVerdicts:
@@ -94,7 +106,7 @@ def record(repo: RepoPaths, verdicts: StoreVerdicts) -> None:
 
     flagged = dict(verdicts.flagged)
     judged = verdicts.judged | (judged_now(repo) & verdicts.present)  # earlier verdicts still in the store
-    before = safety.flagged_entries(str(repo.state))
+    before = safety.flagged_entries(str(repo.worktree_state))
     flagged.update({k: v for k, v in before.items() if k in verdicts.present and k not in verdicts.judged
                     and k not in flagged})
     safety.record_verdicts(repo, flagged, judged, head_stamp(), stuck=not verdicts.complete)
@@ -104,7 +116,8 @@ def mark_stuck(repo: RepoPaths) -> None:
     """The job failed: no new job for this head until `gitmem init` or `gitmem check` runs."""
     from gitmem.judge import safety
 
-    safety.record_verdicts(repo, safety.flagged_entries(str(repo.state)), judged_now(repo), head_stamp(), stuck=True)
+    safety.record_verdicts(repo, safety.flagged_entries(str(repo.worktree_state)), judged_now(repo), head_stamp(),
+                           stuck=True)
 
 
 def unjudged(repo: RepoPaths) -> list[str]:
@@ -124,9 +137,9 @@ def judge_in_background(repo: RepoPaths, retry: bool = False) -> bool:
     from gitmem.base.files import is_locked
     from gitmem.judge import safety
 
-    if os.environ.get("GITMEM_NO_DAEMON") or is_locked(repo.state / GATE_LOCK):
+    if os.environ.get("GITMEM_NO_DAEMON") or is_locked(repo.worktree_state / GATE_LOCK):
         return False  # GITMEM_NO_DAEMON: no background processes (tests, CI: `gitmem check` judges)
-    if (not retry and safety.stuck_head(str(repo.state)) == head_stamp()) or not unjudged(repo):
+    if (not retry and safety.stuck_head(str(repo.worktree_state)) == head_stamp()) or not unjudged(repo):
         return False
     subprocess.Popen([sys.executable, "-I", "-m", "gitmem.judge.store_gate", os.fspath(repo.worktree)],
                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -134,24 +147,25 @@ def judge_in_background(repo: RepoPaths, retry: bool = False) -> bool:
     return True
 
 
-def judge_store(repo: RepoPaths) -> StoreVerdicts | None:
-    """The job: judge the work tree's store and record the verdicts, again while it changes; None
-    when another job holds the lock (it judges what this one would)."""
+def judge_store(repo: RepoPaths, wait: bool = False) -> StoreVerdicts | None:
+    """Judge the worktree's store and record the verdicts, again while it changes. `wait`
+    (`gitmem check`): for a running job to finish first, so neither writes older verdicts over the
+    other's; else None when a job holds the lock (it judges what this one would)."""
     from gitmem.base.files import FileLock
     from gitmem.store import index
 
-    repo.state.mkdir(parents=True, exist_ok=True)
-    try:
-        with FileLock(repo.state / GATE_LOCK, blocking=False):
-            verdicts = StoreVerdicts()
-            for _ in range(RUNS):
+    verdicts = None
+    for _ in range(RUNS):
+        try:
+            with FileLock(repo.worktree_state / GATE_LOCK, blocking=wait):
                 verdicts = judge_entries(repo, index.stored(repo))  # pending changes included
                 record(repo, verdicts)
-                if not unjudged(repo):
-                    break
+        except BlockingIOError:
             return verdicts
-    except BlockingIOError:
-        return None
+        # looked at after letting go: a hook that found the lock held a moment ago started no job
+        if not verdicts.complete or not unjudged(repo):
+            break
+    return verdicts
 
 
 def main(argv: list[str] | None = None) -> int:
