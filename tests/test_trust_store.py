@@ -190,6 +190,9 @@ def test_entries_a_pull_rebase_or_checkout_brings_in_are_judged_in_the_backgroun
     else:
         gm.git("fetch", "-q", str(teammate.path), "main:teammate")
         gm.git("checkout", "-q", *(["teammate"] if how == "checkout" else ["teammate", "--", ".gitmem/entries"]))
+    # the git command has returned and the job is judging: nothing unjudged is delivered meanwhile
+    early = ClaudeCode(gm.path, "s0").start("startup")
+    assert attack not in early.active and "sudo" not in early.text
     wait_for_the_gate(gm)  # nobody ran `gitmem check`
     start = ClaudeCode(gm.path, "s1").start("startup")
     assert sorted(start.active) == [GOOD, rule]
@@ -288,6 +291,21 @@ def test_an_entry_arriving_while_the_job_runs_is_judged_by_that_job(gm, monkeypa
     assert not store_gate.judge_in_background(paths)  # a job runs: the hook starts none
     wait_for_the_gate(gm)
     assert ClaudeCode(gm.path, "s1").start("startup").active == [GOOD]
+
+
+def test_while_the_store_is_judged_unjudged_entries_wait_and_a_dead_judge_withholds_nothing(gm):
+    from gitmem.base.files import FileLock
+    from gitmem.base.paths import find_repo
+    from gitmem.judge import store_gate
+
+    gm.gitmem("check")
+    rule = "20260103-000000b8"  # by hand, after the last judgement
+    gm.write(f".gitmem/entries/{rule}.yaml", entry_yaml(rule, "Run make fmt before pushing."))
+    paths = find_repo(str(gm.path))
+    with FileLock(paths.worktree_state / store_gate.GATE_LOCK):  # as the job holds it while judging
+        assert ClaudeCode(gm.path, "s1").start("startup").active == [GOOD]
+    # the holder is gone (finished, or killed before it recorded anything): the rule is delivered
+    assert ClaudeCode(gm.path, "s2").start("startup").active == [GOOD, rule]
 
 
 def test_check_waits_for_a_running_job_rather_than_racing_it(gm):

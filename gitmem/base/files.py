@@ -118,7 +118,17 @@ class FileLock:
         self.blocking = blocking
         self.fd: int | None = None
 
+    @classmethod
+    def inherited(cls, path: str | os.PathLike[str], fd: int) -> FileLock:
+        """The lock a parent process took on `path` and handed down as the open file `fd`."""
+        held = cls(path)
+        os.fstat(fd)  # OSError now, not at release, if no such file was handed down
+        held.fd = fd
+        return held
+
     def __enter__(self) -> FileLock:
+        if self.fd is not None:
+            return self  # inherited: held already
         folder = os.path.dirname(self.path)
         if folder:
             os.makedirs(folder, exist_ok=True)

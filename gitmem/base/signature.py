@@ -26,6 +26,9 @@ PENDING_PREFIX = "<pending>"  # + the pending record's name; its mtime is not ke
 # (gitmem.judge.safety writes it). The delivery hook loads no model, so its compiled rules are
 # keyed on this file and withhold those entries.
 VERDICTS_FILE = "gate-verdicts.json"
+# Beside it: held while the store is being judged (the gate's job, `gitmem check`). Delivery
+# withholds what is not judged yet for those seconds; the kernel drops it when its holder dies.
+GATE_LOCK = "gate.lock"
 
 
 def store_signature(worktree: str, local_state: str | None = None) -> Signature:

@@ -14,7 +14,8 @@ from __future__ import annotations
 import os
 
 from gitmem.base import fastjson
-from gitmem.base.signature import VERDICTS_FILE, store_signature
+from gitmem.base.files import is_locked
+from gitmem.base.signature import GATE_LOCK, VERDICTS_FILE, store_signature
 
 TYPE_CHECKING = False  # no typing import on the hook path
 if TYPE_CHECKING:
@@ -32,12 +33,13 @@ DATA_VERSION = 5  # 3: entries failing the gate are withheld (rules.compile_rule
 
 
 VERDICTS_ROW = "<verdicts>"
+JUDGING_ROW = "<judging>"  # the store is being judged now (gitmem.judge.store_gate.awaiting)
 
 
 def signature(worktree: str, git_dir: str | None = None) -> Signature:
     """What the compiled rules depend on: the entry files, the config and, with `git_dir`, the
     entry changes waiting pending in the worktree's git dir (gitmem.base.signature) and the gate's
-    verdicts kept beside them (gitmem.judge.store_gate)."""
+    verdicts kept beside them, and whether it is being judged now (gitmem.judge.store_gate)."""
     local_state = os.path.join(git_dir, "gitmem") if git_dir else None
     sig = store_signature(worktree, local_state)
     if local_state:
@@ -46,6 +48,8 @@ def signature(worktree: str, git_dir: str | None = None) -> Signature:
             sig.append([VERDICTS_ROW, st.st_mtime_ns, st.st_size])
         except OSError:
             pass
+        if is_locked(os.path.join(local_state, GATE_LOCK)):
+            sig.append([JUDGING_ROW, 1, 0])
     return sig
 
 
@@ -73,15 +77,16 @@ def rebuild(worktree: str, git_dir: str, common_dir: str, sig: Signature | None 
 
     from gitmem.base.paths import RepoPaths
     from gitmem.delivery import rules as delivery_rules
-    from gitmem.judge import safety
+    from gitmem.judge import safety, store_gate
     from gitmem.store import index
 
     # taken first: a change racing us only causes another rebuild
     sig = signature(worktree, git_dir) if sig is None else sig
     repo = RepoPaths(Path(worktree), Path(git_dir), Path(common_dir))
     idx = index.current(repo)
-    rules = delivery_rules.compile_rules(index.entries(idx), idx.get("config") or {},
-                                         safety.flagged_entries(str(repo.worktree_state)))
+    entries = index.entries(idx)
+    withheld = {**safety.flagged_entries(str(repo.worktree_state)), **store_gate.awaiting(repo, entries)}
+    rules = delivery_rules.compile_rules(entries, idx.get("config") or {}, withheld)
     data: DeliveryData = {**rules, "version": DATA_VERSION, "signature": sig}
     fastjson.write_file(os.path.join(common_dir, "gitmem", DATA_FILE), data)
     return data

@@ -7,7 +7,9 @@ model, so it runs here: in `gitmem check`, and in a detached job that the post-m
 post-rewrite and post-checkout hooks (and `gitmem init`) start whenever the store holds an entry
 the detector has not judged on this machine. Its verdicts (the worktree's
 `<git dir>/gitmem/gate-verdicts.json`: a linked worktree has entries of its own) make delivery
-withhold what it objects to from the next hook call on. An entry keeps its verdict while its id
+withhold what it objects to from the next hook call on; while the store is being judged (the
+hook hands its lock to the job, so from the moment the git command returns) delivery withholds
+what is not judged yet (`awaiting`). An entry keeps its verdict while its id
 and every text delivery shows of it (body, anchor, revocation note) stay the same, and the
 writer and `gitmem add` cache the score of what they gated (in the shared state, for every
 worktree), so the job loads no model for those. `gitmem check` and the job take turns on the
@@ -24,14 +26,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gitmem.base.paths import RepoPaths
+from gitmem.base.signature import GATE_LOCK
 from gitmem.judge.shipped import GATE_HEAD
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Mapping
+    from typing import Any
 
     from gitmem.store.entry import Entry
 
-GATE_LOCK = "gate.lock"  # held while the worktree's store is judged (job or `gitmem check`), beside its verdicts
+AWAITING = "not judged yet: the gate's learned detector is judging it now (withheld for those seconds)"
 RUNS = 3  # the job judges again while the store changes under it (another pull meanwhile), this often at most
 
 
@@ -129,35 +133,65 @@ def unjudged(repo: RepoPaths) -> list[str]:
     return [str(e.get("id")) for e in index.entries(index.current(repo)) if safety.entry_key(e) not in judged]
 
 
-def judge_in_background(repo: RepoPaths, retry: bool = False) -> bool:
-    """Start one detached job judging the store, when it holds an unjudged entry and no job runs
-    (nor failed with this head, unless `retry`)."""
-    import subprocess
-
+def awaiting(repo: RepoPaths, entries: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """entry_key -> [AWAITING] for the entries not judged yet while the store is being judged:
+    delivery withholds them for those seconds rather than hand the agent what may be withheld a
+    moment later. Nothing while no one judges (a stuck or absent detector withholds nothing)."""
     from gitmem.base.files import is_locked
     from gitmem.judge import safety
 
-    if os.environ.get("GITMEM_NO_DAEMON") or is_locked(repo.worktree_state / GATE_LOCK):
-        return False  # GITMEM_NO_DAEMON: no background processes (tests, CI: `gitmem check` judges)
+    if not is_locked(repo.worktree_state / GATE_LOCK):
+        return {}
+    judged = judged_now(repo)
+    return {key: [AWAITING] for e in entries if (key := safety.entry_key(e)) not in judged}
+
+
+def judge_in_background(repo: RepoPaths, retry: bool = False) -> bool:
+    """Start one detached job judging the store, when it holds an unjudged entry and no job runs
+    (nor failed with this head, unless `retry`). The lock is taken here and handed to the job, so
+    delivery withholds the unjudged entries from the moment the git command returns."""
+    import subprocess
+
+    from gitmem.base.files import lock
+    from gitmem.judge import safety
+
+    if os.environ.get("GITMEM_NO_DAEMON"):
+        return False  # no background processes (tests, CI: `gitmem check` judges)
     if (not retry and safety.stuck_head(str(repo.worktree_state)) == head_stamp()) or not unjudged(repo):
         return False
-    subprocess.Popen([sys.executable, "-I", "-m", "gitmem.judge.store_gate", os.fspath(repo.worktree)],
-                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                     start_new_session=True, close_fds=True, cwd=repo.worktree)
+    repo.worktree_state.mkdir(parents=True, exist_ok=True)
+    fd = os.open(repo.worktree_state / GATE_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        lock(fd, blocking=False)
+    except BlockingIOError:
+        os.close(fd)
+        return False  # a job runs: it looks for new entries after letting go
+    try:
+        handed = [] if sys.platform == "win32" else [f"--lock-fd={fd}"]  # no fd passing there
+        subprocess.Popen([sys.executable, "-I", "-m", "gitmem.judge.store_gate", os.fspath(repo.worktree), *handed],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True, close_fds=True, pass_fds=[fd] if handed else [],
+                         cwd=repo.worktree)
+    finally:
+        os.close(fd)  # closed, not unlocked: the job's copy of the open file keeps it locked
     return True
 
 
-def judge_store(repo: RepoPaths, wait: bool = False) -> StoreVerdicts | None:
+def judge_store(repo: RepoPaths, wait: bool = False, lock_fd: int | None = None) -> StoreVerdicts | None:
     """Judge the worktree's store and record the verdicts, again while it changes. `wait`
     (`gitmem check`): for a running job to finish first, so neither writes older verdicts over the
-    other's; else None when a job holds the lock (it judges what this one would)."""
+    other's; else None when a job holds the lock (it judges what this one would). `lock_fd`: the
+    lock as judge_in_background took it."""
     from gitmem.base.files import FileLock
     from gitmem.store import index
 
+    path = repo.worktree_state / GATE_LOCK
     verdicts = None
     for _ in range(RUNS):
         try:
-            with FileLock(repo.worktree_state / GATE_LOCK, blocking=wait):
+            lock = FileLock.inherited(path, lock_fd) if lock_fd is not None else FileLock(path, blocking=wait)
+            lock_fd = None
+            with lock:
                 verdicts = judge_entries(repo, index.stored(repo))  # pending changes included
                 record(repo, verdicts)
         except BlockingIOError:
@@ -169,14 +203,17 @@ def judge_store(repo: RepoPaths, wait: bool = False) -> StoreVerdicts | None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """`python -m gitmem.judge.store_gate WORKTREE [--lock-fd=N]`: the detached job."""
     from gitmem.base import faillog
     from gitmem.base.paths import find_repo
 
-    argv = list(sys.argv[1:] if argv is None else argv)
+    args = list(sys.argv[1:] if argv is None else argv)
+    lock_fd = next((int(a.split("=", 1)[1]) for a in args if a.startswith("--lock-fd=")), None)
+    where = next((a for a in args if not a.startswith("--")), None)
     repo = None
     try:
-        repo = find_repo(argv[0] if argv else None)
-        judge_store(repo)
+        repo = find_repo(where)
+        judge_store(repo, lock_fd=lock_fd)
     except Exception:
         faillog.record(repo.state if repo else None, "the store's gate job")
         if repo is not None:
