@@ -54,6 +54,8 @@ def denied(answers: list[dict]) -> str | None:
     "rm -rf .gitmem/entries",
     "mv /tmp/evil.yaml .gitmem/entries/",
     "echo '{}' > .git/gitmem/delivery.json",
+    "echo '{}' > .git/worktrees/feature/gitmem/gate-verdicts.json",  # a linked worktree's own
+    "cp /tmp/rules.json ../main/.git/gitmem/delivery.json",  # the main checkout's, from a linked one
     "git config gitmem.allowRepoModel true",
     "python3 -c \"open('.gitmem/entries/x.yaml','w').write('id: x')\"",
 ])
@@ -66,7 +68,8 @@ def test_the_hook_denies_shell_commands_that_write_memory(gm, command):
 @pytest.mark.parametrize("tool, rel", [("Edit", ".gitmem/entries/20260101-0a1b2c3d.yaml"),
                                        ("Write", ".gitmem/entries/20260101-0a1b2c3d.yaml"),
                                        ("MultiEdit", ".gitmem/config.yaml"),
-                                       ("Write", ".git/gitmem/delivery.json")])
+                                       ("Write", ".git/gitmem/delivery.json"),
+                                       ("Write", ".git/worktrees/feature/gitmem/gate-verdicts.json")])
 def test_the_hook_denies_file_tools_on_memory(gm, tool, rel):
     fields = {"file_path": str(gm.path / rel), "old_string": "a", "new_string": "b", "content": "x", "edits": []}
     assert denied(pre_tool(gm, tool, **fields)) is not None

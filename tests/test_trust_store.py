@@ -271,6 +271,13 @@ def test_linked_worktrees_keep_their_own_verdicts(gm, tmp_path):
                                  .read_text())
     assert [key.split(":")[0] for key in main_verdicts["flagged"]] == [attack]
     assert linked_verdicts["flagged"] == {} and len(linked_verdicts["judged"]) == 1
+    # each compiles its own rules: sessions in both never recompile one shared file over each other
+    main_rules = gm.path / ".git" / "gitmem" / "delivery.json"
+    linked_rules = gm.path / ".git" / "worktrees" / "linked" / "gitmem" / "delivery.json"
+    before = main_rules.stat().st_mtime_ns, linked_rules.stat().st_mtime_ns
+    ClaudeCode(gm.path, "s3").start("startup")
+    ClaudeCode(linked.path, "s4").start("startup")
+    assert (main_rules.stat().st_mtime_ns, linked_rules.stat().st_mtime_ns) == before
 
 
 def test_an_entry_arriving_while_the_job_runs_is_judged_by_that_job(gm, monkeypatch):

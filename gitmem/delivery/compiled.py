@@ -1,4 +1,7 @@
-"""The compiled delivery rules under .git/gitmem/delivery.json: what the hook reads.
+"""The compiled delivery rules in the worktree's `<git dir>/gitmem/delivery.json`: what the hook reads.
+
+Per worktree, like the entries they are compiled from: two linked worktrees never recompile one
+shared file over each other's.
 
 Checking that the file is current costs one directory scan and one stat (the same inputs the
 index is keyed on: the entry files and the config), then one JSON read. When it is stale it is
@@ -56,7 +59,7 @@ def signature(worktree: str, git_dir: str | None = None) -> Signature:
 def load(worktree: str, git_dir: str, common_dir: str) -> DeliveryData:
     """The compiled rules, recompiled first when an entry file, the config or a verdict changed."""
     sig = signature(worktree, git_dir)
-    path = os.path.join(common_dir, "gitmem", DATA_FILE)
+    path = os.path.join(git_dir, "gitmem", DATA_FILE)
     try:
         with open(path, "rb") as handle:
             data = fastjson.loads(handle.read())
@@ -88,7 +91,7 @@ def rebuild(worktree: str, git_dir: str, common_dir: str, sig: Signature | None 
     withheld = {**safety.flagged_entries(str(repo.worktree_state)), **store_gate.awaiting(repo, entries)}
     rules = delivery_rules.compile_rules(entries, idx.get("config") or {}, withheld)
     data: DeliveryData = {**rules, "version": DATA_VERSION, "signature": sig}
-    fastjson.write_file(os.path.join(common_dir, "gitmem", DATA_FILE), data)
+    fastjson.write_file(os.path.join(git_dir, "gitmem", DATA_FILE), data)
     return data
 
 

@@ -6,7 +6,10 @@ GITMEM_HOOK=@HOOK@
 GITMEM_PYTHON=@PYTHON@
 GITMEM_ORIG_MODE=@ORIG_MODE@
 GITMEM_ROOT=@ROOT@
-orig="$(dirname "$0")/$GITMEM_HOOK.gitmem-orig"
+case "$0" in  # the hooks folder, without forking dirname (this runs in every commit)
+  */*) orig="${0%/*}/$GITMEM_HOOK.gitmem-orig" ;;
+  *) orig="./$GITMEM_HOOK.gitmem-orig" ;;
+esac
 
 # This worktree's own state (a linked worktree has its own git dir, index and entries).
 state=.git/gitmem

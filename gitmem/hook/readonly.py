@@ -79,7 +79,7 @@ def denial(tool: object, tool_input: object, worktree: str, cwd: str | None = No
 
 def in_memory(path: str, base: str, worktree: str) -> bool:
     """Whether `path` (absolute, or relative to `base`) lies in .gitmem/ or .git/gitmem/ of the
-    work tree, or names a folder called .gitmem anywhere."""
+    work tree, names a folder called .gitmem anywhere, or lies in a gitmem/ folder inside a .git."""
     path = path.strip().strip("'\"")
     if not path:
         return False
@@ -90,7 +90,10 @@ def in_memory(path: str, base: str, worktree: str) -> bool:
         if full == root or full.startswith(root + os.sep):
             return True
     parts = full.replace("\\", "/").split("/")
-    return ".gitmem" in parts
+    # any git dir's gitmem/: a linked worktree's own (.git/worktrees/NAME/gitmem) and the main
+    # checkout's, seen from a linked worktree, hold compiled rules and verdicts too
+    in_git_state = any(part == ".git" and "gitmem" in parts[i + 1:] for i, part in enumerate(parts))
+    return ".gitmem" in parts or in_git_state
 
 
 def _words(segment: str) -> list[str]:
