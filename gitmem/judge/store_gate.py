@@ -166,6 +166,9 @@ def judge_in_background(repo: RepoPaths, retry: bool = False) -> bool:
     except BlockingIOError:
         os.close(fd)
         return False  # a job runs: it looks for new entries after letting go
+    except BaseException:
+        os.close(fd)
+        raise
     try:
         handed = [] if sys.platform == "win32" else [f"--lock-fd={fd}"]  # no fd passing there
         subprocess.Popen([sys.executable, "-I", "-m", "gitmem.judge.store_gate", os.fspath(repo.worktree), *handed],
