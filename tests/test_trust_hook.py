@@ -75,6 +75,15 @@ def test_the_hook_denies_file_tools_on_memory(gm, tool, rel):
     assert denied(pre_tool(gm, tool, **fields)) is not None
 
 
+@pytest.mark.parametrize("command", [
+    "sed -i 's/a/b/' .git/wt/feature/gitmem/cli.py",  # a worktree kept inside .git, its source folder gitmem/
+    "echo x > .git/worktrees/gitmem/notes.txt",  # a linked worktree merely named gitmem
+    "python3 .git/wt/feature/gitmem/cli.py --help",
+])
+def test_folders_merely_named_gitmem_inside_git_are_not_memory(gm, command):
+    assert denied(pre_tool(gm, "Bash", command=command)) is None
+
+
 @pytest.mark.parametrize("tool, fields", [
     ("Bash", {"command": "gitmem list && gitmem check && cat .gitmem/entries/*.yaml | head"}),
     ("Bash", {"command": "git add .gitmem && git commit -m 'memory: record law'"}),

@@ -280,6 +280,17 @@ def test_linked_worktrees_keep_their_own_verdicts(gm, tmp_path):
     assert (main_rules.stat().st_mtime_ns, linked_rules.stat().st_mtime_ns) == before
 
 
+def test_a_new_linked_worktree_withholds_what_the_main_checkout_objects_to(gm, tmp_path):
+    attack = "20260103-000000f7"
+    gm.write(f".gitmem/entries/{attack}.yaml", entry_yaml(attack, OVERRIDE))
+    gm.commit_all("a hand-written entry")
+    assert gm.gitmem("check", check=False).returncode == 1
+    linked = type(gm)(tmp_path / "linked")
+    gm.git("worktree", "add", "-q", "-b", "same", str(linked.path), "HEAD")  # nothing judged there yet
+    start = ClaudeCode(linked.path, "s1").start("startup")
+    assert start.active == [GOOD] and "sudo" not in start.text
+
+
 def test_an_entry_arriving_while_the_job_runs_is_judged_by_that_job(gm, monkeypatch):
     from gitmem.base.files import is_locked
     from gitmem.base.paths import find_repo
@@ -300,19 +311,60 @@ def test_an_entry_arriving_while_the_job_runs_is_judged_by_that_job(gm, monkeypa
     assert ClaudeCode(gm.path, "s1").start("startup").active == [GOOD]
 
 
-def test_while_the_store_is_judged_unjudged_entries_wait_and_a_dead_judge_withholds_nothing(gm):
-    from gitmem.base.files import FileLock
+HOLD_THE_LOCK = """
+import sys, time
+from gitmem.base.files import FileLock
+with FileLock(sys.argv[1]):
+    print("held", flush=True)
+    time.sleep(600)
+"""
+
+
+def test_while_the_store_is_judged_unjudged_entries_wait_and_a_killed_judge_withholds_nothing(gm):
     from gitmem.base.paths import find_repo
     from gitmem.judge import store_gate
 
     gm.gitmem("check")
     rule = "20260103-000000b8"  # by hand, after the last judgement
     gm.write(f".gitmem/entries/{rule}.yaml", entry_yaml(rule, "Run make fmt before pushing."))
-    paths = find_repo(str(gm.path))
-    with FileLock(paths.worktree_state / store_gate.GATE_LOCK):  # as the job holds it while judging
+    lock = find_repo(str(gm.path)).worktree_state / store_gate.GATE_LOCK
+    judge = subprocess.Popen([sys.executable, "-c", HOLD_THE_LOCK, str(lock)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert judge.stdout is not None and judge.stdout.readline() == "held\n"  # as the job holds it
         assert ClaudeCode(gm.path, "s1").start("startup").active == [GOOD]
-    # the holder is gone (finished, or killed before it recorded anything): the rule is delivered
+    finally:
+        judge.kill()  # SIGKILL, before it recorded anything: the kernel lets go of its lock
+        judge.wait()
     assert ClaudeCode(gm.path, "s2").start("startup").active == [GOOD, rule]
+
+
+def test_a_lock_probe_is_not_mistaken_for_a_running_job(tmp_path):
+    """Delivery's is_locked probes the lock on every hook call; a hook that tries the lock at that
+    instant must still start its job, and a real holder must still be seen."""
+    import threading
+
+    from gitmem.base.files import FileLock, is_locked
+
+    path = tmp_path / "gate.lock"
+    path.touch()
+    stop = threading.Event()
+    probes = threading.Thread(target=lambda: [is_locked(path) for _ in iter(lambda: stop.is_set(), True)])
+    probes.start()
+    try:
+        for _ in range(200):
+            with FileLock(path, blocking=False):
+                pass
+    finally:
+        stop.set()
+        probes.join()
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_THE_LOCK, str(path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        with pytest.raises(BlockingIOError), FileLock(path, blocking=False):
+            pass
+    finally:
+        holder.kill()
+        holder.wait()
 
 
 def test_check_waits_for_a_running_job_rather_than_racing_it(gm):
@@ -322,13 +374,16 @@ def test_check_waits_for_a_running_job_rather_than_racing_it(gm):
 
     gm.gitmem("check")  # scores cached: a check needs no model and takes a moment
     paths = find_repo(str(gm.path))
+    verdicts = paths.worktree_state / "gate-verdicts.json"
+    verdicts.unlink()
     with FileLock(paths.worktree_state / store_gate.GATE_LOCK):  # as a running job holds it
         proc = subprocess.Popen([sys.executable, "-m", "gitmem.cli", "check"], cwd=gm.path,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(4)
-        assert proc.poll() is None, proc.communicate()
+        time.sleep(3)
+        assert proc.poll() is None and not verdicts.exists()  # waiting: it wrote nothing over the job's
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0 and "every entry passes the gate" in out, out + err
+    assert verdicts.exists()
 
 
 def test_gitmem_init_in_a_fresh_clone_judges_the_entries_it_finds(gm, tmp_path, monkeypatch):

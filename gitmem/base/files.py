@@ -123,6 +123,7 @@ class FileLock:
         """The lock a parent process took on `path` and handed down as the open file `fd`."""
         held = cls(path)
         os.fstat(fd)  # OSError now, not at release, if no such file was handed down
+        os.set_inheritable(fd, False)  # what the holder starts must not keep the lock after it dies
         held.fd = fd
         return held
 
@@ -134,7 +135,10 @@ class FileLock:
             os.makedirs(folder, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            lock(fd, self.shared, self.blocking)
+            if self.blocking or self.shared:
+                lock(fd, self.shared, self.blocking)
+            else:
+                lock_now(fd)
         except BaseException:
             os.close(fd)
             raise
@@ -156,6 +160,23 @@ def utc_stamp(seconds: float | None = None) -> str:
 def utc_date(seconds: float | None = None) -> str:
     """`2026-12-01` (UTC)."""
     return time.strftime("%Y-%m-%d", time.gmtime(time.time() if seconds is None else seconds))
+
+
+PROBE_PATIENCE = 0.05  # seconds: is_locked's probe holds a shared lock for microseconds
+
+
+def lock_now(fd: int) -> None:
+    """An exclusive lock on `fd` without waiting for a holder, yet past is_locked's momentary
+    probes (which would otherwise pass for a holder); BlockingIOError when one really holds it."""
+    deadline = time.monotonic() + PROBE_PATIENCE
+    while True:
+        try:
+            lock(fd, blocking=False)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.002)
 
 
 def is_locked(path: str | os.PathLike[str]) -> bool:

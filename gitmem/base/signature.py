@@ -21,8 +21,9 @@ ENTRIES_DIR = os.path.join(".gitmem", "entries")
 CONFIG_FILE = os.path.join(".gitmem", "config.yaml")
 CONFIG_ROW = "<config>"
 PENDING_PREFIX = "<pending>"  # + the pending record's name; its mtime is not kept (0)
-# In the common git dir's gitmem/ (machine-local): the entries the gate's learned detector judged
-# and those it objected to, as `gitmem check` or the store's gate job last found them
+# In the worktree's git dir's gitmem/ (machine-local; a linked worktree has its own): the entries
+# the gate's learned detector judged and those it objected to, as `gitmem check` or the store's
+# gate job last found them
 # (gitmem.judge.safety writes it). The delivery hook loads no model, so its compiled rules are
 # keyed on this file and withhold those entries.
 VERDICTS_FILE = "gate-verdicts.json"

@@ -36,29 +36,40 @@ DATA_VERSION = 5  # 3: entries failing the gate are withheld (rules.compile_rule
 
 
 VERDICTS_ROW = "<verdicts>"
+SHARED_VERDICTS_ROW = "<main checkout's verdicts>"
 JUDGING_ROW = "<judging>"  # the store is being judged now (gitmem.judge.store_gate.awaiting)
 
 
-def signature(worktree: str, git_dir: str | None = None) -> Signature:
+def signature(worktree: str, git_dir: str | None = None, common_dir: str | None = None) -> Signature:
     """What the compiled rules depend on: the entry files, the config and, with `git_dir`, the
-    entry changes waiting pending in the worktree's git dir (gitmem.base.signature) and the gate's
-    verdicts kept beside them, and whether it is being judged now (gitmem.judge.store_gate)."""
+    entry changes waiting pending in the worktree's git dir (gitmem.base.signature), the gate's
+    verdicts kept beside them and whether it is being judged now (gitmem.judge.store_gate); in a
+    linked worktree, with `common_dir`, the main checkout's verdicts too (_shared_flags)."""
     local_state = os.path.join(git_dir, "gitmem") if git_dir else None
     sig = store_signature(worktree, local_state)
     if local_state:
-        try:
-            st = os.stat(os.path.join(local_state, VERDICTS_FILE))
-            sig.append([VERDICTS_ROW, st.st_mtime_ns, st.st_size])
-        except OSError:
-            pass
+        for row, folder in ((VERDICTS_ROW, local_state), (SHARED_VERDICTS_ROW, _shared_state(git_dir, common_dir))):
+            try:
+                st = os.stat(os.path.join(folder, VERDICTS_FILE)) if folder else None
+            except OSError:
+                continue
+            if st is not None:
+                sig.append([row, st.st_mtime_ns, st.st_size])
         if is_locked(os.path.join(local_state, GATE_LOCK)):
             sig.append([JUDGING_ROW, 1, 0])
     return sig
 
 
+def _shared_state(git_dir: str | None, common_dir: str | None) -> str | None:
+    """The main checkout's state folder, seen from a linked worktree (None in the main checkout)."""
+    if not git_dir or not common_dir or os.path.normpath(git_dir) == os.path.normpath(common_dir):
+        return None
+    return os.path.join(common_dir, "gitmem")
+
+
 def load(worktree: str, git_dir: str, common_dir: str) -> DeliveryData:
     """The compiled rules, recompiled first when an entry file, the config or a verdict changed."""
-    sig = signature(worktree, git_dir)
+    sig = signature(worktree, git_dir, common_dir)
     path = os.path.join(git_dir, "gitmem", DATA_FILE)
     try:
         with open(path, "rb") as handle:
@@ -84,11 +95,16 @@ def rebuild(worktree: str, git_dir: str, common_dir: str, sig: Signature | None 
     from gitmem.store import index
 
     # taken first: a change racing us only causes another rebuild
-    sig = signature(worktree, git_dir) if sig is None else sig
+    sig = signature(worktree, git_dir, common_dir) if sig is None else sig
     repo = RepoPaths(Path(worktree), Path(git_dir), Path(common_dir))
     idx = index.current(repo)
     entries = index.entries(idx)
-    withheld = {**safety.flagged_entries(str(repo.worktree_state)), **store_gate.awaiting(repo, entries)}
+    # the main checkout's objections hold here too (keyed by content; all a linked worktree had
+    # before verdicts were kept per worktree), then its own, then what waits while it is judged
+    shared = _shared_state(git_dir, common_dir)
+    withheld = {**(safety.flagged_entries(shared) if shared else {}),
+                **safety.flagged_entries(str(repo.worktree_state)),
+                **store_gate.awaiting(repo, entries, judging=[JUDGING_ROW, 1, 0] in sig)}
     rules = delivery_rules.compile_rules(entries, idx.get("config") or {}, withheld)
     data: DeliveryData = {**rules, "version": DATA_VERSION, "signature": sig}
     fastjson.write_file(os.path.join(git_dir, "gitmem", DATA_FILE), data)

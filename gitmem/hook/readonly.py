@@ -7,10 +7,11 @@ reads the reason. Memory is the developer's words: only the developer records or
 
 Denied:
 - file tools (Edit, Write, MultiEdit, NotebookEdit; Codex's apply_patch) on anything under
-  `.gitmem/` or `.git/gitmem/` (the compiled rules the hook delivers from live there);
+  `.gitmem/`, `.git/gitmem/` or a linked worktree's `.git/worktrees/NAME/gitmem/` (the compiled
+  rules the hook delivers from and the gate's verdicts live there);
 - shell commands (Bash, PowerShell) that run `gitmem add|revoke|init|uninstall|drain` (also as
   `python -m gitmem.cli`, through env/sudo/xargs/npx-like launchers), that set `gitmem.*` git
-  config, or that write a path under `.gitmem/` or `.git/gitmem/`: a redirection into it,
+  config, or that write a path under one of those folders: a redirection into it,
   tee, sed -i/perl -i, mv, cp, rm, touch, truncate, ln, install, dd of=, rsync, unlink,
   find -delete/-exec, git rm/mv/checkout/restore of it, an interpreter's inline code naming it,
   or any of these after `cd` into it.
@@ -79,7 +80,7 @@ def denial(tool: object, tool_input: object, worktree: str, cwd: str | None = No
 
 def in_memory(path: str, base: str, worktree: str) -> bool:
     """Whether `path` (absolute, or relative to `base`) lies in .gitmem/ or .git/gitmem/ of the
-    work tree, names a folder called .gitmem anywhere, or lies in a gitmem/ folder inside a .git."""
+    work tree, names a folder called .gitmem anywhere, or lies in gitmem's state inside any .git."""
     path = path.strip().strip("'\"")
     if not path:
         return False
@@ -90,10 +91,14 @@ def in_memory(path: str, base: str, worktree: str) -> bool:
         if full == root or full.startswith(root + os.sep):
             return True
     parts = full.replace("\\", "/").split("/")
-    # any git dir's gitmem/: a linked worktree's own (.git/worktrees/NAME/gitmem) and the main
-    # checkout's, seen from a linked worktree, hold compiled rules and verdicts too
-    in_git_state = any(part == ".git" and "gitmem" in parts[i + 1:] for i, part in enumerate(parts))
-    return ".gitmem" in parts or in_git_state
+    return ".gitmem" in parts or any(part == ".git" and _git_state(parts[i + 1:]) for i, part in enumerate(parts))
+
+
+def _git_state(inside: list[str]) -> bool:
+    """Whether a path inside a `.git` folder lies in gitmem's state there: `gitmem/` (the main
+    checkout's, also seen from a linked worktree) or `worktrees/NAME/gitmem/` (a linked
+    worktree's own). Only these places: a worktree or submodule merely named gitmem is not."""
+    return inside[:1] == ["gitmem"] or (len(inside) >= 3 and inside[0] == "worktrees" and inside[2] == "gitmem")
 
 
 def _words(segment: str) -> list[str]:

@@ -133,14 +133,15 @@ def unjudged(repo: RepoPaths) -> list[str]:
     return [str(e.get("id")) for e in index.entries(index.current(repo)) if safety.entry_key(e) not in judged]
 
 
-def awaiting(repo: RepoPaths, entries: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
-    """entry_key -> [AWAITING] for the entries not judged yet while the store is being judged:
-    delivery withholds them for those seconds rather than hand the agent what may be withheld a
-    moment later. Nothing while no one judges (a stuck or absent detector withholds nothing)."""
-    from gitmem.base.files import is_locked
+def awaiting(repo: RepoPaths, entries: Iterable[Mapping[str, Any]], judging: bool) -> dict[str, list[str]]:
+    """entry_key -> [AWAITING] for the entries not judged yet while the store is being judged
+    (`judging`: the lock was held when the caller's signature was taken, so what it compiles
+    agrees with the signature it is keyed on): delivery withholds them for those seconds rather
+    than hand the agent what may be withheld a moment later. Nothing while no one judges (a
+    stuck or absent detector withholds nothing)."""
     from gitmem.judge import safety
 
-    if not is_locked(repo.worktree_state / GATE_LOCK):
+    if not judging:
         return {}
     judged = judged_now(repo)
     return {key: [AWAITING] for e in entries if (key := safety.entry_key(e)) not in judged}
@@ -152,7 +153,7 @@ def judge_in_background(repo: RepoPaths, retry: bool = False) -> bool:
     delivery withholds the unjudged entries from the moment the git command returns."""
     import subprocess
 
-    from gitmem.base.files import lock
+    from gitmem.base.files import lock_now, unlock
     from gitmem.judge import safety
 
     if os.environ.get("GITMEM_NO_DAEMON"):
@@ -162,21 +163,23 @@ def judge_in_background(repo: RepoPaths, retry: bool = False) -> bool:
     repo.worktree_state.mkdir(parents=True, exist_ok=True)
     fd = os.open(repo.worktree_state / GATE_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        lock(fd, blocking=False)
+        lock_now(fd)
     except BlockingIOError:
         os.close(fd)
         return False  # a job runs: it looks for new entries after letting go
     except BaseException:
         os.close(fd)
         raise
+    handed = [] if sys.platform == "win32" else [f"--lock-fd={fd}"]  # no fd passing there
     try:
-        handed = [] if sys.platform == "win32" else [f"--lock-fd={fd}"]  # no fd passing there
         subprocess.Popen([sys.executable, "-I", "-m", "gitmem.judge.store_gate", os.fspath(repo.worktree), *handed],
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                          start_new_session=True, close_fds=True, pass_fds=[fd] if handed else [],
                          cwd=repo.worktree)
     finally:
-        os.close(fd)  # closed, not unlocked: the job's copy of the open file keeps it locked
+        if not handed:
+            unlock(fd)  # Windows: the job takes the lock itself (a closed file's lock is let go lazily there)
+        os.close(fd)  # elsewhere closed, not unlocked: the job's copy of the open file keeps it locked
     return True
 
 
@@ -191,14 +194,17 @@ def judge_store(repo: RepoPaths, wait: bool = False, lock_fd: int | None = None)
     path = repo.worktree_state / GATE_LOCK
     verdicts = None
     for _ in range(RUNS):
+        lock = FileLock.inherited(path, lock_fd) if lock_fd is not None else FileLock(path, blocking=wait)
+        lock_fd = None
         try:
-            lock = FileLock.inherited(path, lock_fd) if lock_fd is not None else FileLock(path, blocking=wait)
-            lock_fd = None
-            with lock:
-                verdicts = judge_entries(repo, index.stored(repo))  # pending changes included
-                record(repo, verdicts)
+            lock.__enter__()
         except BlockingIOError:
             return verdicts
+        try:
+            verdicts = judge_entries(repo, index.stored(repo))  # pending changes included
+            record(repo, verdicts)
+        finally:
+            lock.__exit__()
         # looked at after letting go: a hook that found the lock held a moment ago started no job
         if not verdicts.complete or not unjudged(repo):
             break
