@@ -338,6 +338,39 @@ def test_while_the_store_is_judged_unjudged_entries_wait_and_a_killed_judge_with
     assert ClaudeCode(gm.path, "s2").start("startup").active == [GOOD, rule]
 
 
+HANG_WHILE_JUDGING = """
+import sys, time
+from gitmem.base.files import FileLock
+from gitmem.base.paths import find_repo
+from gitmem.judge import store_gate
+repo = find_repo(sys.argv[1])
+with FileLock(repo.worktree_state / store_gate.GATE_LOCK):
+    store_gate.watchdog(repo, 1.0)  # as the job arms it, with a short limit
+    print("judging", flush=True)
+    time.sleep(600)  # a job that hangs
+"""
+
+
+def test_a_hung_job_ends_itself_and_withholds_nothing_any_longer(gm):
+    from gitmem.base.files import is_locked
+    from gitmem.base.paths import find_repo
+    from gitmem.judge import store_gate
+
+    gm.gitmem("check")
+    rule = "20260103-000000b9"
+    gm.write(f".gitmem/entries/{rule}.yaml", entry_yaml(rule, "Run make fmt before pushing."))
+    paths = find_repo(str(gm.path))
+    job = subprocess.Popen([sys.executable, "-c", HANG_WHILE_JUDGING, str(gm.path)], stdout=subprocess.PIPE, text=True)
+    assert job.stdout is not None and job.stdout.readline() == "judging\n"
+    assert ClaudeCode(gm.path, "s1").start("startup").active == [GOOD]  # waits while it is judged
+    assert job.wait(timeout=60) == 1
+    assert not is_locked(paths.worktree_state / store_gate.GATE_LOCK)
+    verdicts = json.loads((paths.worktree_state / "gate-verdicts.json").read_text())
+    assert verdicts["stuck"] == store_gate.head_stamp()  # no hook starts the same hang again
+    assert "still running after 1 s" in (paths.state / "errors.log").read_text()
+    assert ClaudeCode(gm.path, "s2").start("startup").active == [GOOD, rule]
+
+
 def test_a_lock_probe_is_not_mistaken_for_a_running_job(tmp_path):
     """Delivery's is_locked probes the lock on every hook call; a hook that tries the lock at that
     instant must still start its job, and a real holder must still be seen."""

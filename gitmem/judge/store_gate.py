@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 
 AWAITING = "not judged yet: the gate's learned detector is judging it now (withheld for those seconds)"
 RUNS = 3  # the job judges again while the store changes under it (another pull meanwhile), this often at most
+# A job still running after this long hangs rather than works (a store of a thousand new entries
+# takes a few minutes on two cores): it ends itself, so its lock withholds nothing any longer.
+JOB_LIMIT_S = 900.0
 
 
 @dataclass(slots=True)
@@ -211,6 +214,29 @@ def judge_store(repo: RepoPaths, wait: bool = False, lock_fd: int | None = None)
     return verdicts
 
 
+def watchdog(repo: RepoPaths, seconds: float = JOB_LIMIT_S) -> None:
+    """End this process after `seconds`, whatever its main thread is doing (a hang inside the
+    model's C code too: ctypes lets go of the GIL there), marking the head stuck first so the
+    hooks do not start the same hang again. The kernel then drops the lock with the process."""
+    import threading
+
+    from gitmem.base import faillog
+
+    def expire() -> None:
+        try:
+            raise TimeoutError(f"still running after {seconds:.0f} s: ended")
+        except TimeoutError:
+            faillog.record(repo.state, "the store's gate job")
+        try:
+            mark_stuck(repo)
+        finally:
+            os._exit(1)
+
+    timer = threading.Timer(seconds, expire)
+    timer.daemon = True
+    timer.start()
+
+
 def main(argv: list[str] | None = None) -> int:
     """`python -m gitmem.judge.store_gate WORKTREE [--lock-fd=N]`: the detached job."""
     from gitmem.base import faillog
@@ -222,6 +248,7 @@ def main(argv: list[str] | None = None) -> int:
     repo = None
     try:
         repo = find_repo(where)
+        watchdog(repo)
         judge_store(repo, lock_fd=lock_fd)
     except Exception:
         faillog.record(repo.state if repo else None, "the store's gate job")
