@@ -4,11 +4,13 @@ reasons, the textconv diff showing hidden characters, and a committed writer.mod
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from delivery_support import ClaudeCode
@@ -254,13 +256,20 @@ def test_what_gitmem_add_gated_is_judged_without_the_model(gm, tmp_path, monkeyp
     assert not any(key.startswith(f"{hand}:") for key in judged)
 
 
-def test_linked_worktrees_keep_their_own_verdicts(gm, tmp_path):
-    attack = "20260103-000000f6"
+def linked_beside_a_flagged_attack(gm, tmp_path, attack: str, branch: str, start: str):
+    """The main checkout commits a hand-written attack that its `gitmem check` flags; then a linked
+    worktree on `branch` at `start`."""
     gm.write(f".gitmem/entries/{attack}.yaml", entry_yaml(attack, OVERRIDE))
     gm.commit_all("a hand-written entry")
     assert gm.gitmem("check", check=False).returncode == 1
     linked = type(gm)(tmp_path / "linked")
-    gm.git("worktree", "add", "-q", "-b", "older", str(linked.path), "HEAD~1")  # without the attack
+    gm.git("worktree", "add", "-q", "-b", branch, str(linked.path), start)
+    return linked
+
+
+def test_linked_worktrees_keep_their_own_verdicts(gm, tmp_path):
+    attack = "20260103-000000f6"
+    linked = linked_beside_a_flagged_attack(gm, tmp_path, attack, "older", "HEAD~1")  # without the attack
     proc = linked.gitmem("check", check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     # judging the linked worktree's store leaves the main worktree's verdicts as they were
@@ -281,12 +290,7 @@ def test_linked_worktrees_keep_their_own_verdicts(gm, tmp_path):
 
 
 def test_a_new_linked_worktree_withholds_what_the_main_checkout_objects_to(gm, tmp_path):
-    attack = "20260103-000000f7"
-    gm.write(f".gitmem/entries/{attack}.yaml", entry_yaml(attack, OVERRIDE))
-    gm.commit_all("a hand-written entry")
-    assert gm.gitmem("check", check=False).returncode == 1
-    linked = type(gm)(tmp_path / "linked")
-    gm.git("worktree", "add", "-q", "-b", "same", str(linked.path), "HEAD")  # nothing judged there yet
+    linked = linked_beside_a_flagged_attack(gm, tmp_path, "20260103-000000f7", "same", "HEAD")  # nothing judged there
     start = ClaudeCode(linked.path, "s1").start("startup")
     assert start.active == [GOOD] and "sudo" not in start.text
 
@@ -320,6 +324,18 @@ with FileLock(sys.argv[1]):
 """
 
 
+@contextlib.contextmanager
+def another_process_holding(lock: Path):
+    """Another process holds `lock` for the block, and is killed with SIGKILL at its end."""
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_THE_LOCK, str(lock)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        yield
+    finally:
+        holder.kill()  # before it recorded anything: the kernel lets go of its lock
+        holder.wait()
+
+
 def test_while_the_store_is_judged_unjudged_entries_wait_and_a_killed_judge_withholds_nothing(gm):
     from gitmem.base.paths import find_repo
     from gitmem.judge import store_gate
@@ -328,13 +344,8 @@ def test_while_the_store_is_judged_unjudged_entries_wait_and_a_killed_judge_with
     rule = "20260103-000000b8"  # by hand, after the last judgement
     gm.write(f".gitmem/entries/{rule}.yaml", entry_yaml(rule, "Run make fmt before pushing."))
     lock = find_repo(str(gm.path)).worktree_state / store_gate.GATE_LOCK
-    judge = subprocess.Popen([sys.executable, "-c", HOLD_THE_LOCK, str(lock)], stdout=subprocess.PIPE, text=True)
-    try:
-        assert judge.stdout is not None and judge.stdout.readline() == "held\n"  # as the job holds it
+    with another_process_holding(lock):  # as the job holds it
         assert ClaudeCode(gm.path, "s1").start("startup").active == [GOOD]
-    finally:
-        judge.kill()  # SIGKILL, before it recorded anything: the kernel lets go of its lock
-        judge.wait()
     assert ClaudeCode(gm.path, "s2").start("startup").active == [GOOD, rule]
 
 
@@ -390,14 +401,8 @@ def test_a_lock_probe_is_not_mistaken_for_a_running_job(tmp_path):
     finally:
         stop.set()
         probes.join()
-    holder = subprocess.Popen([sys.executable, "-c", HOLD_THE_LOCK, str(path)], stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
-        with pytest.raises(BlockingIOError), FileLock(path, blocking=False):
-            pass
-    finally:
-        holder.kill()
-        holder.wait()
+    with another_process_holding(path), pytest.raises(BlockingIOError), FileLock(path, blocking=False):
+        pass
 
 
 def test_check_waits_for_a_running_job_rather_than_racing_it(gm):

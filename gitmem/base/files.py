@@ -127,6 +127,13 @@ class FileLock:
         held.fd = fd
         return held
 
+    def hand_off(self) -> None:
+        """Close this process's copy of the lock file without unlocking it: a child started with
+        the open file (pass_fds; FileLock.inherited there) keeps holding the lock."""
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
     def __enter__(self) -> FileLock:
         if self.fd is not None:
             return self  # inherited: held already

@@ -23,9 +23,8 @@ CONFIG_ROW = "<config>"
 PENDING_PREFIX = "<pending>"  # + the pending record's name; its mtime is not kept (0)
 # In the worktree's git dir's gitmem/ (machine-local; a linked worktree has its own): the entries
 # the gate's learned detector judged and those it objected to, as `gitmem check` or the store's
-# gate job last found them
-# (gitmem.judge.safety writes it). The delivery hook loads no model, so its compiled rules are
-# keyed on this file and withhold those entries.
+# gate job last found them (gitmem.judge.safety writes it). The delivery hook loads no model, so
+# its compiled rules are keyed on this file and withhold those entries.
 VERDICTS_FILE = "gate-verdicts.json"
 # Beside it: held while the store is being judged (the gate's job, `gitmem check`). Delivery
 # withholds what is not judged yet for those seconds; the kernel drops it when its holder dies.

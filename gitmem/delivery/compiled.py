@@ -44,17 +44,18 @@ def signature(worktree: str, git_dir: str | None = None, common_dir: str | None 
     """What the compiled rules depend on: the entry files, the config and, with `git_dir`, the
     entry changes waiting pending in the worktree's git dir (gitmem.base.signature), the gate's
     verdicts kept beside them and whether it is being judged now (gitmem.judge.store_gate); in a
-    linked worktree, with `common_dir`, the main checkout's verdicts too (_shared_flags)."""
+    linked worktree, with `common_dir`, the main checkout's verdicts too (_shared_state)."""
     local_state = os.path.join(git_dir, "gitmem") if git_dir else None
     sig = store_signature(worktree, local_state)
     if local_state:
         for row, folder in ((VERDICTS_ROW, local_state), (SHARED_VERDICTS_ROW, _shared_state(git_dir, common_dir))):
+            if not folder:
+                continue
             try:
-                st = os.stat(os.path.join(folder, VERDICTS_FILE)) if folder else None
+                st = os.stat(os.path.join(folder, VERDICTS_FILE))
             except OSError:
                 continue
-            if st is not None:
-                sig.append([row, st.st_mtime_ns, st.st_size])
+            sig.append([row, st.st_mtime_ns, st.st_size])
         if is_locked(os.path.join(local_state, GATE_LOCK)):
             sig.append([JUDGING_ROW, 1, 0])
     return sig

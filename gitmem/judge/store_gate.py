@@ -156,33 +156,30 @@ def judge_in_background(repo: RepoPaths, retry: bool = False) -> bool:
     delivery withholds the unjudged entries from the moment the git command returns."""
     import subprocess
 
-    from gitmem.base.files import lock_now, unlock
+    from gitmem.base.files import FileLock
     from gitmem.judge import safety
 
     if os.environ.get("GITMEM_NO_DAEMON"):
         return False  # no background processes (tests, CI: `gitmem check` judges)
     if (not retry and safety.stuck_head(str(repo.worktree_state)) == head_stamp()) or not unjudged(repo):
         return False
-    repo.worktree_state.mkdir(parents=True, exist_ok=True)
-    fd = os.open(repo.worktree_state / GATE_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    held = FileLock(repo.worktree_state / GATE_LOCK, blocking=False)
     try:
-        lock_now(fd)
+        held.__enter__()
     except BlockingIOError:
-        os.close(fd)
         return False  # a job runs: it looks for new entries after letting go
-    except BaseException:
-        os.close(fd)
-        raise
-    handed = [] if sys.platform == "win32" else [f"--lock-fd={fd}"]  # no fd passing there
+    assert held.fd is not None
+    handed = [] if sys.platform == "win32" else [f"--lock-fd={held.fd}"]  # no fd passing there
     try:
         subprocess.Popen([sys.executable, "-I", "-m", "gitmem.judge.store_gate", os.fspath(repo.worktree), *handed],
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         start_new_session=True, close_fds=True, pass_fds=[fd] if handed else [],
+                         start_new_session=True, close_fds=True, pass_fds=[held.fd] if handed else [],
                          cwd=repo.worktree)
     finally:
-        if not handed:
-            unlock(fd)  # Windows: the job takes the lock itself (a closed file's lock is let go lazily there)
-        os.close(fd)  # elsewhere closed, not unlocked: the job's copy of the open file keeps it locked
+        if handed:
+            held.hand_off()  # the job's copy of the open file keeps it locked
+        else:
+            held.__exit__()  # Windows: the job takes the lock itself (a closed file's lock is let go lazily there)
     return True
 
 
