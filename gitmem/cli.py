@@ -556,8 +556,11 @@ def status(as_json: bool) -> None:
 def _gate_status(repo: RepoPaths) -> dict[str, Any]:
     """What the learned detector withholds, and which entries it has not judged here yet."""
     from gitmem.judge import safety, store_gate
+    from gitmem.store import index
 
-    return {"withheld": len(safety.flagged_entries(str(repo.worktree_state))), "unjudged": store_gate.unjudged(repo)}
+    withheld = safety.withheld_by_detector(repo)
+    entries = index.entries(index.current(repo))
+    return {"withheld": sum(safety.entry_key(e) in withheld for e in entries), "unjudged": store_gate.unjudged(repo)}
 
 
 STATES = {"current": "current", "stale": "stale: regeneration would change it", "missing": "missing",

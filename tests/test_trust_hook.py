@@ -76,9 +76,39 @@ def test_the_hook_denies_file_tools_on_memory(gm, tool, rel):
 
 
 @pytest.mark.parametrize("command", [
+    "echo '{}' > .git/modules/vendor/lib/gitmem/delivery.json",  # a submodule's state (its name holds a slash)
+    "rm .git/modules/lib/worktrees/w/gitmem/gate-verdicts.json",  # a submodule's linked worktree's
+    "cd .git/gitmem && echo '{}' > delivery.json",
+])
+def test_the_hook_denies_writes_into_gitmem_state_of_any_git_dir(gm, command):
+    assert denied(pre_tool(gm, "Bash", command=command)) is not None, command
+
+
+def test_a_separate_git_dir_is_memory_wherever_it_lies(tmp_path, monkeypatch):
+    """`git init --separate-git-dir`: the state folder lies outside the work tree, and the hook
+    knows it from the repository itself."""
+    from conftest import GitRepo
+
+    monkeypatch.setenv("GITMEM_NO_DAEMON", "1")
+    repo = GitRepo(tmp_path / "work")
+    repo.path.mkdir()
+    repo.git("init", "-q", "-b", "main", "--separate-git-dir", str(tmp_path / "elsewhere.git"))
+    repo.write("src/a.py", "def f():\n    return 1\n")
+    repo.commit_all("initial")
+    repo.gitmem("init")
+    state = tmp_path / "elsewhere.git" / "gitmem"
+    assert state.is_dir()
+    assert denied(pre_tool(repo, "Write", file_path=str(state / "delivery.json"), content="{}")) is not None
+    assert denied(pre_tool(repo, "Bash", command=f"echo '{{}}' > {state}/gate-verdicts.json")) is not None
+    assert denied(pre_tool(repo, "Bash", command=f"cat {state}/delivery.json")) is None  # reading stays allowed
+    assert denied(pre_tool(repo, "Write", file_path=str(tmp_path / "elsewhere.git" / "gitmemo"), content="")) is None
+
+
+@pytest.mark.parametrize("command", [
     "sed -i 's/a/b/' .git/wt/feature/gitmem/cli.py",  # a worktree kept inside .git, its source folder gitmem/
     "echo x > .git/worktrees/gitmem/notes.txt",  # a linked worktree merely named gitmem
     "python3 .git/wt/feature/gitmem/cli.py --help",
+    "echo x > .git/modules/lib/refs/heads/gitmem",  # a submodule's branch named gitmem
 ])
 def test_folders_merely_named_gitmem_inside_git_are_not_memory(gm, command):
     assert denied(pre_tool(gm, "Bash", command=command)) is None

@@ -280,6 +280,8 @@ def test_linked_worktrees_keep_their_own_verdicts(gm, tmp_path):
                                  .read_text())
     assert [key.split(":")[0] for key in main_verdicts["flagged"]] == [attack]
     assert linked_verdicts["flagged"] == {} and len(linked_verdicts["judged"]) == 1
+    # status counts what is withheld from this worktree's entries: the attack is not among them
+    assert "gate: 0 withheld by the learned detector\n" in linked.gitmem("status").stdout
     # each compiles its own rules: sessions in both never recompile one shared file over each other
     main_rules = gm.path / ".git" / "gitmem" / "delivery.json"
     linked_rules = gm.path / ".git" / "worktrees" / "linked" / "gitmem" / "delivery.json"
@@ -293,6 +295,7 @@ def test_a_new_linked_worktree_withholds_what_the_main_checkout_objects_to(gm, t
     linked = linked_beside_a_flagged_attack(gm, tmp_path, "20260103-000000f7", "same", "HEAD")  # nothing judged there
     start = ClaudeCode(linked.path, "s1").start("startup")
     assert start.active == [GOOD] and "sudo" not in start.text
+    assert "gate: 1 withheld by the learned detector" in linked.gitmem("status").stdout
 
 
 def test_an_entry_arriving_while_the_job_runs_is_judged_by_that_job(gm, monkeypatch):

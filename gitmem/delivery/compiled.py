@@ -100,11 +100,8 @@ def rebuild(worktree: str, git_dir: str, common_dir: str, sig: Signature | None 
     repo = RepoPaths(Path(worktree), Path(git_dir), Path(common_dir))
     idx = index.current(repo)
     entries = index.entries(idx)
-    # the main checkout's objections hold here too (keyed by content; all a linked worktree had
-    # before verdicts were kept per worktree), then its own, then what waits while it is judged
-    shared = _shared_state(git_dir, common_dir)
-    withheld = {**(safety.flagged_entries(shared) if shared else {}),
-                **safety.flagged_entries(str(repo.worktree_state)),
+    # what the detector objected to, then what waits while the store is being judged
+    withheld = {**safety.withheld_by_detector(repo),
                 **store_gate.awaiting(repo, entries, judging=[JUDGING_ROW, 1, 0] in sig)}
     rules = delivery_rules.compile_rules(entries, idx.get("config") or {}, withheld)
     data: DeliveryData = {**rules, "version": DATA_VERSION, "signature": sig}

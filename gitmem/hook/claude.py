@@ -96,7 +96,7 @@ def main() -> int:
             return 0  # not a gitmem repository: stay silent
         state = os.path.join(where[2], "gitmem")
         hook = Hook(payload, *where)
-        denied = _denied(payload, where[0])
+        denied = _denied(payload, where)
         text = "" if denied else hook.deliver()
         if denied:  # the agent stays read-only: memory holds only what the developer said
             sys.stdout.write(fastjson.dumps(readonly.deny_output(denied)))
@@ -504,11 +504,12 @@ def _capture(where: tuple[str, str, str], payload: Payload) -> None:
     capture.handle_at(where[0], where[1], where[2], payload)
 
 
-def _denied(payload: Payload, worktree: str) -> str | None:
+def _denied(payload: Payload, where: tuple[str, str, str]) -> str | None:
     """Why a PreToolUse call is denied: it would write, revoke or edit memory (gitmem.hook.readonly)."""
     if payload["hook_event_name"] != "PreToolUse":
         return None
-    return readonly.denial(payload.get("tool_name"), payload.get("tool_input"), worktree, _text(payload.get("cwd")))
+    return readonly.denial(payload.get("tool_name"), payload.get("tool_input"), where[0], _text(payload.get("cwd")),
+                           where[1:])
 
 
 def _text(value: object) -> str | None:

@@ -1,14 +1,16 @@
 """The agent stays read-only: which tool calls would write, revoke or edit gitmem's memory.
 
-The PreToolUse hook asks `denial(tool, tool_input, worktree, cwd)` before delivering anything;
+The PreToolUse hook asks `denial(tool, tool_input, worktree, cwd, git_dirs)` before delivering anything;
 a reason means Claude Code is told to deny the call (permissionDecision "deny") and the agent
 reads the reason. Memory is the developer's words: only the developer records or retires them
 (`gitmem add`, `gitmem revoke` in their own terminal), only the writer copies them from turns.
 
 Denied:
 - file tools (Edit, Write, MultiEdit, NotebookEdit; Codex's apply_patch) on anything under
-  `.gitmem/`, `.git/gitmem/` or a linked worktree's `.git/worktrees/NAME/gitmem/` (the compiled
-  rules the hook delivers from and the gate's verdicts live there);
+  `.gitmem/`, or gitmem's state in a git dir: `.git/gitmem/`, a linked worktree's
+  `.git/worktrees/NAME/gitmem/`, a submodule's `.git/modules/NAME/gitmem/`, and the repository's
+  own git dirs wherever they are (`--separate-git-dir`) (the compiled rules the hook delivers from
+  and the gate's verdicts live there);
 - shell commands (Bash, PowerShell) that run `gitmem add|revoke|init|uninstall|drain` (also as
   `python -m gitmem.cli`, through env/sudo/xargs/npx-like launchers), that set `gitmem.*` git
   config, or that write a path under one of those folders: a redirection into it,
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 MEMORY_DIRS = (".gitmem", os.path.join(".git", "gitmem"))
+_GIT_OWN = ("refs", "logs", "objects", "info", "hooks", "branches")  # git's folders in a git dir: never a module name
 WRITING_SUBCOMMANDS = ("add", "revoke", "init", "uninstall", "drain")
 FILE_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
 SHELL_TOOLS = ("Bash", "PowerShell")
@@ -52,14 +55,18 @@ REASON = ("gitmem: the agent may not {what}. The repository's memory holds only 
           "in their own terminal). If this should be remembered, ask the developer to run it.")
 
 
-def denial(tool: object, tool_input: object, worktree: str, cwd: str | None = None) -> str | None:
-    """Why this tool call is refused, or None when it does not touch memory."""
+def denial(tool: object, tool_input: object, worktree: str, cwd: str | None = None,
+           git_dirs: tuple[str, ...] = ()) -> str | None:
+    """Why this tool call is refused, or None when it does not touch memory (`git_dirs`: the
+    repository's git dir and common dir, which need not lie in the work tree)."""
     if not isinstance(tool_input, dict):
         return None
     base = cwd if cwd and os.path.isabs(cwd) else worktree
+    roots = tuple(os.path.normpath(os.path.join(worktree, sub)) for sub in MEMORY_DIRS) \
+        + tuple(os.path.normpath(os.path.join(d, "gitmem")) for d in git_dirs)
     if tool in FILE_TOOLS:
         path = tool_input.get("file_path") or tool_input.get("notebook_path")
-        if isinstance(path, str) and in_memory(path, base, worktree):
+        if isinstance(path, str) and in_memory(path, base, roots):
             return REASON.format(what=f"edit gitmem's memory files ({tool} of {path})")
         return None
     if tool == PATCH_TOOL:
@@ -68,37 +75,39 @@ def denial(tool: object, tool_input: object, worktree: str, cwd: str | None = No
             patch = "\n".join(str(p) for p in patch)
         if isinstance(patch, str):
             for path in _patch_paths(patch):
-                if in_memory(path, base, worktree):
+                if in_memory(path, base, roots):
                     return REASON.format(what=f"edit gitmem's memory files (a patch to {path})")
         return None
     if tool in SHELL_TOOLS:
         command = tool_input.get("command")
         if isinstance(command, str) and command.strip():
-            return command_denial(command, base, worktree)
+            return command_denial(command, base, roots)
     return None
 
 
-def in_memory(path: str, base: str, worktree: str) -> bool:
-    """Whether `path` (absolute, or relative to `base`) lies in .gitmem/ or .git/gitmem/ of the
-    work tree, names a folder called .gitmem anywhere, or lies in gitmem's state inside any .git."""
+def in_memory(path: str, base: str, roots: tuple[str, ...]) -> bool:
+    """Whether `path` (absolute, or relative to `base`) lies in one of `roots` (normalised), names a
+    folder called .gitmem anywhere, or lies in gitmem's state inside any .git."""
     path = path.strip().strip("'\"")
     if not path:
         return False
     path = os.path.expanduser(path)
     full = os.path.normpath(os.path.join(base, path))
-    for sub in MEMORY_DIRS:
-        root = os.path.normpath(os.path.join(worktree, sub))
-        if full == root or full.startswith(root + os.sep):
-            return True
+    if any(full == root or full.startswith(root + os.sep) for root in roots):
+        return True
     parts = full.replace("\\", "/").split("/")
     return ".gitmem" in parts or any(part == ".git" and _git_state(parts[i + 1:]) for i, part in enumerate(parts))
 
 
 def _git_state(inside: list[str]) -> bool:
     """Whether a path inside a `.git` folder lies in gitmem's state there: `gitmem/` (the main
-    checkout's, also seen from a linked worktree) or `worktrees/NAME/gitmem/` (a linked
-    worktree's own). Only these places: a worktree or submodule merely named gitmem is not."""
-    return inside[:1] == ["gitmem"] or (len(inside) >= 3 and inside[0] == "worktrees" and inside[2] == "gitmem")
+    checkout's, also seen from a linked worktree), `worktrees/NAME/gitmem/` (a linked worktree's
+    own) or the same inside a submodule's git dir `modules/NAME/` (NAME may hold slashes). Only
+    these places: a worktree, submodule or branch merely named gitmem is not."""
+    if inside[:1] == ["gitmem"] or (len(inside) >= 3 and inside[0] == "worktrees" and inside[2] == "gitmem"):
+        return True
+    return inside[:1] == ["modules"] and any(
+        _git_state(inside[j:]) for j in range(2, len(inside)) if not any(p in _GIT_OWN for p in inside[1:j]))
 
 
 def _words(segment: str) -> list[str]:
@@ -164,28 +173,25 @@ def segments(command: str) -> list[str]:
     return [seg for seg in out if seg.strip()]
 
 
-def command_denial(command: str, base: str, worktree: str) -> str | None:
-    inside = False  # after a `cd` into memory, relative paths are memory's
+def command_denial(command: str, base: str, roots: tuple[str, ...]) -> str | None:
     for segment in segments(command):
         words = _words(segment.replace("$", " "))
         if not words:
             continue
-        here = os.path.join(worktree, ".gitmem") if inside else base
-        reason = _segment_denial(words, here, worktree)
+        reason = _segment_denial(words, base, roots)
         if reason:
             return reason
-        if words[0] in ("cd", "pushd", "Set-Location", "sl") and len(words) > 1 \
-                and in_memory(words[-1], base, worktree):
-            inside = True
+        if words[0] in ("cd", "pushd", "Set-Location", "sl") and len(words) > 1:
+            base = os.path.normpath(os.path.join(base, os.path.expanduser(words[-1])))  # later relative paths
     return None
 
 
-def _segment_denial(words: list[str], base: str, worktree: str) -> str | None:
+def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str | None:
     # Redirections into memory, whatever the command.
     for i, word in enumerate(words):
         if (word and word[-1] == ">") or word.endswith(">|"):
             target = words[i + 1] if i + 1 < len(words) else ""
-            if target and in_memory(target, base, worktree):
+            if target and in_memory(target, base, roots):
                 return REASON.format(what=f"write into gitmem's memory files ({word} {target})")
     words = [w for i, w in enumerate(words) if not (w and (w[-1] in "<>" or w.endswith(">|")))
              and not (i and words[i - 1] and words[i - 1][-1] in "<>")]
@@ -207,10 +213,10 @@ def _segment_denial(words: list[str], base: str, worktree: str) -> str | None:
             return reason
     name = os.path.basename(words[i])
     rest = words[i + 1:]
-    mentions = [w for w in rest if in_memory(w, base, worktree)]
+    mentions = [w for w in rest if in_memory(w, base, roots)]
     if name in _COPIERS:  # only the destination is written
         operands = [w for w in rest if not w.startswith("-")]
-        mentions = operands[-1:] if operands and in_memory(operands[-1], base, worktree) else []
+        mentions = operands[-1:] if operands and in_memory(operands[-1], base, roots) else []
     if name in ("git", "git.exe"):
         return _git_denial(rest, mentions)
     if not mentions:

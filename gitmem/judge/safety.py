@@ -153,6 +153,14 @@ def flagged_entries(state_dir: str) -> dict[str, list[str]]:
         if isinstance(flagged, dict) else {}
 
 
+def withheld_by_detector(repo: RepoPaths) -> dict[str, list[str]]:
+    """entry_key -> reasons, for what delivery withholds on the detector's word: in a linked
+    worktree the main checkout's objections too (keyed by content, and all a linked worktree had
+    before verdicts were kept per worktree), then the worktree's own."""
+    linked = os.path.normpath(repo.git_dir) != os.path.normpath(repo.common_dir)
+    return {**(flagged_entries(str(repo.state)) if linked else {}), **flagged_entries(str(repo.worktree_state))}
+
+
 def judged_entries(state_dir: str) -> tuple[set[str], str]:
     """(entry keys the detector has judged, the stamp of the head that judged them)."""
     data = _verdicts(state_dir)
