@@ -79,6 +79,13 @@ def test_the_hook_denies_file_tools_on_memory(gm, tool, rel):
     "echo '{}' > .git/modules/vendor/lib/gitmem/delivery.json",  # a submodule's state (its name holds a slash)
     "rm .git/modules/lib/worktrees/w/gitmem/gate-verdicts.json",  # a submodule's linked worktree's
     "cd .git/gitmem && echo '{}' > delivery.json",
+    # a later cd may never run, fail, sit in a subshell or be undone: relative paths stay memory's
+    "cd .gitmem && cd /tmp && cd - && rm entries/x.yaml",
+    "cd .gitmem; (cd /tmp); rm entries/x.yaml",
+    "cd .gitmem; true || cd /tmp; rm entries/x.yaml",
+    "cd .gitmem; cd /nonexistent 2>/dev/null; rm entries/x.yaml",
+    "cd .git/gitmem; pushd /tmp; popd; echo '{}' > delivery.json",
+    "echo '{}' > .git/modules/hooks/gitmem/delivery.json",  # a submodule named like git's own folders
 ])
 def test_the_hook_denies_writes_into_gitmem_state_of_any_git_dir(gm, command):
     assert denied(pre_tool(gm, "Bash", command=command)) is not None, command
@@ -102,6 +109,30 @@ def test_a_separate_git_dir_is_memory_wherever_it_lies(tmp_path, monkeypatch):
     assert denied(pre_tool(repo, "Bash", command=f"echo '{{}}' > {state}/gate-verdicts.json")) is not None
     assert denied(pre_tool(repo, "Bash", command=f"cat {state}/delivery.json")) is None  # reading stays allowed
     assert denied(pre_tool(repo, "Write", file_path=str(tmp_path / "elsewhere.git" / "gitmemo"), content="")) is None
+
+
+def test_a_submodule_named_gitmem_is_not_memory_but_its_state_is(tmp_path, monkeypatch):
+    from conftest import GitRepo
+
+    lib = GitRepo(tmp_path / "lib")
+    lib.path.mkdir()
+    lib.git("init", "-q", "-b", "main")
+    lib.write("lib.py", "X = 1\n")
+    lib.commit_all("lib")
+    gm = GitRepo(tmp_path / "super")
+    gm.path.mkdir()
+    gm.git("init", "-q", "-b", "main")
+    gm.write("src/a.py", "def f():\n    return 1\n")
+    gm.commit_all("initial")
+    gm.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib.path), "vendor/gitmem")
+    gm.commit_all("a submodule at vendor/gitmem")
+    monkeypatch.setenv("GITMEM_NO_DAEMON", "1")
+    gm.gitmem("init")
+    module = gm.path / ".git" / "modules" / "vendor" / "gitmem"
+    assert (module / "HEAD").is_file()
+    assert denied(pre_tool(gm, "Write", file_path=str(module / "description"), content="x")) is None
+    assert denied(pre_tool(gm, "Write", file_path=str(module / "gitmem" / "delivery.json"), content="{}"))
+    assert denied(pre_tool(gm, "Bash", command="git -C vendor/gitmem pull && make")) is None
 
 
 @pytest.mark.parametrize("command", [

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 MEMORY_DIRS = (".gitmem", os.path.join(".git", "gitmem"))
-_GIT_OWN = ("refs", "logs", "objects", "info", "hooks", "branches")  # git's folders in a git dir: never a module name
+_BRANCH_FOLDERS = ("refs", "logs")  # a branch may be named gitmem: refs/heads/gitmem, logs/refs/heads/gitmem
 WRITING_SUBCOMMANDS = ("add", "revoke", "init", "uninstall", "drain")
 FILE_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
 SHELL_TOOLS = ("Bash", "PowerShell")
@@ -49,6 +49,8 @@ _INTERPRETERS = ("python", "python3", "node", "perl", "ruby", "sh", "bash", "zsh
                  "deno", "bun", "php", "lua", "Rscript", "osascript")
 _GIT_WRITES = ("rm", "mv", "checkout", "restore", "clean", "reset", "apply", "am", "stash", "update-index",
                "hash-object", "replace", "notes")
+
+MAX_BASES = 16  # a command line's `cd`s tracked at most (each may double them)
 
 REASON = ("gitmem: the agent may not {what}. The repository's memory holds only what the developer "
           "said; the developer records or retires entries themselves (`gitmem add`, `gitmem revoke` "
@@ -96,18 +98,22 @@ def in_memory(path: str, base: str, roots: tuple[str, ...]) -> bool:
     if any(full == root or full.startswith(root + os.sep) for root in roots):
         return True
     parts = full.replace("\\", "/").split("/")
-    return ".gitmem" in parts or any(part == ".git" and _git_state(parts[i + 1:]) for i, part in enumerate(parts))
+    return ".gitmem" in parts or any(part == ".git" and _git_state(parts[i + 1:], "/".join(parts[:i + 1]))
+                                     for i, part in enumerate(parts))
 
 
-def _git_state(inside: list[str]) -> bool:
-    """Whether a path inside a `.git` folder lies in gitmem's state there: `gitmem/` (the main
+def _git_state(inside: list[str], at: str) -> bool:
+    """Whether a path inside the git dir `at` lies in gitmem's state there: `gitmem/` (the main
     checkout's, also seen from a linked worktree), `worktrees/NAME/gitmem/` (a linked worktree's
-    own) or the same inside a submodule's git dir `modules/NAME/` (NAME may hold slashes). Only
-    these places: a worktree, submodule or branch merely named gitmem is not."""
+    own), or a `gitmem/` anywhere in a submodule's git dir under `modules/` (whose names may hold
+    slashes, so on doubt it counts) unless it is a branch or a git dir itself (it holds HEAD: a
+    submodule named gitmem). A worktree merely named gitmem is not."""
     if inside[:1] == ["gitmem"] or (len(inside) >= 3 and inside[0] == "worktrees" and inside[2] == "gitmem"):
         return True
     return inside[:1] == ["modules"] and any(
-        _git_state(inside[j:]) for j in range(2, len(inside)) if not any(p in _GIT_OWN for p in inside[1:j]))
+        part == "gitmem" and not any(p in _BRANCH_FOLDERS for p in inside[2:k])
+        and not os.path.isfile("/".join([at, *inside[:k + 1], "HEAD"]))
+        for k, part in enumerate(inside) if k >= 2)
 
 
 def _words(segment: str) -> list[str]:
@@ -174,15 +180,20 @@ def segments(command: str) -> list[str]:
 
 
 def command_denial(command: str, base: str, roots: tuple[str, ...]) -> str | None:
+    # Every folder a relative path may be relative to by now: a `cd` adds its target and removes
+    # nothing, since it may sit in a subshell, fail, be skipped by || or be undone by `cd -`.
+    bases = [base]
     for segment in segments(command):
         words = _words(segment.replace("$", " "))
         if not words:
             continue
-        reason = _segment_denial(words, base, roots)
-        if reason:
-            return reason
-        if words[0] in ("cd", "pushd", "Set-Location", "sl") and len(words) > 1:
-            base = os.path.normpath(os.path.join(base, os.path.expanduser(words[-1])))  # later relative paths
+        for here in bases:
+            reason = _segment_denial(words, here, roots)
+            if reason:
+                return reason
+        if words[0] in ("cd", "pushd", "Set-Location", "sl", "chdir") and len(words) > 1 and len(bases) < MAX_BASES:
+            target = os.path.expanduser(words[-1])
+            bases += [moved for here in bases if (moved := os.path.normpath(os.path.join(here, target))) not in bases]
     return None
 
 
