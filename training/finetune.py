@@ -163,8 +163,12 @@ def build_examples(args: argparse.Namespace, tok: RuntimeTokenizer, log) -> list
     real, stats = ([], {}) if args.no_real else load_real(Path(args.labels), Path(args.real_dir))
     log(f"corpus turns {len(corpus)}; real turns {len(real)} {json.dumps(stats)}")
     rng = random.Random(args.seed)
-    # Real turns are the distribution that matters and the scarce one: each is seen --real-repeat times.
-    turns = [("corpus", t) for t in corpus] + [("real", t) for t in real] * max(1, args.real_repeat)
+    # Real turns are the distribution that matters and the scarce one: each is seen --real-repeat times,
+    # and one holding an item (about 1 in 13) at least --real-positive-repeat times.
+    turns = [("corpus", t) for t in corpus]
+    for t in real:
+        seen = max(1, args.real_repeat, args.real_positive_repeat if t.get("expect") else 0)
+        turns += [("real", t)] * seen
     rng.shuffle(turns)
     if args.max_turns:
         turns = turns[: args.max_turns]
@@ -415,6 +419,8 @@ def main() -> int:
                     help="corpus files (a glob in training/corpus) read in full beside the --corpus-turns sample")
     ap.add_argument("--no-real", action="store_true", help="written corpus only")
     ap.add_argument("--real-repeat", type=int, default=1, help="each real train turn is seen this many times an epoch")
+    ap.add_argument("--real-positive-repeat", type=int, default=0,
+                    help="each real train turn holding an item is seen at least this many times an epoch")
     ap.add_argument("--labels", default=str(LABELS))
     ap.add_argument("--real-dir", default=str(REAL_DIR))
     ap.add_argument("--model", default=None, help="base GGUF (default: the embedded model)")
@@ -503,7 +509,8 @@ def main() -> int:
                 "head_lr": args.head_lr, "batch_size": args.batch_size, "max_batch_tokens": args.max_batch_tokens,
                 "pos_weight": args.pos_weight, "kind_weight": args.kind_weight, "seed": args.seed,
                 "total_steps": total, "epochs": args.epochs, "max_turns": args.max_turns,
-                "corpus_turns": args.corpus_turns, "real_repeat": args.real_repeat, "also": args.also,
+                "corpus_turns": args.corpus_turns, "real_repeat": args.real_repeat,
+                "real_positive_repeat": args.real_positive_repeat, "also": args.also,
                 "init": None if init is None else {  # what a continuation started from
                     "run": Path(args.init).name, "steps": init["step"],
                     **{k: init["meta"].get(k) for k in ("examples", "corpus_turns", "real_repeat", "lr", "seed",
