@@ -167,42 +167,52 @@ def _snapshot(path: str) -> tuple[os.stat_result, bytes, bool] | None:
 # -- the background refresher --------------------------------------------------------------------
 
 
-def refresh_in_background(worktree: str, git_dir: str, common_dir: str, paths: list[str]) -> None:
-    """Queue `paths` and make sure a detached refresher runs; the hook returns without waiting.
+# The refresher's own process: a fresh interpreter (below), given the runner lock's fd, the
+# repository's folders and the hook's import path.
+_RUNNER_CODE = ("import sys; sys.path += sys.argv[5:]; from gitmem.code.decl_ranges import run_refresher; "
+                "run_refresher(int(sys.argv[1]), *sys.argv[2:5])")
 
-    Called last in the hook, after its answer and every lock: it points the hook's stdin,
-    stdout and stderr at /dev/null.
+
+def refresh_in_background(worktree: str, git_dir: str, common_dir: str, paths: list[str]) -> bool:
+    """Queue `paths` and make sure a detached refresher runs; the hook returns without waiting.
+    True when this call started the refresher.
+
+    The refresher is a new interpreter started with posix_spawn, not a fork of the hook: a forked
+    child shares the hook's pages, so the hook's own exit would copy them one page fault at a
+    time (about 10 ms on every edit that leaves ranges stale). Its stdin, stdout and stderr are
+    /dev/null, so Claude Code sees the hook finished when the hook exits.
     """
-    from gitmem.base.files import lock, unlock
+    from gitmem.base.files import lock
 
     state = os.path.join(common_dir, "gitmem")
     _queue(state, paths)
     runner = os.open(os.path.join(state, RUNNER_LOCK), os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        lock(runner, blocking=False)
-    except OSError:
-        os.close(runner)  # a refresher is running: it takes the queued paths before it stops
-        return
-    # The hook has answered: let go of Claude Code's pipes before forking, so that the hook
-    # is seen finished when this process exits, however late the child is scheduled.
-    sys.stdout.flush()
-    devnull = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(devnull, fd)
-    if devnull > 2:
-        os.close(devnull)
-    try:
-        pid = os.fork()
-    except (OSError, AttributeError):
+        try:
+            lock(runner, blocking=False)
+        except OSError:
+            return False  # a refresher is running: it takes the queued paths before it stops
+        os.set_inheritable(runner, True)  # the only descriptor the refresher inherits (PEP 446)
+        quiet = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDWR, 0),
+                 (os.POSIX_SPAWN_DUP2, 0, 1), (os.POSIX_SPAWN_DUP2, 0, 2)]
+        os.posix_spawn(sys.executable, [sys.executable, "-I", "-S", "-c", _RUNNER_CODE, str(runner),
+                                        worktree, git_dir, common_dir, *sys.path],
+                       os.environ, file_actions=quiet, setsid=True)
+        return True  # the refresher's copy keeps the lock
+    except (OSError, AttributeError):  # no posix_spawn (Windows): the next refresh point tries again
+        return False
+    finally:
         os.close(runner)
-        return
-    if pid:
-        os.close(runner)  # the child's copy keeps the lock
-        return
+
+
+def run_refresher(runner: int, worktree: str, git_dir: str, common_dir: str) -> None:
+    """The detached refresher: holding the runner lock (`runner`, inherited), refresh what is
+    queued until nothing is; never raises, and exits the process."""
+    from gitmem.base.files import lock, unlock
+
+    state = os.path.join(common_dir, "gitmem")
     try:
-        os.setsid()
-        os.closerange(3, runner)
-        os.closerange(runner + 1, 1024)
+        os.set_inheritable(runner, False)
         os.nice(10)  # yield the CPU to the agent and to the next hook
         from pathlib import Path
 
