@@ -199,7 +199,8 @@ def refresh_in_background(worktree: str, git_dir: str, common_dir: str, paths: l
                                         worktree, git_dir, common_dir, *sys.path],
                        os.environ, file_actions=quiet, setsid=True)
         return True  # the refresher's copy keeps the lock
-    except (OSError, AttributeError):  # no posix_spawn (Windows): the next refresh point tries again
+    except (OSError, AttributeError, NotImplementedError):  # no posix_spawn (Windows) or no setsid for it:
+        # the next refresh point (gitmem add/revoke/init, a merge or rebase) tries again
         return False
     finally:
         os.close(runner)
