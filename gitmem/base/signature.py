@@ -31,6 +31,14 @@ VERDICTS_FILE = "gate-verdicts.json"
 GATE_LOCK = "gate.lock"
 
 
+def main_checkout_state(git_dir: str, common_dir: str) -> str | None:
+    """The main checkout's state folder (`<common dir>/gitmem`) as a linked worktree sees it;
+    None in the main checkout, whose own state folder it is."""
+    if os.path.normpath(git_dir) == os.path.normpath(common_dir):
+        return None
+    return os.path.join(common_dir, "gitmem")
+
+
 def store_signature(worktree: str, local_state: str | None = None) -> Signature:
     """Entry files sorted by name, the config, then (with `local_state`, the worktree's
     `<git dir>/gitmem`) the pending records in their order."""

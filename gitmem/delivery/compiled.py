@@ -18,7 +18,7 @@ import os
 
 from gitmem.base import fastjson
 from gitmem.base.files import is_locked
-from gitmem.base.signature import GATE_LOCK, VERDICTS_FILE, store_signature
+from gitmem.base.signature import GATE_LOCK, VERDICTS_FILE, main_checkout_state, store_signature
 
 TYPE_CHECKING = False  # no typing import on the hook path
 if TYPE_CHECKING:
@@ -44,11 +44,12 @@ def signature(worktree: str, git_dir: str | None = None, common_dir: str | None 
     """What the compiled rules depend on: the entry files, the config and, with `git_dir`, the
     entry changes waiting pending in the worktree's git dir (gitmem.base.signature), the gate's
     verdicts kept beside them and whether it is being judged now (gitmem.judge.store_gate); in a
-    linked worktree, with `common_dir`, the main checkout's verdicts too (_shared_state)."""
+    linked worktree, with `common_dir`, the main checkout's verdicts too."""
     local_state = os.path.join(git_dir, "gitmem") if git_dir else None
     sig = store_signature(worktree, local_state)
     if local_state:
-        for row, folder in ((VERDICTS_ROW, local_state), (SHARED_VERDICTS_ROW, _shared_state(git_dir, common_dir))):
+        shared = main_checkout_state(git_dir, common_dir) if git_dir and common_dir else None
+        for row, folder in ((VERDICTS_ROW, local_state), (SHARED_VERDICTS_ROW, shared)):
             if not folder:
                 continue
             try:
@@ -59,13 +60,6 @@ def signature(worktree: str, git_dir: str | None = None, common_dir: str | None 
         if is_locked(os.path.join(local_state, GATE_LOCK)):
             sig.append([JUDGING_ROW, 1, 0])
     return sig
-
-
-def _shared_state(git_dir: str | None, common_dir: str | None) -> str | None:
-    """The main checkout's state folder, seen from a linked worktree (None in the main checkout)."""
-    if not git_dir or not common_dir or os.path.normpath(git_dir) == os.path.normpath(common_dir):
-        return None
-    return os.path.join(common_dir, "gitmem")
 
 
 def load(worktree: str, git_dir: str, common_dir: str) -> DeliveryData:

@@ -31,7 +31,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-MEMORY_DIRS = (".gitmem", os.path.join(".git", "gitmem"))
 _BRANCH_FOLDERS = ("refs", "logs")  # a branch may be named gitmem: refs/heads/gitmem, logs/refs/heads/gitmem
 WRITING_SUBCOMMANDS = ("add", "revoke", "init", "uninstall", "drain")
 FILE_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
@@ -64,8 +63,8 @@ def denial(tool: object, tool_input: object, worktree: str, cwd: str | None = No
     if not isinstance(tool_input, dict):
         return None
     base = cwd if cwd and os.path.isabs(cwd) else worktree
-    roots = tuple(os.path.normpath(os.path.join(worktree, sub)) for sub in MEMORY_DIRS) \
-        + tuple(os.path.normpath(os.path.join(d, "gitmem")) for d in git_dirs)
+    # the work tree's .gitmem/ and .git/gitmem/ are found by name (in_memory); these by place
+    roots = tuple(os.path.normpath(os.path.join(d, "gitmem")) for d in git_dirs)
     if tool in FILE_TOOLS:
         path = tool_input.get("file_path") or tool_input.get("notebook_path")
         if isinstance(path, str) and in_memory(path, base, roots):

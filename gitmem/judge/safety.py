@@ -39,7 +39,7 @@ from typing import Any, Literal
 
 from gitmem.base import fastjson, files
 from gitmem.base.paths import RepoPaths
-from gitmem.base.signature import VERDICTS_FILE
+from gitmem.base.signature import VERDICTS_FILE, main_checkout_state
 from gitmem.judge import normalise, structure
 
 QUARANTINE_FILE = "quarantine.jsonl"
@@ -157,8 +157,8 @@ def withheld_by_detector(repo: RepoPaths) -> dict[str, list[str]]:
     """entry_key -> reasons, for what delivery withholds on the detector's word: in a linked
     worktree the main checkout's objections too (keyed by content, and all a linked worktree had
     before verdicts were kept per worktree), then the worktree's own."""
-    linked = os.path.normpath(repo.git_dir) != os.path.normpath(repo.common_dir)
-    return {**(flagged_entries(str(repo.state)) if linked else {}), **flagged_entries(str(repo.worktree_state))}
+    shared = main_checkout_state(str(repo.git_dir), str(repo.common_dir))
+    return {**(flagged_entries(shared) if shared else {}), **flagged_entries(str(repo.worktree_state))}
 
 
 def judged_entries(state_dir: str) -> tuple[set[str], str]:
