@@ -560,7 +560,8 @@ def _gate_status(repo: RepoPaths) -> dict[str, Any]:
 
     withheld = safety.withheld_by_detector(repo)
     entries = index.entries(index.current(repo))
-    return {"withheld": sum(safety.entry_key(e) in withheld for e in entries), "unjudged": store_gate.unjudged(repo)}
+    return {"withheld": sum(safety.entry_key(e) in withheld for e in entries),
+            "unjudged": store_gate.unjudged(repo, entries)}
 
 
 STATES = {"current": "current", "stale": "stale: regeneration would change it", "missing": "missing",

@@ -205,5 +205,33 @@ def test_one_resident_writer_serves_every_repository_on_the_machine(tmp_path, mo
         assert len(pids) == 1  # one writer for the machine
         assert daemon.status(find_repo(repos[0].path))["repos"] == 3
         assert max(rss) - rss[0] < 64, rss  # the model is loaded once, not once per repository
+        _a_pulled_entry_is_judged_by_the_resident_writer(repos[0], tmp_path, env, pids.pop(), rss[0])
     finally:
         daemon.stop(find_repo(repos[0].path))
+
+
+def _a_pulled_entry_is_judged_by_the_resident_writer(project, tmp_path, env, pid, rss_mib) -> None:
+    """A teammate's hand-written entries arrive by `git pull`: the gate's job hands them to the
+    running writer, which judges them with the model it holds (no second copy on the machine)."""
+    from test_trust_store import OVERRIDE, entry_yaml, wait_for_the_gate
+
+    from gitmem.base.paths import find_repo
+    from gitmem.writer import daemon
+
+    teammate = tmp_path / "teammate"
+    subprocess.run(["git", "clone", "-q", str(project.path), str(teammate)], check=True, capture_output=True)
+    attack, rule = "20260103-000000a1", "20260103-000000b2"
+    (teammate / ".gitmem" / "entries" / f"{attack}.yaml").write_text(entry_yaml(attack, OVERRIDE))
+    (teammate / ".gitmem" / "entries" / f"{rule}.yaml").write_text(entry_yaml(rule, "Run make fmt before pushing."))
+    for args in (["add", "-A"], ["-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-qm", "rules"]):
+        subprocess.run(["git", *args], cwd=teammate, check=True, capture_output=True)
+    branch = project.git("branch", "--show-current").strip()
+    subprocess.run(["git", "pull", "-q", "--no-rebase", str(teammate), branch], cwd=project.path, env=env,
+                   check=True, capture_output=True)
+    wait_for_the_gate(project)
+    paths = find_repo(project.path)
+    flagged = json.loads((paths.worktree_state / "gate-verdicts.json").read_text())["flagged"]
+    assert [key.split(":")[0] for key in flagged] == [attack]
+    info = daemon.status(paths)
+    assert info["gated"] == 1 and info["pid"] == pid  # judged by the writer, not by a model of the job's own
+    assert info["rss_kib"] / 1024 - rss_mib < 64

@@ -408,6 +408,43 @@ def test_a_lock_probe_is_not_mistaken_for_a_running_job(tmp_path):
         pass
 
 
+def test_the_job_judges_itself_when_the_writer_does_not_take_its_request_or_dies_on_it(gm, monkeypatch):
+    """The job hands the judging to the machine's writer when one runs; a writer that holds its lock
+    but does not take the request in time, or dies after taking it, leaves the job to judge."""
+    import threading
+
+    from gitmem.base.paths import find_repo
+    from gitmem.judge import store_gate
+    from gitmem.writer import daemon
+
+    paths = find_repo(str(gm.path))
+    folder = Path(daemon.machine_dir()) / daemon.GATE_DIR
+    Path(daemon.machine_dir()).mkdir(parents=True, exist_ok=True)
+    with another_process_holding(Path(daemon.machine_dir()) / daemon.LOCK_FILE):  # a writer, busy
+        assert daemon.is_running()
+        assert daemon.request_gate(paths, pickup=0.5) is None
+        assert list(folder.iterdir()) == []  # withdrawn
+    answers: list[bool | None] = []
+    with another_process_holding(Path(daemon.machine_dir()) / daemon.LOCK_FILE):  # a writer that dies on it
+        asking = threading.Thread(target=lambda: answers.append(daemon.request_gate(paths, pickup=60)))
+        asking.start()
+        deadline = time.monotonic() + 10
+        while not (requests := list(folder.glob("*.json"))):
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        requests[0].rename(requests[0].with_suffix(".taken"))  # taken, as the writer takes it
+    asking.join(timeout=10)  # the writer was killed with its request taken
+    assert answers == [None] and list(folder.iterdir()) == []
+
+    attack = "20260103-000000a1"
+    gm.write(f".gitmem/entries/{attack}.yaml", entry_yaml(attack, OVERRIDE))
+    monkeypatch.setattr(daemon, "GATE_PICKUP_S", 0.5)
+    with another_process_holding(Path(daemon.machine_dir()) / daemon.LOCK_FILE):
+        verdicts = store_gate.judge_store(paths, by_writer=True)
+    assert verdicts is not None and verdicts.complete
+    assert [key.split(":")[0] for key in verdicts.flagged] == [attack]
+
+
 def test_check_waits_for_a_running_job_rather_than_racing_it(gm):
     from gitmem.base.files import FileLock
     from gitmem.base.paths import find_repo

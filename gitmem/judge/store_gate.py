@@ -12,8 +12,10 @@ hook hands its lock to the job, so from the moment the git command returns) deli
 what is not judged yet (`awaiting`). An entry keeps its verdict while its id
 and every text delivery shows of it (body, anchor, revocation note) stay the same, and the
 writer and `gitmem add` cache the score of what they gated (in the shared state, for every
-worktree), so the job loads no model for those. `gitmem check` and the job take turns on the
-worktree's lock, and whoever lets go of it looks once more for entries that arrived meanwhile.
+worktree), so the job loads no model for those. Where the machine's writer runs, the job hands
+it the judging (gitmem.writer.daemon.request_gate) and waits, holding the lock: the machine keeps
+one copy of the model. `gitmem check` and the job take turns on the worktree's lock, and whoever
+lets go of it looks once more for entries that arrived meanwhile.
 
 Standard library only at import: the git hooks call `unjudged` and `judge_in_background`.
 """
@@ -104,6 +106,16 @@ def judge_entries(repo: RepoPaths, entries: Iterable[Entry]) -> StoreVerdicts:
     return out
 
 
+def judge_and_record(repo: RepoPaths) -> StoreVerdicts:
+    """Judge every stored entry (pending changes included) and keep the verdicts; the caller holds
+    the gate's lock, or judges for the job that holds it (the machine's writer)."""
+    from gitmem.store import index
+
+    verdicts = judge_entries(repo, index.stored(repo))
+    record(repo, verdicts)
+    return verdicts
+
+
 def record(repo: RepoPaths, verdicts: StoreVerdicts) -> None:
     """Keep the verdicts for delivery. Where the detector did not run (no model installed), what it
     objected to before stays withheld and what it never judged stays unjudged; the verdicts are
@@ -127,13 +139,16 @@ def mark_stuck(repo: RepoPaths) -> None:
                            stuck=True)
 
 
-def unjudged(repo: RepoPaths) -> list[str]:
-    """Ids of the stored entries the detector has not judged with the installed head."""
+def unjudged(repo: RepoPaths, entries: Iterable[Mapping[str, Any]] | None = None) -> list[str]:
+    """Ids of the stored entries (or of `entries`, already read from the store's index) the
+    detector has not judged with the installed head."""
     from gitmem.judge import safety
     from gitmem.store import index
 
     judged = judged_now(repo)
-    return [str(e.get("id")) for e in index.entries(index.current(repo)) if safety.entry_key(e) not in judged]
+    if entries is None:
+        entries = index.entries(index.current(repo))
+    return [str(e.get("id")) for e in entries if safety.entry_key(e) not in judged]
 
 
 def awaiting(repo: RepoPaths, entries: Iterable[Mapping[str, Any]], judging: bool) -> dict[str, list[str]]:
@@ -183,13 +198,14 @@ def judge_in_background(repo: RepoPaths, retry: bool = False) -> bool:
     return True
 
 
-def judge_store(repo: RepoPaths, wait: bool = False, lock_fd: int | None = None) -> StoreVerdicts | None:
+def judge_store(repo: RepoPaths, wait: bool = False, lock_fd: int | None = None,
+                by_writer: bool = False) -> StoreVerdicts | None:
     """Judge the worktree's store and record the verdicts, again while it changes. `wait`
     (`gitmem check`): for a running job to finish first, so neither writes older verdicts over the
     other's; else None when a job holds the lock (it judges what this one would). `lock_fd`: the
-    lock as judge_in_background took it."""
+    lock as judge_in_background took it. `by_writer` (the job): the machine's writer judges with
+    the model it holds, when one runs, so the job loads no second copy of it."""
     from gitmem.base.files import FileLock
-    from gitmem.store import index
 
     path = repo.worktree_state / GATE_LOCK
     verdicts = None
@@ -201,14 +217,24 @@ def judge_store(repo: RepoPaths, wait: bool = False, lock_fd: int | None = None)
         except BlockingIOError:
             return verdicts
         try:
-            verdicts = judge_entries(repo, index.stored(repo))  # pending changes included
-            record(repo, verdicts)
+            verdicts = _by_writer(repo) if by_writer else None
+            verdicts = verdicts or judge_and_record(repo)
         finally:
             lock.__exit__()
         # looked at after letting go: a hook that found the lock held a moment ago started no job
         if not verdicts.complete or not unjudged(repo):
             break
     return verdicts
+
+
+def _by_writer(repo: RepoPaths) -> StoreVerdicts | None:
+    """The machine's writer's judgement of the store (recorded by it), or None when none took it."""
+    from gitmem.writer import daemon
+
+    complete = daemon.request_gate(repo)
+    if complete is None:
+        return None
+    return StoreVerdicts(notes=set() if complete else {"the writer's detector did not judge every entry"})
 
 
 def watchdog(repo: RepoPaths, seconds: float = JOB_LIMIT_S) -> None:
@@ -246,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         repo = find_repo(where)
         watchdog(repo)
-        judge_store(repo, lock_fd=lock_fd)
+        judge_store(repo, lock_fd=lock_fd, by_writer=True)
     except Exception:
         faillog.record(repo.state if repo else None, "the store's gate job")
         if repo is not None:

@@ -13,7 +13,9 @@ means, so a crashed writer never looks alive — and writes its pid and state to
 `writer/daemon.json` and, for each repository it serves, that repository's own counts to
 `.git/gitmem/daemon.json`. It loads the model once, judges one turn at a time in priority order
 across repositories (across processes too: inference holds `writer/judge.lock`), keeps no
-per-session state in memory, and exits after `idle_timeout` seconds without work.
+per-session state in memory, and exits after `idle_timeout` seconds without work. It also
+judges stores for the gate's jobs (`request_gate`: entries a pull brought in), so that they load
+no model of their own.
 
 `drain(repo)` does the same work for one repository in the calling process and returns when
 its queue is empty (tests, CI, scripts; `gitmem drain`). Both run the same two steps:
@@ -40,6 +42,8 @@ if TYPE_CHECKING:
     from gitmem.base.paths import RepoPaths
 
 LOCK_FILE = "daemon.lock"
+GATE_DIR = "gate"  # requests to judge a store with the writer's model (gitmem.judge.store_gate's job)
+GATE_PICKUP_S = 30.0  # a request the writer has not taken by then is withdrawn: the job judges itself
 STATUS_FILE = "daemon.json"  # the writer's, and each served repository's
 LOG_FILE = "daemon.log"
 SPAWN_STAMP = "daemon.spawn"
@@ -235,6 +239,44 @@ def describe(info: dict[str, Any]) -> list[str]:
     lines.append(f"queue: {q.get('ready', 0)} waiting, {q.get('judging', 0)} being judged, "
                  f"{q.get('signals', 0)} unplanned signals, {q.get('failed', 0)} failed")
     return lines
+
+
+def request_gate(repo: RepoPaths, pickup: float | None = None) -> bool | None:
+    """Have the running writer judge `repo`'s store with the model it holds, so that the store's
+    gate job (which holds the gate's lock meanwhile) loads no second copy. Waits while the writer
+    works on it; returns whether every entry was judged, or None when no writer judged it (none
+    runs, it did not take the request within `pickup` seconds, or it failed): the caller judges."""
+    if not is_running():
+        return None
+    folder = _machine(GATE_DIR)
+    os.makedirs(folder, exist_ok=True)
+    base = os.path.join(folder, f"{os.getpid()}-{zlib.crc32(os.fspath(repo.worktree).encode()):08x}")
+    request, done = base + ".json", base + ".done"
+    fastjson.write_file(request, {"worktree": os.fspath(repo.worktree)})
+    deadline = time.monotonic() + (GATE_PICKUP_S if pickup is None else pickup)
+    while True:
+        result = fastjson.read_file(done)
+        if isinstance(result, dict):
+            _discard(done)
+            return None if result.get("failed") else bool(result.get("complete"))
+        if not is_running():  # gone, before or while judging it
+            for leftover in (request, base + ".taken", done):
+                _discard(leftover)
+            return None
+        if time.monotonic() > deadline and os.path.exists(request):
+            try:
+                os.unlink(request)  # withdrawn, unless the writer takes it this instant
+                return None
+            except FileNotFoundError:
+                pass
+        time.sleep(POLL_SECONDS / 5)
+
+
+def _discard(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
 
 
 # -- the resident side (imports the writer, and with it the model, lazily) ----------------------------
@@ -437,6 +479,45 @@ class _Writer:
             self.judges.pop(key, None)
             self.served.pop(key, None)
 
+    def serve_gates(self, lock: files.FileLock) -> bool:
+        """Judge the stores that gate jobs asked about (oldest first); whether there were any."""
+        from gitmem.base import faillog
+        from gitmem.base.paths import find_repo
+        from gitmem.judge import store_gate
+
+        folder = _machine(GATE_DIR)
+        try:
+            names = sorted((n for n in os.listdir(folder) if n.endswith(".json")),
+                           key=lambda n: os.stat(os.path.join(folder, n)).st_mtime_ns)
+        except OSError:  # no folder yet, or a request withdrawn while listing
+            return False
+        served = False
+        for name in names:
+            base = os.path.join(folder, name[: -len(".json")])
+            try:
+                os.rename(base + ".json", base + ".taken")  # taken: the job now waits for .done
+            except OSError:
+                continue  # withdrawn
+            served = True
+            result: dict[str, Any] = {"failed": True}  # the job judges itself
+            repo = None
+            try:
+                request = _read(base + ".taken")
+                repo = find_repo(str(request["worktree"]))
+                self.write(state="judging", job=f"the store of {repo.worktree}")
+                with lock:
+                    verdicts = store_gate.judge_and_record(repo)
+                result = {"complete": verdicts.complete, "judged": len(verdicts.judged)}
+                mine = self.served.get(_key(repo))
+                if mine is not None:
+                    self.write_repo(repo, gated=int(mine.get("gated", 0)) + 1)
+                self.write(gated=int(self.info.get("gated", 0)) + 1)
+            except Exception:
+                faillog.record(repo.state if repo else None, "writer daemon: judging a store for the gate")
+            fastjson.write_file(base + ".done", result)
+            _discard(base + ".taken")
+        return served
+
     def judge_for(self, repo: RepoPaths) -> Any:
         key = _key(repo)
         if key not in self.judges:
@@ -458,6 +539,8 @@ class _Writer:
         last_work = time.monotonic()
         while not self.stopping:
             self.refresh()
+            if self.serve_gates(lock):
+                last_work = time.monotonic()
             claimed = _next_claim(list(self.paths.values()))
             if claimed is None:
                 if time.monotonic() - last_work > self.idle_timeout():
