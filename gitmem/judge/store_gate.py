@@ -229,8 +229,10 @@ def judge_store(repo: RepoPaths, wait: bool = False, lock_fd: int | None = None,
 
 def _by_writer(repo: RepoPaths) -> StoreVerdicts | None:
     """The machine's writer's judgement of the store (recorded by it), or None when none took it."""
-    from gitmem.writer import daemon
-
+    try:
+        from gitmem.writer import daemon
+    except ImportError:  # native Windows: the resident writer needs fcntl
+        return None
     complete = daemon.request_gate(repo)
     if complete is None:
         return None
