@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from test_capture_helpers import Transcript, edit_payload, payload, run_hook, subprocess_env
@@ -233,5 +234,6 @@ def _a_pulled_entry_is_judged_by_the_resident_writer(project, tmp_path, env, pid
     flagged = json.loads((paths.worktree_state / "gate-verdicts.json").read_text())["flagged"]
     assert [key.split(":")[0] for key in flagged] == [attack]
     info = daemon.status(paths)
-    assert info["gated"] == 1 and info["pid"] == pid  # judged by the writer, not by a model of the job's own
+    assert info["gate_requests"] == 1 and info["pid"] == pid  # scored by the writer, not by a model of the job's own
     assert info["rss_kib"] / 1024 - rss_mib < 64
+    assert [p.name for p in Path(daemon.machine_dir(), daemon.GATE_DIR).iterdir()] == [daemon.GATE_SERVING]

@@ -408,9 +408,10 @@ def test_a_lock_probe_is_not_mistaken_for_a_running_job(tmp_path):
         pass
 
 
-def test_the_job_judges_itself_when_the_writer_does_not_take_its_request_or_dies_on_it(gm, monkeypatch):
-    """The job hands the judging to the machine's writer when one runs; a writer that holds its lock
-    but does not take the request in time, or dies after taking it, leaves the job to judge."""
+def test_the_job_scores_itself_when_the_writer_does_not_take_its_request_or_dies_on_it(gm, monkeypatch):
+    """The job has the machine's writer score the store when one runs; a writer that holds its lock
+    but does not take the request in time, or is gone after taking it (another writer running by
+    then), leaves the job to score the entries itself, and nothing is left in the request folder."""
     import threading
 
     from gitmem.base.paths import find_repo
@@ -418,31 +419,39 @@ def test_the_job_judges_itself_when_the_writer_does_not_take_its_request_or_dies
     from gitmem.writer import daemon
 
     paths = find_repo(str(gm.path))
-    folder = Path(daemon.machine_dir()) / daemon.GATE_DIR
-    Path(daemon.machine_dir()).mkdir(parents=True, exist_ok=True)
-    with another_process_holding(Path(daemon.machine_dir()) / daemon.LOCK_FILE):  # a writer, busy
-        assert daemon.is_running()
-        assert daemon.request_gate(paths, pickup=0.5) is None
-        assert list(folder.iterdir()) == []  # withdrawn
-    answers: list[bool | None] = []
-    with another_process_holding(Path(daemon.machine_dir()) / daemon.LOCK_FILE):  # a writer that dies on it
-        asking = threading.Thread(target=lambda: answers.append(daemon.request_gate(paths, pickup=60)))
-        asking.start()
-        deadline = time.monotonic() + 10
-        while not (requests := list(folder.glob("*.json"))):
-            assert time.monotonic() < deadline
-            time.sleep(0.02)
-        requests[0].rename(requests[0].with_suffix(".taken"))  # taken, as the writer takes it
-    asking.join(timeout=10)  # the writer was killed with its request taken
-    assert answers == [None] and list(folder.iterdir()) == []
+    machine = Path(daemon.machine_dir())
+    machine.mkdir(parents=True, exist_ok=True)
+    folder = machine / daemon.GATE_DIR
 
-    attack = "20260103-000000a1"
-    gm.write(f".gitmem/entries/{attack}.yaml", entry_yaml(attack, OVERRIDE))
-    monkeypatch.setattr(daemon, "GATE_PICKUP_S", 0.5)
-    with another_process_holding(Path(daemon.machine_dir()) / daemon.LOCK_FILE):
+    def left() -> list[str]:
+        return sorted(p.name for p in folder.iterdir() if p.name != daemon.GATE_SERVING)
+
+    with another_process_holding(machine / daemon.LOCK_FILE):  # a writer, busy elsewhere
+        assert daemon.is_running()
+        assert daemon.request_scores(paths, "head", pickup=0.5) is False
+        assert left() == []  # withdrawn
+
+        answers: list[bool] = []
+        asking = threading.Thread(target=lambda: answers.append(daemon.request_scores(paths, "head", pickup=60)))
+        asking.start()
+        with another_process_holding(folder / daemon.GATE_SERVING):  # a writer serving, then killed
+            deadline = time.monotonic() + 10
+            while not (requests := list(folder.glob("*.json"))):
+                assert time.monotonic() < deadline
+                time.sleep(0.02)
+            requests[0].rename(requests[0].with_suffix(".taken"))  # taken, as the writer takes it
+            time.sleep(0.5)
+            assert answers == []  # waiting for the answer while its writer lives
+        asking.join(timeout=10)  # killed with the request taken; another writer still runs
+        assert answers == [False] and left() == []
+
+        attack = "20260103-000000a1"
+        gm.write(f".gitmem/entries/{attack}.yaml", entry_yaml(attack, OVERRIDE))
+        monkeypatch.setattr(daemon, "GATE_PICKUP_S", 0.5)
         verdicts = store_gate.judge_store(paths, by_writer=True)
     assert verdicts is not None and verdicts.complete
     assert [key.split(":")[0] for key in verdicts.flagged] == [attack]
+    assert left() == []
 
 
 def test_check_waits_for_a_running_job_rather_than_racing_it(gm):

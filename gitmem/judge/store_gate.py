@@ -12,10 +12,11 @@ hook hands its lock to the job, so from the moment the git command returns) deli
 what is not judged yet (`awaiting`). An entry keeps its verdict while its id
 and every text delivery shows of it (body, anchor, revocation note) stay the same, and the
 writer and `gitmem add` cache the score of what they gated (in the shared state, for every
-worktree), so the job loads no model for those. Where the machine's writer runs, the job hands
-it the judging (gitmem.writer.daemon.request_gate) and waits, holding the lock: the machine keeps
-one copy of the model. `gitmem check` and the job take turns on the worktree's lock, and whoever
-lets go of it looks once more for entries that arrived meanwhile.
+worktree), so the job loads no model for those. Where the machine's writer runs, the job has it
+score the entries into that cache first (gitmem.writer.daemon.request_scores) and waits, holding
+the lock, then records the verdicts itself: the machine keeps one copy of the model. `gitmem
+check` and the job take turns on the worktree's lock, and whoever lets go of it looks once more
+for entries that arrived meanwhile.
 
 Standard library only at import: the git hooks call `unjudged` and `judge_in_background`.
 """
@@ -203,8 +204,8 @@ def judge_store(repo: RepoPaths, wait: bool = False, lock_fd: int | None = None,
     """Judge the worktree's store and record the verdicts, again while it changes. `wait`
     (`gitmem check`): for a running job to finish first, so neither writes older verdicts over the
     other's; else None when a job holds the lock (it judges what this one would). `lock_fd`: the
-    lock as judge_in_background took it. `by_writer` (the job): the machine's writer judges with
-    the model it holds, when one runs, so the job loads no second copy of it."""
+    lock as judge_in_background took it. `by_writer` (the job): the machine's writer scores the
+    entries first with the model it holds, when one runs, so the job loads no second copy of it."""
     from gitmem.base.files import FileLock
 
     path = repo.worktree_state / GATE_LOCK
@@ -217,8 +218,9 @@ def judge_store(repo: RepoPaths, wait: bool = False, lock_fd: int | None = None,
         except BlockingIOError:
             return verdicts
         try:
-            verdicts = _by_writer(repo) if by_writer else None
-            verdicts = verdicts or judge_and_record(repo)
+            if by_writer:
+                _scored_by_writer(repo)
+            verdicts = judge_and_record(repo)  # what the writer scored is cached: no model for it
         finally:
             lock.__exit__()
         # looked at after letting go: a hook that found the lock held a moment ago started no job
@@ -227,16 +229,20 @@ def judge_store(repo: RepoPaths, wait: bool = False, lock_fd: int | None = None,
     return verdicts
 
 
-def _by_writer(repo: RepoPaths) -> StoreVerdicts | None:
-    """The machine's writer's judgement of the store (recorded by it), or None when none took it."""
+def _scored_by_writer(repo: RepoPaths) -> bool:
+    """Have the machine's writer, when one runs, score the stored entries into the score cache with
+    the model it holds; whether it did."""
+    from gitmem.judge.detector import DetectorError, head
+
     try:
         from gitmem.writer import daemon
     except ImportError:  # native Windows: the resident writer needs fcntl
-        return None
-    complete = daemon.request_gate(repo)
-    if complete is None:
-        return None
-    return StoreVerdicts(notes=set() if complete else {"the writer's detector did not judge every entry"})
+        return False
+    try:
+        digest = head().digest
+    except DetectorError:
+        return False  # judge_and_record says why
+    return daemon.request_scores(repo, digest)
 
 
 def watchdog(repo: RepoPaths, seconds: float = JOB_LIMIT_S) -> None:

@@ -14,7 +14,7 @@ means, so a crashed writer never looks alive — and writes its pid and state to
 `.git/gitmem/daemon.json`. It loads the model once, judges one turn at a time in priority order
 across repositories (across processes too: inference holds `writer/judge.lock`), keeps no
 per-session state in memory, and exits after `idle_timeout` seconds without work. It also
-judges stores for the gate's jobs (`request_gate`: entries a pull brought in), so that they load
+scores stores for the gate's jobs (`request_scores`: entries a pull brought in), so that they load
 no model of their own.
 
 `drain(repo)` does the same work for one repository in the calling process and returns when
@@ -43,7 +43,9 @@ if TYPE_CHECKING:
 
 LOCK_FILE = "daemon.lock"
 GATE_DIR = "gate"  # requests to judge a store with the writer's model (gitmem.judge.store_gate's job)
-GATE_PICKUP_S = 30.0  # a request the writer has not taken by then is withdrawn: the job judges itself
+GATE_SERVING = "serving.lock"  # held by the writer while it scores the requests it took
+GATE_PICKUP_S = 30.0  # a request the writer has not taken by then is withdrawn: the job scores itself
+GATE_ANSWER_S = 300.0  # nor answered by then, once taken (a store of ~2,000 new entries)
 STATUS_FILE = "daemon.json"  # the writer's, and each served repository's
 LOG_FILE = "daemon.log"
 SPAWN_STAMP = "daemon.spawn"
@@ -241,41 +243,54 @@ def describe(info: dict[str, Any]) -> list[str]:
     return lines
 
 
-def request_gate(repo: RepoPaths, pickup: float | None = None) -> bool | None:
-    """Have the running writer judge `repo`'s store with the model it holds, so that the store's
-    gate job (which holds the gate's lock meanwhile) loads no second copy. Waits while the writer
-    works on it; returns whether every entry was judged, or None when no writer judged it (none
-    runs, it did not take the request within `pickup` seconds, or it failed): the caller judges."""
+def request_scores(repo: RepoPaths, head: str, pickup: float | None = None, answer: float | None = None) -> bool:
+    """Have the running writer score `repo`'s stored entries with the detector it holds (if it is
+    `head`, by its digest: a writer started before an upgrade scores nothing), into the
+    store's score cache, so that the store gate's job records its verdicts without loading a
+    second copy of the model. The writer only scores (a late answer changes no verdict); the job,
+    holding the gate's lock, records. Returns whether the writer answered; False when none runs,
+    none took the request within `pickup` seconds, or the one that took it is gone or did not
+    answer within `answer` seconds."""
     if not is_running():
-        return None
+        return False
     folder = _machine(GATE_DIR)
-    os.makedirs(folder, exist_ok=True)
-    base = os.path.join(folder, f"{os.getpid()}-{zlib.crc32(os.fspath(repo.worktree).encode()):08x}")
+    base = os.path.join(folder, f"{os.getpid()}-{os.urandom(4).hex()}")
     request, done = base + ".json", base + ".done"
-    fastjson.write_file(request, {"worktree": os.fspath(repo.worktree)})
-    deadline = time.monotonic() + (GATE_PICKUP_S if pickup is None else pickup)
-    while True:
-        result = fastjson.read_file(done)
-        if isinstance(result, dict):
-            _discard(done)
-            return None if result.get("failed") else bool(result.get("complete"))
-        if not is_running():  # gone, before or while judging it
-            for leftover in (request, base + ".taken", done):
-                _discard(leftover)
-            return None
-        if time.monotonic() > deadline and os.path.exists(request):
-            try:
-                os.unlink(request)  # withdrawn, unless the writer takes it this instant
-                return None
-            except FileNotFoundError:
-                pass
-        time.sleep(POLL_SECONDS / 5)
+    try:
+        os.makedirs(folder, exist_ok=True)
+        fastjson.write_file(request, {"worktree": os.fspath(repo.worktree), "git_dir": os.fspath(repo.git_dir),
+                                      "common_dir": os.fspath(repo.common_dir), "head": head})
+        now = time.monotonic()
+        pickup_by = now + (GATE_PICKUP_S if pickup is None else pickup)
+        answer_by: float | None = None
+        while not os.path.exists(done):
+            now = time.monotonic()
+            if os.path.exists(request):  # not taken yet
+                if not is_running() or now > pickup_by:
+                    try:
+                        os.unlink(request)  # withdrawn, unless the writer takes it this instant
+                        return False
+                    except FileNotFoundError:
+                        continue
+            else:
+                answer_by = answer_by or now + (GATE_ANSWER_S if answer is None else answer)
+                if not files.is_locked(os.path.join(folder, GATE_SERVING)):
+                    return os.path.exists(done)  # the writer that took it is gone (or has just answered)
+                if now > answer_by:
+                    return False
+            time.sleep(POLL_SECONDS / 5)
+        return True
+    except OSError:
+        return False  # no state folder to ask through: the job scores itself
+    finally:
+        for leftover in (request, base + ".taken", done):
+            _discard(leftover)
 
 
 def _discard(path: str) -> None:
     try:
         os.unlink(path)
-    except FileNotFoundError:
+    except OSError:
         pass
 
 
@@ -479,44 +494,63 @@ class _Writer:
             self.judges.pop(key, None)
             self.served.pop(key, None)
 
-    def serve_gates(self, lock: files.FileLock) -> bool:
-        """Judge the stores that gate jobs asked about (oldest first); whether there were any."""
+    def serve_score_requests(self, lock: files.FileLock) -> bool:
+        """Score the stores that the gate's jobs asked about, all requests present taken at once
+        (so none waits out its pickup time behind another); whether there were any."""
         from gitmem.base import faillog
-        from gitmem.base.paths import find_repo
-        from gitmem.judge import store_gate
 
         folder = _machine(GATE_DIR)
         try:
-            names = sorted((n for n in os.listdir(folder) if n.endswith(".json")),
-                           key=lambda n: os.stat(os.path.join(folder, n)).st_mtime_ns)
-        except OSError:  # no folder yet, or a request withdrawn while listing
+            names = [n for n in os.listdir(folder) if n.endswith(".json")]
+        except OSError:
+            return False  # no request was ever made
+        if not names:
             return False
-        served = False
-        for name in names:
-            base = os.path.join(folder, name[: -len(".json")])
-            try:
-                os.rename(base + ".json", base + ".taken")  # taken: the job now waits for .done
-            except OSError:
-                continue  # withdrawn
-            served = True
-            result: dict[str, Any] = {"failed": True}  # the job judges itself
-            repo = None
-            try:
-                request = _read(base + ".taken")
-                repo = find_repo(str(request["worktree"]))
-                self.write(state="judging", job=f"the store of {repo.worktree}")
-                with lock:
-                    verdicts = store_gate.judge_and_record(repo)
-                result = {"complete": verdicts.complete, "judged": len(verdicts.judged)}
-                mine = self.served.get(_key(repo))
-                if mine is not None:
-                    self.write_repo(repo, gated=int(mine.get("gated", 0)) + 1)
-                self.write(gated=int(self.info.get("gated", 0)) + 1)
-            except Exception:
-                faillog.record(repo.state if repo else None, "writer daemon: judging a store for the gate")
-            fastjson.write_file(base + ".done", result)
+        try:
+            with files.FileLock(os.path.join(folder, GATE_SERVING)):  # the jobs' sign that this writer lives
+                taken = []
+                for name in sorted(names):
+                    base = os.path.join(folder, name[: -len(".json")])
+                    try:
+                        os.rename(base + ".json", base + ".taken")
+                        taken.append(base)
+                    except OSError:
+                        continue  # withdrawn
+                for base in taken:
+                    if self.stopping:  # set by the signal handler meanwhile
+                        break  # the jobs see the lock let go and score themselves
+                    self._score_store(base, lock)
+            _prune(folder)
+        except Exception:
+            faillog.record(None, "writer daemon: serving the gate's requests")
+        return True
+
+    def _score_store(self, base: str, lock: files.FileLock) -> None:
+        from gitmem.base import faillog
+        from gitmem.base.paths import find_repo
+        from gitmem.judge import detector, store_gate
+        from gitmem.store import index
+
+        repo = None
+        try:
+            request = _read(base + ".taken")
+            repo = find_repo(str(request["worktree"]))
+            if (os.fspath(repo.git_dir), os.fspath(repo.common_dir)) != (request["git_dir"], request["common_dir"]):
+                raise ValueError(f"{request['worktree']} is another repository from here")
+            if detector.head().digest != request["head"]:
+                raise ValueError("this writer's detector is not the installed one (started before an upgrade)")
+            self.write(state="judging", job=f"the gate: {repo.worktree}")
+            with lock:
+                store_gate.judge_entries(repo, index.stored(repo))  # its scores go into the store's cache
+            mine = self.served.get(_key(repo))
+            if mine is not None:
+                self.write_repo(repo, gate_requests=int(mine.get("gate_requests", 0)) + 1)
+            self.write(gate_requests=int(self.info.get("gate_requests", 0)) + 1)
+        except Exception:
+            faillog.record(repo.state if repo else None, "writer daemon: scoring a store for the gate")
+        if os.path.exists(base + ".taken"):  # the job still waits
+            fastjson.write_file(base + ".done", {})
             _discard(base + ".taken")
-        return served
 
     def judge_for(self, repo: RepoPaths) -> Any:
         key = _key(repo)
@@ -539,7 +573,7 @@ class _Writer:
         last_work = time.monotonic()
         while not self.stopping:
             self.refresh()
-            if self.serve_gates(lock):
+            if self.serve_score_requests(lock):
                 last_work = time.monotonic()
             claimed = _next_claim(list(self.paths.values()))
             if claimed is None:
@@ -577,6 +611,20 @@ class _Writer:
             self.write_repo(repo, state="stopped", job=None)
         self.write(state="stopped", job=None)
         return 0
+
+
+def _prune(folder: str) -> None:
+    """Remove what jobs that died left in the gate's folder (older than any job may run)."""
+    from gitmem.judge.store_gate import JOB_LIMIT_S
+
+    cutoff = time.time() - JOB_LIMIT_S
+    for name in os.listdir(folder):
+        path = os.path.join(folder, name)
+        try:
+            if name != GATE_SERVING and os.stat(path).st_mtime < cutoff:
+                os.unlink(path)
+        except OSError:
+            pass
 
 
 def _configured_idle(repo: RepoPaths) -> float:
