@@ -454,6 +454,34 @@ def test_the_job_scores_itself_when_the_writer_does_not_take_its_request_or_dies
     assert left() == []
 
 
+def test_a_writer_with_another_detector_head_answers_without_scoring(gm):
+    """A writer started before an upgrade holds the old detector: it answers at once, scores
+    nothing (the job scores), and says why in the repository's error log."""
+    import threading
+
+    from gitmem.base.paths import find_repo
+    from gitmem.writer import daemon
+
+    paths = find_repo(str(gm.path))
+    machine = Path(daemon.machine_dir())
+    machine.mkdir(parents=True, exist_ok=True)
+    answers: list[bool] = []
+    with another_process_holding(machine / daemon.LOCK_FILE):
+        asking = threading.Thread(target=lambda: answers.append(daemon.request_scores(paths, "an-older-head")))
+        asking.start()
+        deadline = time.monotonic() + 10
+        while not list((machine / daemon.GATE_DIR).glob("*.json")):
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        writer = daemon._Writer(None)
+        assert writer.serve_score_requests(daemon.judge_lock())
+        asking.join(timeout=10)
+    assert answers == [True]
+    assert "not the installed one" in (paths.state / "errors.log").read_text()
+    assert "gate_requests" not in writer.info
+    assert [p.name for p in (machine / daemon.GATE_DIR).iterdir()] == [daemon.GATE_SERVING]
+
+
 def test_check_waits_for_a_running_job_rather_than_racing_it(gm):
     from gitmem.base.files import FileLock
     from gitmem.base.paths import find_repo
