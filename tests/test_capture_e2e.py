@@ -217,7 +217,7 @@ def _a_pulled_entry_is_judged_by_the_resident_writer(project, tmp_path, env, pid
     from test_trust_store import OVERRIDE, entry_yaml, wait_for_the_gate
 
     from gitmem.base.paths import find_repo
-    from gitmem.writer import daemon
+    from gitmem.writer import daemon, gate_requests
 
     teammate = tmp_path / "teammate"
     subprocess.run(["git", "clone", "-q", str(project.path), str(teammate)], check=True, capture_output=True)
@@ -236,4 +236,4 @@ def _a_pulled_entry_is_judged_by_the_resident_writer(project, tmp_path, env, pid
     info = daemon.status(paths)
     assert info["gate_requests"] == 1 and info["pid"] == pid  # scored by the writer, not by a model of the job's own
     assert info["rss_kib"] / 1024 - rss_mib < 64
-    assert [p.name for p in Path(daemon.machine_dir(), daemon.GATE_DIR).iterdir()] == [daemon.GATE_SERVING]
+    assert [p.name for p in Path(gate_requests.folder()).iterdir()] == [gate_requests.SERVING]

@@ -416,25 +416,29 @@ def test_the_job_scores_itself_when_the_writer_does_not_take_its_request_or_dies
 
     from gitmem.base.paths import find_repo
     from gitmem.judge import store_gate
-    from gitmem.writer import daemon
+    from gitmem.writer import daemon, gate_requests
 
     paths = find_repo(str(gm.path))
     machine = Path(daemon.machine_dir())
     machine.mkdir(parents=True, exist_ok=True)
-    folder = machine / daemon.GATE_DIR
+    folder = machine / gate_requests.FOLDER
 
     def left() -> list[str]:
-        return sorted(p.name for p in folder.iterdir() if p.name != daemon.GATE_SERVING)
+        return sorted(p.name for p in folder.iterdir() if p.name != gate_requests.SERVING)
 
     with another_process_holding(machine / daemon.LOCK_FILE):  # a writer, busy elsewhere
         assert daemon.is_running()
-        assert daemon.request_scores(paths, "head", pickup=0.5) is False
+        started = time.monotonic()
+        assert gate_requests.request_scores(paths, "head", pickup=30) is False  # one from before writers scored
+        assert time.monotonic() - started < 5 and not folder.exists()  # not asked: it would never answer
+        (machine / daemon.STATUS_FILE).write_text(json.dumps({gate_requests.CAPABLE: True}))
+        assert gate_requests.request_scores(paths, "head", pickup=0.5) is False
         assert left() == []  # withdrawn
 
         answers: list[bool] = []
-        asking = threading.Thread(target=lambda: answers.append(daemon.request_scores(paths, "head", pickup=60)))
+        asking = threading.Thread(target=lambda: answers.append(gate_requests.request_scores(paths, "head", pickup=60)))
         asking.start()
-        with another_process_holding(folder / daemon.GATE_SERVING):  # a writer serving, then killed
+        with another_process_holding(folder / gate_requests.SERVING):  # a writer serving, then killed
             deadline = time.monotonic() + 10
             while not (requests := list(folder.glob("*.json"))):
                 assert time.monotonic() < deadline
@@ -447,7 +451,7 @@ def test_the_job_scores_itself_when_the_writer_does_not_take_its_request_or_dies
 
         attack = "20260103-000000a1"
         gm.write(f".gitmem/entries/{attack}.yaml", entry_yaml(attack, OVERRIDE))
-        monkeypatch.setattr(daemon, "GATE_PICKUP_S", 0.5)
+        monkeypatch.setattr(gate_requests, "PICKUP_S", 0.5)
         verdicts = store_gate.judge_store(paths, by_writer=True)
     assert verdicts is not None and verdicts.complete
     assert [key.split(":")[0] for key in verdicts.flagged] == [attack]
@@ -460,17 +464,18 @@ def test_a_writer_with_another_detector_head_answers_without_scoring(gm):
     import threading
 
     from gitmem.base.paths import find_repo
-    from gitmem.writer import daemon
+    from gitmem.writer import daemon, gate_requests
 
     paths = find_repo(str(gm.path))
     machine = Path(daemon.machine_dir())
     machine.mkdir(parents=True, exist_ok=True)
     answers: list[bool] = []
+    (machine / daemon.STATUS_FILE).write_text(json.dumps({gate_requests.CAPABLE: True}))
     with another_process_holding(machine / daemon.LOCK_FILE):
-        asking = threading.Thread(target=lambda: answers.append(daemon.request_scores(paths, "an-older-head")))
+        asking = threading.Thread(target=lambda: answers.append(gate_requests.request_scores(paths, "an-older-head")))
         asking.start()
         deadline = time.monotonic() + 10
-        while not list((machine / daemon.GATE_DIR).glob("*.json")):
+        while not list((machine / gate_requests.FOLDER).glob("*.json")):
             assert time.monotonic() < deadline
             time.sleep(0.02)
         writer = daemon._Writer(None)
@@ -479,7 +484,7 @@ def test_a_writer_with_another_detector_head_answers_without_scoring(gm):
     assert answers == [True]
     assert "not the installed one" in (paths.state / "errors.log").read_text()
     assert "gate_requests" not in writer.info
-    assert [p.name for p in (machine / daemon.GATE_DIR).iterdir()] == [daemon.GATE_SERVING]
+    assert [p.name for p in (machine / gate_requests.FOLDER).iterdir()] == [gate_requests.SERVING]
 
 
 def test_check_waits_for_a_running_job_rather_than_racing_it(gm):

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -274,6 +274,15 @@ def entry_findings(entry: Mapping[str, Any], *, learned: Learned = "off", strict
     if value and (problem := structure.id_problem(value, strict=strict_id)) is not None:
         result.findings.append(Finding(f"superseded_by: {problem}", ""))
     return result
+
+
+def cache_scores(repo: RepoPaths, entries: Iterable[Mapping[str, Any]]) -> None:
+    """Score every text of `entries` that the detector reads into the store's score cache (the
+    machine's writer does this for the store gate's job, which then records from the cache)."""
+    cache = ScoreCache(repo)
+    for entry in entries:
+        entry_findings(entry, learned="optional", cache=cache)
+    cache.save()
 
 
 # -- the quarantine log ------------------------------------------------------------------------

@@ -13,7 +13,7 @@ what is not judged yet (`awaiting`). An entry keeps its verdict while its id
 and every text delivery shows of it (body, anchor, revocation note) stay the same, and the
 writer and `gitmem add` cache the score of what they gated (in the shared state, for every
 worktree), so the job loads no model for those. Where the machine's writer runs, the job has it
-score the entries into that cache first (gitmem.writer.daemon.request_scores) and waits, holding
+score the entries into that cache first (gitmem.writer.gate_requests) and waits, holding
 the lock, then records the verdicts itself: the machine keeps one copy of the model. `gitmem
 check` and the job take turns on the worktree's lock, and whoever lets go of it looks once more
 for entries that arrived meanwhile.
@@ -233,16 +233,13 @@ def _scored_by_writer(repo: RepoPaths) -> bool:
     """Have the machine's writer, when one runs, score the stored entries into the score cache with
     the model it holds; whether it did."""
     from gitmem.judge.detector import DetectorError, head
+    from gitmem.writer import gate_requests
 
-    try:
-        from gitmem.writer import daemon
-    except ImportError:  # native Windows: the resident writer needs fcntl
-        return False
     try:
         digest = head().digest
     except DetectorError:
         return False  # judge_and_record says why
-    return daemon.request_scores(repo, digest)
+    return gate_requests.request_scores(repo, digest)
 
 
 def watchdog(repo: RepoPaths, seconds: float = JOB_LIMIT_S) -> None:

@@ -14,8 +14,8 @@ means, so a crashed writer never looks alive — and writes its pid and state to
 `.git/gitmem/daemon.json`. It loads the model once, judges one turn at a time in priority order
 across repositories (across processes too: inference holds `writer/judge.lock`), keeps no
 per-session state in memory, and exits after `idle_timeout` seconds without work. It also
-scores stores for the gate's jobs (`request_scores`: entries a pull brought in), so that they load
-no model of their own.
+scores stores for the gate's jobs (gitmem.writer.gate_requests: entries a pull brought in), so
+that they load no model of their own.
 
 `drain(repo)` does the same work for one repository in the calling process and returns when
 its queue is empty (tests, CI, scripts; `gitmem drain`). Both run the same two steps:
@@ -31,7 +31,10 @@ import time
 import zlib
 
 from gitmem.base import fastjson, files, settings  # fastjson: the json module costs as much as starting Python
-from gitmem.writer import queue
+from gitmem.writer import machine, queue
+from gitmem.writer.machine import LOCK_FILE, STATUS_FILE, machine_dir
+from gitmem.writer.machine import path as _machine
+from gitmem.writer.machine import read as _read
 
 # The capture hook imports this module: no typing, pathlib or gitmem.base.paths at import time.
 TYPE_CHECKING = False
@@ -41,12 +44,6 @@ if TYPE_CHECKING:
 
     from gitmem.base.paths import RepoPaths
 
-LOCK_FILE = "daemon.lock"
-GATE_DIR = "gate"  # requests to judge a store with the writer's model (gitmem.judge.store_gate's job)
-GATE_SERVING = "serving.lock"  # held by the writer while it scores the requests it took
-GATE_PICKUP_S = 30.0  # a request the writer has not taken by then is withdrawn: the job scores itself
-GATE_ANSWER_S = 300.0  # nor answered by then, once taken (a store of ~2,000 new entries)
-STATUS_FILE = "daemon.json"  # the writer's, and each served repository's
 LOG_FILE = "daemon.log"
 SPAWN_STAMP = "daemon.spawn"
 REPOS_DIR = "repos"
@@ -57,16 +54,6 @@ ERROR_BACKOFF = 300.0    # after a writer failed to start, hooks wait this long 
 
 
 # -- client side (stdlib only) ---------------------------------------------------------------------
-
-def machine_dir() -> str:
-    """The machine's writer state: `$XDG_STATE_HOME/gitmem/writer` (default ~/.local/state/...)."""
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return os.path.join(base, "gitmem", "writer")
-
-
-def _machine(name: str) -> str:
-    return os.path.join(machine_dir(), name)
-
 
 def _repo_file(repo: Any, name: str) -> str:
     return os.path.join(os.fspath(repo.state), name)
@@ -90,12 +77,7 @@ def register(repo: Any) -> None:
 
 def is_running(repo: Any = None) -> bool:
     """True while some process holds the writer's lock (a dead writer holds nothing)."""
-    return files.is_locked(_machine(LOCK_FILE))
-
-
-def _read(path: str) -> dict[str, Any]:
-    data = fastjson.read_file(path)
-    return data if isinstance(data, dict) else {}
+    return machine.is_running()
 
 
 def read_status(repo: RepoPaths) -> dict[str, Any]:
@@ -241,57 +223,6 @@ def describe(info: dict[str, Any]) -> list[str]:
     lines.append(f"queue: {q.get('ready', 0)} waiting, {q.get('judging', 0)} being judged, "
                  f"{q.get('signals', 0)} unplanned signals, {q.get('failed', 0)} failed")
     return lines
-
-
-def request_scores(repo: RepoPaths, head: str, pickup: float | None = None, answer: float | None = None) -> bool:
-    """Have the running writer score `repo`'s stored entries with the detector it holds (if it is
-    `head`, by its digest: a writer started before an upgrade scores nothing), into the
-    store's score cache, so that the store gate's job records its verdicts without loading a
-    second copy of the model. The writer only scores (a late answer changes no verdict); the job,
-    holding the gate's lock, records. Returns whether the writer answered; False when none runs,
-    none took the request within `pickup` seconds, or the one that took it is gone or did not
-    answer within `answer` seconds."""
-    if not is_running():
-        return False
-    folder = _machine(GATE_DIR)
-    base = os.path.join(folder, f"{os.getpid()}-{os.urandom(4).hex()}")
-    request, done = base + ".json", base + ".done"
-    try:
-        os.makedirs(folder, exist_ok=True)
-        fastjson.write_file(request, {"worktree": os.fspath(repo.worktree), "git_dir": os.fspath(repo.git_dir),
-                                      "common_dir": os.fspath(repo.common_dir), "head": head})
-        now = time.monotonic()
-        pickup_by = now + (GATE_PICKUP_S if pickup is None else pickup)
-        answer_by: float | None = None
-        while not os.path.exists(done):
-            now = time.monotonic()
-            if os.path.exists(request):  # not taken yet
-                if not is_running() or now > pickup_by:
-                    try:
-                        os.unlink(request)  # withdrawn, unless the writer takes it this instant
-                        return False
-                    except FileNotFoundError:
-                        continue
-            else:
-                answer_by = answer_by or now + (GATE_ANSWER_S if answer is None else answer)
-                if not files.is_locked(os.path.join(folder, GATE_SERVING)):
-                    return os.path.exists(done)  # the writer that took it is gone (or has just answered)
-                if now > answer_by:
-                    return False
-            time.sleep(POLL_SECONDS / 5)
-        return True
-    except OSError:
-        return False  # no state folder to ask through: the job scores itself
-    finally:
-        for leftover in (request, base + ".taken", done):
-            _discard(leftover)
-
-
-def _discard(path: str) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
 
 
 # -- the resident side (imports the writer, and with it the model, lazily) ----------------------------
@@ -441,11 +372,14 @@ class _Writer:
     """The resident loop: every registered repository's queue, one job at a time."""
 
     def __init__(self, idle_timeout: float | None) -> None:
+        from gitmem.writer import gate_requests
+
         self.explicit_idle = idle_timeout
         self.stopping = False
         self.info: dict[str, Any] = {"pid": os.getpid(), "started": time.time(), "state": "starting",
                                      "idle_timeout": idle_timeout or DEFAULT_IDLE_TIMEOUT, "repos": 0,
-                                     "judged": 0, "recorded": 0, "quarantined": 0, "job": None}
+                                     "judged": 0, "recorded": 0, "quarantined": 0, "job": None,
+                                     gate_requests.CAPABLE: True}
         self.served: dict[str, dict[str, Any]] = {}   # per repository: its counts and state
         self.paths: dict[str, RepoPaths] = {}
         self.judges: dict[str, Any] = {}
@@ -495,32 +429,20 @@ class _Writer:
             self.served.pop(key, None)
 
     def serve_score_requests(self, lock: files.FileLock) -> bool:
-        """Score the stores that the gate's jobs asked about, all requests present taken at once
-        (so none waits out its pickup time behind another); whether there were any."""
+        """Score the stores that the gate's jobs asked about (gitmem.writer.gate_requests), every
+        request present taken at once, so none waits out its pickup time behind another; whether
+        there were any."""
         from gitmem.base import faillog
+        from gitmem.writer import gate_requests
 
-        folder = _machine(GATE_DIR)
-        try:
-            names = [n for n in os.listdir(folder) if n.endswith(".json")]
-        except OSError:
-            return False  # no request was ever made
-        if not names:
+        if not gate_requests.pending():
             return False
         try:
-            with files.FileLock(os.path.join(folder, GATE_SERVING)):  # the jobs' sign that this writer lives
-                taken = []
-                for name in sorted(names):
-                    base = os.path.join(folder, name[: -len(".json")])
-                    try:
-                        os.rename(base + ".json", base + ".taken")
-                        taken.append(base)
-                    except OSError:
-                        continue  # withdrawn
+            with gate_requests.serving() as taken:
                 for base in taken:
                     if self.stopping:  # set by the signal handler meanwhile
-                        break  # the jobs see the lock let go and score themselves
+                        break  # the jobs see the serving lock let go, and score themselves
                     self._score_store(base, lock)
-            _prune(folder)
         except Exception:
             faillog.record(None, "writer daemon: serving the gate's requests")
         return True
@@ -528,12 +450,13 @@ class _Writer:
     def _score_store(self, base: str, lock: files.FileLock) -> None:
         from gitmem.base import faillog
         from gitmem.base.paths import find_repo
-        from gitmem.judge import detector, store_gate
+        from gitmem.judge import detector, safety
         from gitmem.store import index
+        from gitmem.writer import gate_requests
 
         repo = None
         try:
-            request = _read(base + ".taken")
+            request = gate_requests.read(base)
             repo = find_repo(str(request["worktree"]))
             if (os.fspath(repo.git_dir), os.fspath(repo.common_dir)) != (request["git_dir"], request["common_dir"]):
                 raise ValueError(f"{request['worktree']} is another repository from here")
@@ -541,16 +464,14 @@ class _Writer:
                 raise ValueError("this writer's detector is not the installed one (started before an upgrade)")
             self.write(state="judging", job=f"the gate: {repo.worktree}")
             with lock:
-                store_gate.judge_entries(repo, index.stored(repo))  # its scores go into the store's cache
+                safety.cache_scores(repo, (e.to_dict() for e in index.stored(repo)))
             mine = self.served.get(_key(repo))
             if mine is not None:
                 self.write_repo(repo, gate_requests=int(mine.get("gate_requests", 0)) + 1)
             self.write(gate_requests=int(self.info.get("gate_requests", 0)) + 1)
         except Exception:
             faillog.record(repo.state if repo else None, "writer daemon: scoring a store for the gate")
-        if os.path.exists(base + ".taken"):  # the job still waits
-            fastjson.write_file(base + ".done", {})
-            _discard(base + ".taken")
+        gate_requests.answer(base)
 
     def judge_for(self, repo: RepoPaths) -> Any:
         key = _key(repo)
@@ -611,20 +532,6 @@ class _Writer:
             self.write_repo(repo, state="stopped", job=None)
         self.write(state="stopped", job=None)
         return 0
-
-
-def _prune(folder: str) -> None:
-    """Remove what jobs that died left in the gate's folder (older than any job may run)."""
-    from gitmem.judge.store_gate import JOB_LIMIT_S
-
-    cutoff = time.time() - JOB_LIMIT_S
-    for name in os.listdir(folder):
-        path = os.path.join(folder, name)
-        try:
-            if name != GATE_SERVING and os.stat(path).st_mtime < cutoff:
-                os.unlink(path)
-        except OSError:
-            pass
 
 
 def _configured_idle(repo: RepoPaths) -> float:
