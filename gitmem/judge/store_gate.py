@@ -109,7 +109,7 @@ def judge_entries(repo: RepoPaths, entries: Iterable[Entry]) -> StoreVerdicts:
 
 def judge_and_record(repo: RepoPaths) -> StoreVerdicts:
     """Judge every stored entry (pending changes included) and keep the verdicts; the caller holds
-    the gate's lock, or judges for the job that holds it (the machine's writer)."""
+    the gate's lock."""
     from gitmem.store import index
 
     verdicts = judge_entries(repo, index.stored(repo))
@@ -229,17 +229,17 @@ def judge_store(repo: RepoPaths, wait: bool = False, lock_fd: int | None = None,
     return verdicts
 
 
-def _scored_by_writer(repo: RepoPaths) -> bool:
+def _scored_by_writer(repo: RepoPaths) -> None:
     """Have the machine's writer, when one runs, score the stored entries into the score cache with
-    the model it holds; whether it did."""
+    the model it holds (what it did not score, the caller's judge_and_record scores)."""
     from gitmem.judge.detector import DetectorError, head
     from gitmem.writer import gate_requests
 
     try:
         digest = head().digest
     except DetectorError:
-        return False  # judge_and_record says why
-    return gate_requests.request_scores(repo, digest)
+        return  # judge_and_record says why
+    gate_requests.request_scores(repo, digest)
 
 
 def watchdog(repo: RepoPaths, seconds: float = JOB_LIMIT_S) -> None:
