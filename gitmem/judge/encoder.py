@@ -205,7 +205,7 @@ class Encoder:
         self.path = Path(path)
         self.lora = Path(lora) if lora else None
         try:
-            with _quiet_stderr():
+            with _quiet_stderr(), _without_amx_repacking():
                 self.llm = Llama(
                     model_path=str(self.path),
                     embedding=True,
@@ -396,6 +396,47 @@ def _stop_callback() -> Any | None:
         return name == STATES_NODE if ask else name != STATES_NODE
 
     return llama_cpp.ggml_backend_sched_eval_callback(stop_after_states)
+
+
+def _has_amx() -> bool:
+    """Whether this llama.cpp build runs matrix products on Intel AMX here (Sapphire Rapids and
+    later, built for the native CPU)."""
+    import llama_cpp
+
+    try:
+        info = llama_cpp.llama_print_system_info()
+    except (AttributeError, OSError):
+        return False
+    return b"AMX_INT8 = 1" in (info if isinstance(info, bytes) else str(info).encode())
+
+
+@contextlib.contextmanager
+def _without_amx_repacking() -> Iterator[None]:
+    """Load the model without llama.cpp's extra weight buffers where the CPU has AMX.
+
+    llama.cpp repacks Q4_K weights into an AMX buffer there, and its AMX matrix product
+    segfaults on the first forward pass of this model (ggml-org/llama.cpp#20824, open): the
+    process dies, no exception. Llama() offers no switch for it, so the model parameters it
+    starts from are given `use_extra_bufts = False` for the length of the load; the plain CPU
+    kernels compute the same states. Elsewhere nothing changes (repacking stays on)."""
+    import importlib
+
+    binding: Any = importlib.import_module("llama_cpp.llama_cpp")  # the module Llama() reads them from
+    defaults = binding.llama_model_default_params
+    if not _has_amx() or "use_extra_bufts" not in dict(getattr(defaults(), "_fields_", ())):
+        yield
+        return
+
+    def without_extra_buffers() -> Any:
+        params = defaults()
+        params.use_extra_bufts = False
+        return params
+
+    binding.llama_model_default_params = without_extra_buffers
+    try:
+        yield
+    finally:
+        binding.llama_model_default_params = defaults
 
 
 @contextlib.contextmanager
