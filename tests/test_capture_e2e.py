@@ -237,3 +237,17 @@ def _a_pulled_entry_is_judged_by_the_resident_writer(project, tmp_path, env, pid
     assert info["gate_requests"] == 1 and info["pid"] == pid  # scored by the writer, not by a model of the job's own
     assert info["rss_kib"] / 1024 - rss_mib < 64
     assert [p.name for p in Path(gate_requests.folder()).iterdir()] == [gate_requests.SERVING]
+
+    # `gitmem check` on a hand-edited store asks the same writer, and loads no model of its own
+    edited = "20260104-000000c3"
+    (project.path / ".gitmem" / "entries" / f"{edited}.yaml").write_text(entry_yaml(edited, OVERRIDE + " Now."))
+    measured = ("import resource, subprocess, sys; proc = subprocess.run(sys.argv[1:], capture_output=True, "
+                "text=True); print(proc.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); "
+                "print(proc.stdout)")
+    proc = subprocess.run([sys.executable, "-c", measured, sys.executable, "-m", "gitmem.cli", "check"],
+                          cwd=project.path, env=env, capture_output=True, text=True, timeout=300)
+    code, peak_kib = proc.stdout.split("\n")[0].split()
+    assert code == "1" and f"{edited}.yaml" in proc.stdout and f"{attack}.yaml" in proc.stdout, proc.stdout
+    info = daemon.status(paths)
+    assert info["gate_requests"] == 2 and info["pid"] == pid
+    assert int(peak_kib) / 1024 < 200, peak_kib  # the model alone is over 400 MiB resident

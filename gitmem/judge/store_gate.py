@@ -204,8 +204,8 @@ def judge_store(repo: RepoPaths, wait: bool = False, lock_fd: int | None = None,
     """Judge the worktree's store and record the verdicts, again while it changes. `wait`
     (`gitmem check`): for a running job to finish first, so neither writes older verdicts over the
     other's; else None when a job holds the lock (it judges what this one would). `lock_fd`: the
-    lock as judge_in_background took it. `by_writer` (the job): the machine's writer scores the
-    entries first with the model it holds, when one runs, so the job loads no second copy of it."""
+    lock as judge_in_background took it. `by_writer` (the job, `gitmem check`): the machine's writer
+    scores the entries first with the model it holds, when one runs, so no second copy is loaded."""
     from gitmem.base.files import FileLock
 
     path = repo.worktree_state / GATE_LOCK
