@@ -9,6 +9,7 @@ event (`python -m gitmem.hook.claude`) with the JSON on stdin.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -251,3 +252,60 @@ def _a_pulled_entry_is_judged_by_the_resident_writer(project, tmp_path, env, pid
     info = daemon.status(paths)
     assert info["gate_requests"] == 2 and info["pid"] == pid
     assert int(peak_kib) / 1024 < 200, peak_kib  # the model alone is over 400 MiB resident
+
+
+def test_a_writer_running_through_an_upgrade_hands_over_to_the_installed_one(tmp_path, monkeypatch):
+    """gitmem upgraded while the machine's writer is busy: it finishes what it judges, then the
+    installed writer takes its place (the same process, started again), and the next turn is
+    judged once, by the new one."""
+    from conftest import GitRepo
+
+    import gitmem
+    from gitmem.base.paths import find_repo
+    from gitmem.writer import daemon, machine
+
+    monkeypatch.delenv("GITMEM_TEST_JUDGE", raising=False)
+    env = subprocess_env(GITMEM_DAEMON_IDLE="60")
+    env.pop("GITMEM_NO_DAEMON")
+    folder = tmp_path / "billing"
+    folder.mkdir()
+    subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    project = GitRepo(folder).with_gitmem(PROJECT)
+    paths = find_repo(project.path)
+    installed = Path(gitmem.__file__).parent / "judge" / "data" / "bodies.json"  # a file of the judge's
+    before = installed.stat()
+
+    def turn(n: int, prompt: str) -> None:
+        session = f"e2e00000-0000-4000-8000-00000000001{n}"
+        t = Transcript(tmp_path / f"{session}.jsonl", session, project.path)
+        t.prompt(prompt)
+        t.say("Done.")
+        t.turn_end()
+        proc = run_hook(payload("Stop", session, tmp_path / f"{session}.jsonl", project.path), project.path, env=env)
+        assert proc.returncode == 0, proc.stderr
+
+    def wait(what: str, until) -> None:
+        deadline = time.monotonic() + 240
+        while not until():
+            assert time.monotonic() < deadline, what
+            time.sleep(0.2)
+
+    try:
+        turn(0, RULE_PROMPT)
+        wait("the first turn was not judged", lambda: daemon.read_status(paths).get("judged") == 1)
+        first = machine.writer_status()
+        os.utime(installed, ns=(before.st_atime_ns, before.st_mtime_ns + 10**9))  # as an upgrade rewrites it
+        wait("the writer did not hand over", lambda: machine.writer_status().get("started") != first["started"]
+             and machine.writer_status().get("state") == "idle")
+        second = machine.writer_status()
+        assert second["pid"] == first["pid"] and machine.is_running()
+        turn(1, "fyi: we're moving off axios, use the built-in fetch for every HTTP call from now on.")
+        wait("the second turn was not judged", lambda: daemon.read_status(paths).get("judged") == 1
+             and len(project.entries()) == 2)
+        assert machine.writer_status()["started"] == second["started"]  # judged by the new writer
+        bodies = sorted(e["body"] for e in project.entries().values())
+        assert any("floats" in b for b in bodies) and any("fetch" in b for b in bodies), bodies
+        assert project.git("log", "--format=%s").count("gitmem: record") == 2  # each turn committed once
+    finally:
+        os.utime(installed, ns=(before.st_atime_ns, before.st_mtime_ns))
+        daemon.stop(paths)

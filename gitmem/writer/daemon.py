@@ -13,7 +13,9 @@ means, so a crashed writer never looks alive — and writes its pid and state to
 `writer/daemon.json` and, for each repository it serves, that repository's own counts to
 `.git/gitmem/daemon.json`. It loads the model once, judges one turn at a time in priority order
 across repositories (across processes too: inference holds `writer/judge.lock`), keeps no
-per-session state in memory, and exits after `idle_timeout` seconds without work. It also
+per-session state in memory, and exits after `idle_timeout` seconds without work. When gitmem is
+upgraded under it (its package files change), it finishes the job at hand and puts the installed
+writer in its place (same process, new code and judge). It also
 scores stores for the gate's jobs (gitmem.writer.gate_requests: entries a pull brought in), so
 that they load no model of their own.
 
@@ -51,6 +53,8 @@ DEFAULT_IDLE_TIMEOUT = float(settings.default("writer.idle_timeout"))
 POLL_SECONDS = 0.25
 SPAWN_GRACE = 15.0       # a writer spawned this recently is still starting: do not spawn another
 ERROR_BACKOFF = 300.0    # after a writer failed to start, hooks wait this long before trying again
+UPGRADE_CHECK_S = 2.0    # how often the writer looks whether gitmem was upgraded under it
+RESTART = 75             # run()'s status when it was: main() starts the installed writer in its place
 
 
 # -- client side (stdlib only) ---------------------------------------------------------------------
@@ -114,15 +118,18 @@ def ensure_running(repo: RepoPaths) -> bool:
 def spawn(idle_timeout: float | None = None) -> int:
     """Start `python -m gitmem.writer.daemon serve` in its own session, stdio detached; returns its pid."""
     os.makedirs(machine_dir(), exist_ok=True)
-    args = [sys.executable, "-m", "gitmem.writer.daemon", "serve"]
-    if idle_timeout is not None:
-        args += ["--idle-timeout", str(idle_timeout)]
+    args = _command(idle_timeout)
     actions = [
         (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
         (os.POSIX_SPAWN_OPEN, 1, _machine(LOG_FILE), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644),
         (os.POSIX_SPAWN_DUP2, 1, 2),
     ]
     return os.posix_spawn(sys.executable, args, dict(os.environ), file_actions=actions, setsid=True)
+
+
+def _command(idle_timeout: float | None) -> list[str]:
+    args = [sys.executable, "-m", "gitmem.writer.daemon", "serve"]
+    return [*args, "--idle-timeout", str(idle_timeout)] if idle_timeout is not None else args
 
 
 def start(repo: RepoPaths, idle_timeout: float | None = None, wait: float = 10.0) -> dict[str, Any]:
@@ -368,6 +375,23 @@ def _key(repo: RepoPaths) -> str:
     return os.fspath(repo.common_dir)
 
 
+def installation_stamp() -> tuple[tuple[str, int, int], ...]:
+    """(path, size, mtime) of every file of the installed gitmem package, code and trained data:
+    an upgrade (or an edit of an editable install) changes it, and a writer started before then
+    would go on judging with the old judge for as long as it is kept busy."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    found = []
+    for folder, subfolders, names in os.walk(root):
+        subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
+        for name in sorted(names):
+            try:
+                info = os.stat(os.path.join(folder, name))
+            except OSError:
+                continue  # removed this instant by the upgrade: the next look sees the rest
+            found.append((os.path.join(folder, name), info.st_size, info.st_mtime_ns))
+    return tuple(found)
+
+
 class _Writer:
     """The resident loop: every registered repository's queue, one job at a time."""
 
@@ -383,6 +407,18 @@ class _Writer:
         self.served: dict[str, dict[str, Any]] = {}   # per repository: its counts and state
         self.paths: dict[str, RepoPaths] = {}
         self.judges: dict[str, Any] = {}
+        self.installed = installation_stamp()
+        self.seen = (self.installed, time.monotonic())  # the last look at the installation, and when
+
+    def upgraded(self) -> bool:
+        """Whether the installed gitmem differs from the one this writer started with, and has
+        stayed the same for one look (an upgrade still writing files is waited out)."""
+        last, when = self.seen
+        if time.monotonic() - when < UPGRADE_CHECK_S:
+            return False
+        now = installation_stamp()
+        self.seen = (now, time.monotonic())
+        return now != self.installed and now == last
 
     def write(self, **changes: Any) -> None:
         self.info.update(changes)
@@ -493,6 +529,9 @@ class _Writer:
         lock = judge_lock()
         last_work = time.monotonic()
         while not self.stopping:
+            if self.upgraded():
+                self.write(state="restarting: gitmem was upgraded", job=None)
+                return RESTART  # between jobs: none is half judged; main() execs the new writer
             self.refresh()
             if self.serve_score_requests(lock):
                 last_work = time.monotonic()
@@ -584,7 +623,11 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--repo", default=None, help="register this repository first")
     run.add_argument("--idle-timeout", type=float, default=None)
     args = parser.parse_args(argv)
-    return serve(find_repo(args.repo) if args.repo else None, args.idle_timeout)
+    code = serve(find_repo(args.repo) if args.repo else None, args.idle_timeout)
+    if code == RESTART:  # the writer's lock is let go: the installed writer takes it in this process
+        sys.stdout.flush()
+        os.execv(sys.executable, _command(args.idle_timeout))
+    return code
 
 
 if __name__ == "__main__":
