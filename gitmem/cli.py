@@ -227,8 +227,8 @@ def _gate_store(memory: Memory, rev: str | None) -> int:
     from gitmem.githooks.review import entries_at
     from gitmem.judge import store_gate
 
-    # recorded: delivery withholds what it objects to from now on; scored by the machine's writer
-    # when one runs, so a check loads no second copy of the model
+    # recorded: delivery withholds what it objects to from now on; the store is scored by the
+    # machine's writer when one runs (no second copy of the model; entries only at `rev` are not)
     verdicts = store_gate.judge_store(memory.repo, wait=True, by_writer=True) or store_gate.StoreVerdicts()
     entries = {(e.id, e.body) for e in memory.load().entries}
     failing = verdicts.failing

@@ -258,6 +258,8 @@ def test_a_writer_running_through_an_upgrade_hands_over_to_the_installed_one(tmp
     """gitmem upgraded while the machine's writer is busy: it finishes what it judges, then the
     installed writer takes its place (the same process, started again), and the next turn is
     judged once, by the new one."""
+    import shutil
+
     from conftest import GitRepo
 
     import gitmem
@@ -265,15 +267,19 @@ def test_a_writer_running_through_an_upgrade_hands_over_to_the_installed_one(tmp
     from gitmem.writer import daemon, machine
 
     monkeypatch.delenv("GITMEM_TEST_JUDGE", raising=False)
+    # gitmem as installed for this test alone (the hooks and the writer import it first), so that
+    # upgrading it touches no other writer on the machine and no file of the checkout
+    site = tmp_path / "site"
+    shutil.copytree(Path(gitmem.__file__).parent, site / "gitmem", ignore=shutil.ignore_patterns("__pycache__"))
     env = subprocess_env(GITMEM_DAEMON_IDLE="60")
+    env["PYTHONPATH"] = os.pathsep.join([str(site), env["PYTHONPATH"]])
     env.pop("GITMEM_NO_DAEMON")
     folder = tmp_path / "billing"
     folder.mkdir()
     subprocess.run(["git", "init", "-q", str(folder)], check=True)
     project = GitRepo(folder).with_gitmem(PROJECT)
     paths = find_repo(project.path)
-    installed = Path(gitmem.__file__).parent / "judge" / "data" / "bodies.json"  # a file of the judge's
-    before = installed.stat()
+    installed = site / "gitmem" / "judge" / "data" / "bodies.json"  # a file of the judge's
 
     def turn(n: int, prompt: str) -> None:
         session = f"e2e00000-0000-4000-8000-00000000001{n}"
@@ -294,9 +300,16 @@ def test_a_writer_running_through_an_upgrade_hands_over_to_the_installed_one(tmp
         turn(0, RULE_PROMPT)
         wait("the first turn was not judged", lambda: daemon.read_status(paths).get("judged") == 1)
         first = machine.writer_status()
-        os.utime(installed, ns=(before.st_atime_ns, before.st_mtime_ns + 10**9))  # as an upgrade rewrites it
-        wait("the writer did not hand over", lambda: machine.writer_status().get("started") != first["started"]
-             and machine.writer_status().get("state") == "idle")
+        installed.write_text(installed.read_text())  # as an upgrade rewrites it
+        gaps = []  # moments when no writer held the machine's lock (a hook would start a second one)
+
+        def handed_over() -> bool:
+            gaps.extend([] if machine.is_running() else [time.monotonic()])
+            info = machine.writer_status()
+            return info.get("started") != first["started"] and info.get("state") == "idle"
+
+        wait("the writer did not hand over", handed_over)
+        assert gaps == []  # the lock went with it across exec
         second = machine.writer_status()
         assert second["pid"] == first["pid"] and machine.is_running()
         turn(1, "fyi: we're moving off axios, use the built-in fetch for every HTTP call from now on.")
@@ -307,5 +320,4 @@ def test_a_writer_running_through_an_upgrade_hands_over_to_the_installed_one(tmp
         assert any("floats" in b for b in bodies) and any("fetch" in b for b in bodies), bodies
         assert project.git("log", "--format=%s").count("gitmem: record") == 2  # each turn committed once
     finally:
-        os.utime(installed, ns=(before.st_atime_ns, before.st_mtime_ns))
         daemon.stop(paths)

@@ -415,10 +415,11 @@ def _without_amx_repacking() -> Iterator[None]:
     """Load the model without llama.cpp's extra weight buffers where the CPU has AMX.
 
     llama.cpp repacks Q4_K weights into an AMX buffer there, and its AMX matrix product
-    segfaults on the first forward pass of this model (ggml-org/llama.cpp#20824, open): the
+    segfaults on the first forward pass of this model (ggml-org/llama.cpp#20824, unfixed): the
     process dies, no exception. Llama() offers no switch for it, so the model parameters it
     starts from are given `use_extra_bufts = False` for the length of the load; the plain CPU
-    kernels compute the same states. Elsewhere nothing changes (repacking stays on)."""
+    kernels (no repacked weights either: slower) compute equivalent states.
+    Elsewhere nothing changes (repacking stays on)."""
     import importlib
 
     binding: Any = importlib.import_module("llama_cpp.llama_cpp")  # the module Llama() reads them from

@@ -55,6 +55,7 @@ SPAWN_GRACE = 15.0       # a writer spawned this recently is still starting: do 
 ERROR_BACKOFF = 300.0    # after a writer failed to start, hooks wait this long before trying again
 UPGRADE_CHECK_S = 2.0    # how often the writer looks whether gitmem was upgraded under it
 RESTART = 75             # run()'s status when it was: main() starts the installed writer in its place
+INSTALLED_SUFFIXES = (".py", ".json", ".jsonl", ".npz", ".gguf", ".scm", ".sh")  # the package's own files
 
 
 # -- client side (stdlib only) ---------------------------------------------------------------------
@@ -128,7 +129,9 @@ def spawn(idle_timeout: float | None = None) -> int:
 
 
 def _command(idle_timeout: float | None) -> list[str]:
-    args = [sys.executable, "-m", "gitmem.writer.daemon", "serve"]
+    # -P: not the current directory first on sys.path (the worktree of the hook that spawned the
+    # writer, which may hold a gitmem/ folder of its own: a checkout of gitmem)
+    args = [sys.executable, "-P", "-m", "gitmem.writer.daemon", "serve"]
     return [*args, "--idle-timeout", str(idle_timeout)] if idle_timeout is not None else args
 
 
@@ -382,8 +385,10 @@ def installation_stamp() -> tuple[tuple[str, int, int], ...]:
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     found = []
     for folder, subfolders, names in os.walk(root):
-        subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
+        subfolders[:] = sorted(d for d in subfolders if d != "__pycache__" and not d.startswith("."))
         for name in sorted(names):
+            if name.startswith(".") or not name.endswith(INSTALLED_SUFFIXES):
+                continue  # an editor's swap or backup file beside the code is no upgrade
             try:
                 info = os.stat(os.path.join(folder, name))
             except OSError:
@@ -531,7 +536,8 @@ class _Writer:
         while not self.stopping:
             if self.upgraded():
                 self.write(state="restarting: gitmem was upgraded", job=None)
-                return RESTART  # between jobs: none is half judged; main() execs the new writer
+                # between jobs: none is half judged; main() execs the new writer (unless told to stop)
+                return 0 if self.stopping else RESTART
             self.refresh()
             if self.serve_score_requests(lock):
                 last_work = time.monotonic()
@@ -585,31 +591,69 @@ def _configured_idle(repo: RepoPaths) -> float:
     return DEFAULT_IDLE_TIMEOUT
 
 
-def serve(repo: RepoPaths | None = None, idle_timeout: float | None = None) -> int:
+def serve(repo: RepoPaths | None = None, idle_timeout: float | None = None, lock_fd: int | None = None) -> int:
     """Run the machine's writer in this process until idle or stopped (registering `repo` first);
-    0 at once if one already runs."""
+    0 at once if one already runs. `lock_fd`: the writer's lock, still held, as the writer this
+    process was before an upgrade handed it over across exec (so no other writer starts between).
+
+    Returns RESTART, with the lock still held, when gitmem was upgraded: main() execs the installed
+    writer in this process and hands the lock to it."""
     if repo is not None:
         register(repo)
     os.makedirs(machine_dir(), exist_ok=True)
-    fd = os.open(_machine(LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o644)
-    for _ in range(40):  # a hook probing the lock holds it for microseconds
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            break
-        except OSError:
-            time.sleep(0.05)
-    else:
-        os.close(fd)
-        return 0
+    fd = lock_fd
+    if fd is None:
+        fd = os.open(_machine(LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o644)
+        for _ in range(40):  # a hook probing the lock holds it for microseconds
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                time.sleep(0.05)
+        else:
+            os.close(fd)
+            return 0
+    os.set_inheritable(fd, False)  # what the writer starts (git, the gate's jobs) must not hold it
+    code = 1
     try:
         try:
             os.unlink(_machine(SPAWN_STAMP))
         except FileNotFoundError:
             pass
-        return _Writer(idle_timeout).run()
+        code = _Writer(idle_timeout).run()
+        return code
     finally:
+        if code == RESTART:
+            _handed_over[0] = fd
+        else:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+
+_handed_over: list[int | None] = [None]  # the lock serve() kept for the writer that replaces it
+
+
+def _restart(idle_timeout: float | None) -> int:
+    """Exec the installed writer in this process, handing it the writer's lock (still held) and
+    nothing else; if that fails, let go of the lock and say why (the next hook starts a writer)."""
+    from gitmem.base import faillog
+
+    fd = _handed_over[0]
+    assert fd is not None
+    try:
+        os.closerange(3, fd)  # descriptors the hook that spawned this writer left open
+        os.closerange(fd + 1, os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 1024)
+        os.set_inheritable(fd, True)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.execv(sys.executable, [*_command(idle_timeout), "--lock-fd", str(fd)])
+    except OSError:
+        faillog.record(None, "writer daemon: starting the upgraded writer")
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
+        fastjson.write_file(_machine(STATUS_FILE), {**_read(_machine(STATUS_FILE)), "state": "stopped", "job": None,
+                                                    "note": "gitmem was upgraded; the next turn starts its writer"})
+    return 1
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -622,12 +666,10 @@ def main(argv: list[str] | None = None) -> int:
     run = sub.add_parser("serve", help="run the machine's writer in the foreground")
     run.add_argument("--repo", default=None, help="register this repository first")
     run.add_argument("--idle-timeout", type=float, default=None)
+    run.add_argument("--lock-fd", type=int, default=None, help=argparse.SUPPRESS)  # across an upgrade's exec
     args = parser.parse_args(argv)
-    code = serve(find_repo(args.repo) if args.repo else None, args.idle_timeout)
-    if code == RESTART:  # the writer's lock is let go: the installed writer takes it in this process
-        sys.stdout.flush()
-        os.execv(sys.executable, _command(args.idle_timeout))
-    return code
+    code = serve(find_repo(args.repo) if args.repo else None, args.idle_timeout, args.lock_fd)
+    return _restart(args.idle_timeout) if code == RESTART else code
 
 
 if __name__ == "__main__":
