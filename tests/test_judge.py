@@ -443,3 +443,18 @@ def test_the_pass_ends_at_the_states_and_returns_what_the_full_pass_does(model_p
         assert ranges == expected_ranges
         assert states.shape == expected.shape and np.allclose(states, expected, atol=1e-4)
     assert len(skipping.tokens(text)[0]) > N_BATCH  # the long text spans several decode calls
+
+
+def test_the_model_loads_without_amx_weight_buffers_only_where_the_cpu_has_amx():
+    """llama.cpp's AMX matrix product segfaults on this model: where this build would use it, the
+    model's load is told to use no extra weight buffers; elsewhere, and after the load, nothing
+    changes."""
+    import llama_cpp.llama_cpp as binding
+
+    from gitmem.judge import encoder
+
+    untouched = binding.llama_model_default_params
+    assert untouched().use_extra_bufts  # llama.cpp's default
+    with encoder._without_amx_repacking():
+        assert binding.llama_model_default_params().use_extra_bufts is not encoder._has_amx()
+    assert binding.llama_model_default_params is untouched
