@@ -254,7 +254,8 @@ def _a_pulled_entry_is_judged_by_the_resident_writer(project, tmp_path, env, pid
     assert int(peak_kib) / 1024 < 200, peak_kib  # the model alone is over 400 MiB resident
 
 
-def test_a_writer_running_through_an_upgrade_hands_over_to_the_installed_one(tmp_path, monkeypatch):
+@pytest.mark.parametrize("upgrade", ["a file of the package rewritten", "the installation record rewritten"])
+def test_a_writer_running_through_an_upgrade_hands_over_to_the_installed_one(tmp_path, monkeypatch, upgrade):
     """gitmem upgraded while the machine's writer is busy: it finishes what it judges, then the
     installed writer takes its place (the same process, started again), and the next turn is
     judged once, by the new one."""
@@ -280,6 +281,9 @@ def test_a_writer_running_through_an_upgrade_hands_over_to_the_installed_one(tmp
     project = GitRepo(folder).with_gitmem(PROJECT)
     paths = find_repo(project.path)
     installed = site / "gitmem" / "judge" / "data" / "bodies.json"  # a file of the judge's
+    record = site / "gitmem-0.1.0.dist-info" / "RECORD"  # what pip writes beside the package it installs
+    record.parent.mkdir()
+    record.write_text("gitmem/__init__.py,,\n")
 
     def turn(n: int, prompt: str) -> None:
         session = f"e2e00000-0000-4000-8000-00000000001{n}"
@@ -300,7 +304,10 @@ def test_a_writer_running_through_an_upgrade_hands_over_to_the_installed_one(tmp
         turn(0, RULE_PROMPT)
         wait("the first turn was not judged", lambda: daemon.read_status(paths).get("judged") == 1)
         first = machine.writer_status()
-        installed.write_text(installed.read_text())  # as an upgrade rewrites it
+        if upgrade == "a file of the package rewritten":
+            installed.write_text(installed.read_text())
+        else:  # the package moved (an editable install replaced, say): the files the writer runs stay
+            record.write_text("gitmem/__init__.py,,\ngitmem/cli.py,,\n")
         gaps = []  # moments when no writer held the machine's lock (a hook would start a second one)
 
         def handed_over() -> bool:

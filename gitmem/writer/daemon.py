@@ -379,11 +379,23 @@ def _key(repo: RepoPaths) -> str:
 
 
 def installation_stamp() -> tuple[tuple[str, int, int], ...]:
-    """(path, size, mtime) of every file of the installed gitmem package, code and trained data:
-    an upgrade (or an edit of an editable install) changes it, and a writer started before then
-    would go on judging with the old judge for as long as it is kept busy."""
+    """(path, size, mtime) of every file of the installed gitmem package, code and trained data,
+    and of the installation records on the import path (`gitmem-*.dist-info/RECORD`, which pip
+    rewrites also when an install moves the package, editable or not): an upgrade changes it, and
+    a writer started before then would go on judging with the old judge while it is kept busy."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     found = []
+    for entry in sys.path:
+        try:
+            records = [n for n in os.listdir(entry) if n.startswith("gitmem-") and n.endswith(".dist-info")]
+        except OSError:
+            continue  # not a folder (a zip, or gone)
+        for name in sorted(records):
+            try:
+                info = os.stat(os.path.join(entry, name, "RECORD"))
+            except OSError:
+                continue
+            found.append((os.path.join(entry, name), info.st_size, info.st_mtime_ns))
     for folder, subfolders, names in os.walk(root):
         subfolders[:] = sorted(d for d in subfolders if d != "__pycache__" and not d.startswith("."))
         for name in sorted(names):
