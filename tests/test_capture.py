@@ -25,6 +25,7 @@ from test_capture_helpers import (
     payload,
     run_hook,
     subprocess_env,
+    wait_until,
 )
 
 from gitmem.base.paths import find_repo
@@ -381,13 +382,6 @@ def test_events_from_the_real_dispatcher_reach_the_queue(project, paths, tmp_pat
 
 # -- the daemon ------------------------------------------------------------------------------------
 
-def _wait(predicate, timeout: float = 60.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
-
-
 def test_daemon_start_status_stop(project, paths, tmp_path, monkeypatch):
     env = subprocess_env()
     env.pop("GITMEM_NO_DAEMON")
@@ -407,9 +401,9 @@ def test_daemon_start_status_stop(project, paths, tmp_path, monkeypatch):
         t.prompt("Never use print() for logging.")
         t.say("OK.")
         _hook(paths, payload("Stop", SESSION, tp, project.path))
-        _wait(lambda: len(project.entries()) == 1, what="the daemon to record the entry")
+        wait_until(lambda: len(project.entries()) == 1, what="the daemon to record the entry")
         # The entry's commit lands a moment before the daemon counts the job in its status file.
-        _wait(lambda: daemon.read_status(paths).get("state") != "judging", what="the daemon to finish the job")
+        wait_until(lambda: daemon.read_status(paths).get("state") != "judging", what="the daemon to finish the job")
         info = json.loads(cli("daemon", "status", "--json").stdout)
         assert info["running"] and info["recorded"] == 1 and info["judged"] == 1
         assert info["rss_kib"] > 0 and info["pid"] > 0
@@ -432,8 +426,8 @@ def test_the_hook_starts_the_daemon_which_exits_when_idle(project, paths, tmp_pa
     started = time.monotonic()
     _hook(paths, payload("Stop", SESSION, tp, project.path))
     assert time.monotonic() - started < 0.5  # spawning is fire-and-forget
-    _wait(lambda: len(project.entries()) == 1, what="the hook-started daemon to record the entry")
-    _wait(lambda: not daemon.is_running(paths), timeout=30, what="the daemon's idle exit")
+    wait_until(lambda: len(project.entries()) == 1, what="the hook-started daemon to record the entry")
+    wait_until(lambda: not daemon.is_running(paths), timeout=30, what="the daemon's idle exit")
     assert daemon.read_status(paths)["state"] == "stopped"
 
 
@@ -441,7 +435,7 @@ def test_a_second_daemon_does_not_start_while_one_runs(project, paths):
     env = subprocess_env(GITMEM_DAEMON_IDLE="30")
     first = subprocess.Popen([sys.executable, "-m", "gitmem.writer.daemon", "serve", "--repo", str(project.path)], env=env)
     try:
-        _wait(lambda: daemon.is_running(paths), what="the first daemon")
+        wait_until(lambda: daemon.is_running(paths), what="the first daemon")
         second = subprocess.run([sys.executable, "-m", "gitmem.writer.daemon", "serve", "--repo", str(project.path)],
                                 env=env, timeout=60)
         assert second.returncode == 0 and first.poll() is None

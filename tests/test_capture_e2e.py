@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_capture_helpers import Transcript, edit_payload, payload, run_hook, subprocess_env
+from test_capture_helpers import Transcript, edit_payload, payload, run_hook, subprocess_env, wait_until
 
 from gitmem.demo import PROJECT
 
@@ -294,15 +294,9 @@ def test_a_writer_running_through_an_upgrade_hands_over_to_the_installed_one(tmp
         proc = run_hook(payload("Stop", session, tmp_path / f"{session}.jsonl", project.path), project.path, env=env)
         assert proc.returncode == 0, proc.stderr
 
-    def wait(what: str, until) -> None:
-        deadline = time.monotonic() + 240
-        while not until():
-            assert time.monotonic() < deadline, what
-            time.sleep(0.2)
-
     try:
         turn(0, RULE_PROMPT)
-        wait("the first turn was not judged", lambda: daemon.read_status(paths).get("judged") == 1)
+        wait_until(lambda: daemon.read_status(paths).get("judged") == 1, 240, "the first turn to be judged")
         first = machine.writer_status()
         if upgrade == "a file of the package rewritten":
             installed.write_text(installed.read_text())
@@ -315,13 +309,13 @@ def test_a_writer_running_through_an_upgrade_hands_over_to_the_installed_one(tmp
             info = machine.writer_status()
             return info.get("started") != first["started"] and info.get("state") == "idle"
 
-        wait("the writer did not hand over", handed_over)
+        wait_until(handed_over, 240, "the writer to hand over")
         assert gaps == []  # the lock went with it across exec
         second = machine.writer_status()
         assert second["pid"] == first["pid"] and machine.is_running()
         turn(1, "fyi: we're moving off axios, use the built-in fetch for every HTTP call from now on.")
-        wait("the second turn was not judged", lambda: daemon.read_status(paths).get("judged") == 1
-             and len(project.entries()) == 2)
+        wait_until(lambda: daemon.read_status(paths).get("judged") == 1 and len(project.entries()) == 2, 240,
+                   "the second turn to be judged")
         assert machine.writer_status()["started"] == second["started"]  # judged by the new writer
         bodies = sorted(e["body"] for e in project.entries().values())
         assert any("floats" in b for b in bodies) and any("fetch" in b for b in bodies), bodies

@@ -201,6 +201,13 @@ def run_hook(data: dict[str, Any] | str, cwd: Path, env: dict[str, str] | None =
                           env=env if env is not None else os.environ.copy(), timeout=60)
 
 
+def wait_until(predicate: Any, timeout: float = 60.0, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
 def subprocess_env(**extra: str) -> dict[str, str]:
     env = os.environ.copy()
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(TESTS), env.get("PYTHONPATH", "")]))

@@ -424,7 +424,7 @@ def _without_amx_repacking() -> Iterator[None]:
 
     binding: Any = importlib.import_module("llama_cpp.llama_cpp")  # the module Llama() reads them from
     defaults = binding.llama_model_default_params
-    if not _has_amx() or "use_extra_bufts" not in dict(getattr(defaults(), "_fields_", ())):
+    if not _has_amx() or not hasattr(defaults(), "use_extra_bufts"):
         yield
         return
 

@@ -54,7 +54,7 @@ POLL_SECONDS = 0.25
 SPAWN_GRACE = 15.0       # a writer spawned this recently is still starting: do not spawn another
 ERROR_BACKOFF = 300.0    # after a writer failed to start, hooks wait this long before trying again
 UPGRADE_CHECK_S = 2.0    # how often the writer looks whether gitmem was upgraded under it
-RESTART = 75             # run()'s status when it was: main() starts the installed writer in its place
+RESTART = 75             # run()'s status when it was: serve() execs the installed writer in its place
 INSTALLED_SUFFIXES = (".py", ".json", ".jsonl", ".npz", ".gguf", ".scm", ".sh")  # the package's own files
 
 
@@ -384,28 +384,26 @@ def installation_stamp() -> tuple[tuple[str, int, int], ...]:
     rewrites also when an install moves the package, editable or not): an upgrade changes it, and
     a writer started before then would go on judging with the old judge while it is kept busy."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    found = []
+    paths = []
     for entry in sys.path:
         try:
-            records = [n for n in os.listdir(entry) if n.startswith("gitmem-") and n.endswith(".dist-info")]
+            names = os.listdir(entry)
         except OSError:
             continue  # not a folder (a zip, or gone)
-        for name in sorted(records):
-            try:
-                info = os.stat(os.path.join(entry, name, "RECORD"))
-            except OSError:
-                continue
-            found.append((os.path.join(entry, name), info.st_size, info.st_mtime_ns))
+        paths += [os.path.join(entry, n, "RECORD") for n in sorted(names)
+                  if n.startswith("gitmem-") and n.endswith(".dist-info")]
     for folder, subfolders, names in os.walk(root):
         subfolders[:] = sorted(d for d in subfolders if d != "__pycache__" and not d.startswith("."))
-        for name in sorted(names):
-            if name.startswith(".") or not name.endswith(INSTALLED_SUFFIXES):
-                continue  # an editor's swap or backup file beside the code is no upgrade
-            try:
-                info = os.stat(os.path.join(folder, name))
-            except OSError:
-                continue  # removed this instant by the upgrade: the next look sees the rest
-            found.append((os.path.join(folder, name), info.st_size, info.st_mtime_ns))
+        # an editor's swap or backup file beside the code is no upgrade
+        paths += [os.path.join(folder, n) for n in sorted(names)
+                  if not n.startswith(".") and n.endswith(INSTALLED_SUFFIXES)]
+    found = []
+    for path in paths:
+        try:
+            info = os.stat(path)
+        except OSError:
+            continue  # removed this instant by the upgrade: the next look sees the rest
+        found.append((path, info.st_size, info.st_mtime_ns))
     return tuple(found)
 
 
@@ -548,7 +546,7 @@ class _Writer:
         while not self.stopping:
             if self.upgraded():
                 self.write(state="restarting: gitmem was upgraded", job=None)
-                # between jobs: none is half judged; main() execs the new writer (unless told to stop)
+                # between jobs: none is half judged; serve() execs the new writer (unless told to stop)
                 return 0 if self.stopping else RESTART
             self.refresh()
             if self.serve_score_requests(lock):
@@ -605,11 +603,9 @@ def _configured_idle(repo: RepoPaths) -> float:
 
 def serve(repo: RepoPaths | None = None, idle_timeout: float | None = None, lock_fd: int | None = None) -> int:
     """Run the machine's writer in this process until idle or stopped (registering `repo` first);
-    0 at once if one already runs. `lock_fd`: the writer's lock, still held, as the writer this
-    process was before an upgrade handed it over across exec (so no other writer starts between).
-
-    Returns RESTART, with the lock still held, when gitmem was upgraded: main() execs the installed
-    writer in this process and hands the lock to it."""
+    0 at once if one already runs. When gitmem was upgraded meanwhile, the installed writer takes
+    this process's place (exec), handed the writer's lock as `lock_fd`, still held, so no other
+    writer starts between the two."""
     if repo is not None:
         register(repo)
     os.makedirs(machine_dir(), exist_ok=True)
@@ -633,39 +629,30 @@ def serve(repo: RepoPaths | None = None, idle_timeout: float | None = None, lock
         except FileNotFoundError:
             pass
         code = _Writer(idle_timeout).run()
+        if code == RESTART:
+            _exec_installed(fd, idle_timeout)  # returns only when the exec failed
+            code = 1
         return code
     finally:
-        if code == RESTART:
-            _handed_over[0] = fd
-        else:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
 
 
-_handed_over: list[int | None] = [None]  # the lock serve() kept for the writer that replaces it
-
-
-def _restart(idle_timeout: float | None) -> int:
-    """Exec the installed writer in this process, handing it the writer's lock (still held) and
-    nothing else; if that fails, let go of the lock and say why (the next hook starts a writer)."""
+def _exec_installed(fd: int, idle_timeout: float | None) -> None:
+    """Exec the installed writer in this process, handing it the writer's lock `fd` (still held)
+    and no other descriptor; when that fails, say why (the caller lets go of the lock, and the
+    next hook starts a writer)."""
     from gitmem.base import faillog
 
-    fd = _handed_over[0]
-    assert fd is not None
     try:
         os.closerange(3, fd)  # descriptors the hook that spawned this writer left open
-        os.closerange(fd + 1, os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 1024)
+        os.closerange(fd + 1, os.sysconf("SC_OPEN_MAX"))
         os.set_inheritable(fd, True)
         sys.stdout.flush()
         sys.stderr.flush()
         os.execv(sys.executable, [*_command(idle_timeout), "--lock-fd", str(fd)])
     except OSError:
         faillog.record(None, "writer daemon: starting the upgraded writer")
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
-        fastjson.write_file(_machine(STATUS_FILE), {**_read(_machine(STATUS_FILE)), "state": "stopped", "job": None,
-                                                    "note": "gitmem was upgraded; the next turn starts its writer"})
-    return 1
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -680,8 +667,7 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--idle-timeout", type=float, default=None)
     run.add_argument("--lock-fd", type=int, default=None, help=argparse.SUPPRESS)  # across an upgrade's exec
     args = parser.parse_args(argv)
-    code = serve(find_repo(args.repo) if args.repo else None, args.idle_timeout, args.lock_fd)
-    return _restart(args.idle_timeout) if code == RESTART else code
+    return serve(find_repo(args.repo) if args.repo else None, args.idle_timeout, args.lock_fd)
 
 
 if __name__ == "__main__":
