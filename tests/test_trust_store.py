@@ -452,7 +452,7 @@ def test_the_job_scores_itself_when_the_writer_does_not_take_its_request_or_dies
         attack = "20260103-000000a1"
         gm.write(f".gitmem/entries/{attack}.yaml", entry_yaml(attack, OVERRIDE))
         monkeypatch.setattr(gate_requests, "PICKUP_S", 0.5)
-        verdicts = store_gate.judge_store(paths, by_writer=True)
+        verdicts = store_gate.judge_store(paths)
     assert verdicts is not None and verdicts.complete
     assert [key.split(":")[0] for key in verdicts.flagged] == [attack]
     assert left() == []

@@ -199,13 +199,12 @@ def judge_in_background(repo: RepoPaths, retry: bool = False) -> bool:
     return True
 
 
-def judge_store(repo: RepoPaths, wait: bool = False, lock_fd: int | None = None,
-                by_writer: bool = False) -> StoreVerdicts | None:
-    """Judge the worktree's store and record the verdicts, again while it changes. `wait`
-    (`gitmem check`): for a running job to finish first, so neither writes older verdicts over the
-    other's; else None when a job holds the lock (it judges what this one would). `lock_fd`: the
-    lock as judge_in_background took it. `by_writer` (the job, `gitmem check`): the machine's writer
-    scores the entries first with the model it holds, when one runs, so no second copy is loaded."""
+def judge_store(repo: RepoPaths, wait: bool = False, lock_fd: int | None = None) -> StoreVerdicts | None:
+    """Judge the worktree's store and record the verdicts, again while it changes; the machine's
+    writer, when one runs, scores the entries first with the model it holds, so no second copy is
+    loaded. `wait` (`gitmem check`): for a running job to finish first, so neither writes older
+    verdicts over the other's; else None when a job holds the lock (it judges what this one would).
+    `lock_fd`: the lock as judge_in_background took it."""
     from gitmem.base.files import FileLock
 
     path = repo.worktree_state / GATE_LOCK
@@ -218,8 +217,7 @@ def judge_store(repo: RepoPaths, wait: bool = False, lock_fd: int | None = None,
         except BlockingIOError:
             return verdicts
         try:
-            if by_writer:
-                _scored_by_writer(repo)
+            _scored_by_writer(repo)
             verdicts = judge_and_record(repo)  # what the writer scored is cached: no model for it
         finally:
             lock.__exit__()
@@ -277,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         repo = find_repo(where)
         watchdog(repo)
-        judge_store(repo, lock_fd=lock_fd, by_writer=True)
+        judge_store(repo, lock_fd=lock_fd)
     except Exception:
         faillog.record(repo.state if repo else None, "the store's gate job")
         if repo is not None:
