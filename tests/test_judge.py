@@ -15,7 +15,7 @@ import pytest
 
 from gitmem.base.paths import RepoPaths, find_repo
 from gitmem.judge import validate
-from gitmem.judge.spans import all_spans, candidate_spans, is_promotion, model_text, turn_text
+from gitmem.judge.spans import all_spans, candidate_spans, is_promotion, model_text
 from gitmem.judge.turn_judge import Judge
 from gitmem.judge.types import Candidate, Packet
 from gitmem.store.entry import Entry
@@ -116,30 +116,6 @@ def test_model_text_keeps_span_offsets():
     joined, where = model_text(text, spans)
     assert [joined[a:b] for a, b in where] == [s.text for s in spans]
     assert "code" not in joined
-
-
-def test_turn_text_puts_the_start_of_the_reply_after_the_message():
-    text = "Fix it.\n```\ncode\n```\nAnd from now on we use ruff."
-    spans = candidate_spans(text)
-    joined, where = model_text(text, spans)
-    with_reply, where_too, message_end, reply_at = turn_text(text, spans, "  You're right, ruff it is.\n")
-    assert with_reply.startswith(joined) and where_too == where and message_end == len(joined)
-    assert reply_at is not None and with_reply[reply_at[0] : reply_at[1]] == "You're right, ruff it is."
-    assert turn_text(text, spans, " \n") == (joined, where, len(joined), None)  # no reply: the message alone
-
-
-def test_turn_features_pool_the_message_and_the_reply_apart():
-    import numpy as np
-
-    from gitmem.judge.head import turn_features
-
-    states = np.arange(12, dtype=np.float32).reshape(6, 2)  # BOS and five tokens
-    ranges = [(0, 0), (0, 3), (3, 6), (6, 10), (10, 14), (14, 18)]  # the separator is token 3
-    x = turn_features(states, ranges, [(0, 3)], message_end=6, reply_at=(10, 18))
-    np.testing.assert_allclose(x, [[*states[1], *states[1:3].mean(axis=0), *states[4:6].mean(axis=0)]])
-    alone = turn_features(states[:3], ranges[:3], [(0, 3), (3, 6)], message_end=6, reply_at=None)
-    np.testing.assert_allclose(alone[:, 4:], 0.0)  # no reply: zeros where its mean goes
-    np.testing.assert_allclose(alone[:, 2:4], [states[1:3].mean(axis=0)] * 2)
 
 
 def test_promotion_words():
@@ -442,23 +418,6 @@ def test_the_judge_checks_its_heads_were_trained_for_the_model_in_use(repo, load
     with pytest.raises(HeadError, match="not the adapter its heads were trained with"):
         Judge(repo.__class__(repo.worktree / "nowhere", repo.git_dir, repo.common_dir),
               tuned_head=copy / "writer-head.npz").load()
-
-
-def test_the_tuned_judge_reads_the_agents_reply_as_its_heads_were_trained(judge):
-    from gitmem.judge.head import TunedHead
-
-    tuned = TunedHead.load()
-    if tuned is None or not tuned.reply_chars:
-        pytest.skip("the shipped heads read the message alone")
-    user = "Don't add new dependencies without asking me."
-
-    def score(reply: str) -> float:
-        packet = Packet(session_id="s", turn=1, user=user, assistant=reply, files_modified=())
-        return judge.score_spans(packet)[0][1]
-
-    heard = score("Understood. From now on I'll ask before adding any dependency.")
-    assert heard != score("Done: the parser now handles empty files.")
-    assert heard == score("Understood. From now on I'll ask before adding any dependency." + " x" * 400)  # cut
 
 
 # -- the encoder's pass ------------------------------------------------------------------------

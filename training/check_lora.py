@@ -43,7 +43,6 @@ from lora_common import (  # noqa: E402
     Example,
     RuntimeTokenizer,
     base_model_path,
-    context_matrix,
     features_numpy,
     features_torch,
     forward_states,
@@ -57,7 +56,7 @@ from lora_common import (  # noqa: E402
 from train import load_corpus  # noqa: E402
 
 from gitmem.judge.encoder import Encoder  # noqa: E402
-from gitmem.judge.spans import candidate_spans, is_promotion, turn_text  # noqa: E402
+from gitmem.judge.spans import candidate_spans, is_promotion, model_text  # noqa: E402
 
 
 def llama_encoder(model_path: Path, lora: Path | None) -> Encoder:
@@ -149,7 +148,7 @@ def main() -> int:
         spans = [s for s in candidate_spans(user) if not is_promotion(s.text)]
         if not spans:
             continue
-        text, where, message_end, reply_at = turn_text(user, spans, "")
+        text, where = model_text(user, spans)
         ids, ranges = tok.tokens(text)
         t = time.time()
         l_lora, l_ranges = enc_lora.encode(text)
@@ -157,7 +156,6 @@ def main() -> int:
         t_llama = time.time() - t
         assert list(l_ranges) == list(ranges), "runtime tokenizer and training tokenizer disagree"
         ex = Example(f"check:{i}", windows(ids, tok.bos), len(ids), pool_matrix(len(ids), ranges, where),
-                     context_matrix(len(ids), ranges, message_end, reply_at, int(_meta.get("reply_chars", 0))),
                      np.zeros(len(spans), np.float32), np.full(len(spans), -1), "check")
         t = time.time()
         with torch.no_grad():
@@ -173,7 +171,7 @@ def main() -> int:
             p_torch = torch.sigmoid(features_torch(t_lora, ex) @ w + b).numpy()
         t_torch = time.time() - t
         t_lora, t_base = t_lora.numpy(), t_base.numpy()
-        p_llama, _ = score_numpy(heads_np, features_numpy(np.asarray(l_lora), ex))
+        p_llama, _ = score_numpy(heads_np, features_numpy(np.asarray(l_lora), ex.pool))
         c = {"lora": cosines(t_lora, l_lora), "base": cosines(t_base, l_base),
              "llama_base_vs_torch_lora": cosines(t_lora, l_base),
              "delta": cosines(t_lora - t_base, l_lora - l_base), "torch_lora_vs_base": cosines(t_lora, t_base),

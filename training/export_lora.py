@@ -11,8 +11,7 @@ Writes, in --out (default RUN/export):
   are extracted. The converter needs the base model's HF config (no weights): finetune.py saved
   the config of the model it loaded from the shipped GGUF in RUN/base-config; without it, it is
   read from the GGUF again by transformers. Nothing comes from a hub.
-- writer-head.npz: the linear heads (float32 ``w`` [3*hidden: span, message and reply means], ``b``,
-  ``wk`` [3*hidden, kinds], ``bk``)
+- writer-head.npz: the linear heads (float32 ``w`` [2*hidden], ``b``, ``wk`` [2*hidden, kinds], ``bk``)
   and ``meta`` (JSON): base-model file sha256, adapter sha256, hidden size, pooling version, kinds,
   LoRA settings and the training run's figures.
 """

@@ -8,9 +8,8 @@
 The base model comes only from the shipped GGUF (transformers dequantises it to float32);
 tokens, windows, spans and pooling are the runtime's (training/lora_common.py). The LM head is
 never run: the classifier reads the final hidden states (after the final norm, as llama.cpp's
-embedding mode returns them), mean-pooled over each candidate span, over the whole message and over
-the start of the agent's reply that follows it (--reply-chars), through two linear layers:
-standing-vs-not (BCE, every span) and kind (CE, positive spans only).
+embedding mode returns them), mean-pooled over each candidate span and over the whole message,
+through two linear layers: standing-vs-not (BCE, every span) and kind (CE, positive spans only).
 
 Data: training/corpus/train-*.jsonl (labels by training/train.py's ``covers``) plus the real
 labelled turns of training/labels/real.jsonl whose split is "train", joined at load time by id
@@ -51,7 +50,6 @@ from lora_common import (  # noqa: E402
     LORA_ALPHA,
     LORA_R,
     POOLING_VERSION,
-    REPLY_CHARS,
     ROOT,
     TARGET_MODULES,
     Example,
@@ -104,7 +102,6 @@ def load_real(labels: Path = LABELS, real_dir: Path = REAL_DIR, split: str = "tr
     dev = dev_ids(labels, real_dir)
     stats["dev"] = 0
     texts: dict[str, str] = {}
-    replies: dict[str, str] = {}
     for path in sorted(glob.glob(str(real_dir / "*.jsonl"))):
         with open(path, encoding="utf-8") as handle:
             for line in handle:
@@ -119,7 +116,6 @@ def load_real(labels: Path = LABELS, real_dir: Path = REAL_DIR, split: str = "tr
                     text = row.get("developer_message")
                 if isinstance(row.get("id"), str) and isinstance(text, str):
                     texts[row["id"]] = text
-                    replies[row["id"]] = row.get("assistant") if isinstance(row.get("assistant"), str) else ""
     turns = []
     for line in labels.read_text(encoding="utf-8").splitlines():
         if not line.strip():
@@ -154,8 +150,7 @@ def load_real(labels: Path = LABELS, real_dir: Path = REAL_DIR, split: str = "tr
             expect.append({"kind": kind, "source": "user", "span": target})
         stats["items"] += len(expect)
         stats["used"] += 1
-        turns.append({"id": row["id"], "user": user, "assistant": replies.get(row["id"], ""), "expect": expect,
-                      "_file": "real"})
+        turns.append({"id": row["id"], "user": user, "expect": expect, "_file": "real"})
     return turns, stats
 
 
@@ -181,7 +176,7 @@ def build_examples(args: argparse.Namespace, tok: RuntimeTokenizer, log) -> list
     for source, t in turns:
         items = [it for it in t.get("expect") or [] if (it.get("source") or "user") == "user"]
         key = f"{t.get('_file')}:{t.get('id')}"
-        ex = prepare(t["user"], items, tok, key, source, covers, KINDS, t.get("assistant") or "", args.reply_chars)
+        ex = prepare(t["user"], items, tok, key, source, covers, KINDS)
         if ex is not None:
             examples.append(ex)
     return examples
@@ -363,7 +358,7 @@ def bench(args: argparse.Namespace, log) -> int:
     model = wrap_lora(load_base_torch(base_model_path(args.model)), args.lora_dropout)
     log(f"trainable LoRA parameters: {sum(p.numel() for p in model.parameters() if p.requires_grad)}")
     dim = model.config.hidden_size
-    heads = Heads(3 * dim, len(KINDS), np.zeros(3 * dim), np.ones(3 * dim))
+    heads = Heads(2 * dim, len(KINDS), np.zeros(2 * dim), np.ones(2 * dim))
     opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad] + heads.parameters(), lr=1e-4)
     model.train()
     rng = np.random.default_rng(0)
@@ -376,9 +371,7 @@ def bench(args: argparse.Namespace, log) -> int:
             pool = np.zeros((4, L), np.float32)
             for k in range(4):
                 pool[k, 1 + k * q : 1 + (k + 1) * q] = 1.0 / q
-            context = np.zeros((2, L), np.float32)
-            context[0, 1:] = 1.0 / (L - 1)
-            exs.append(Example(f"bench:{i}", [ids], L, pool, context, np.array([1, 0, 0, 0], np.float32),
+            exs.append(Example(f"bench:{i}", [ids], L, pool, np.array([1, 0, 0, 0], np.float32),
                                np.array([0, -1, -1, -1]), "bench"))
         times, cpus = [], []
         for step in range(args.bench):
@@ -428,8 +421,6 @@ def main() -> int:
     ap.add_argument("--real-repeat", type=int, default=1, help="each real train turn is seen this many times an epoch")
     ap.add_argument("--real-positive-repeat", type=int, default=0,
                     help="each real train turn holding an item is seen at least this many times an epoch")
-    ap.add_argument("--reply-chars", type=int, default=REPLY_CHARS,
-                    help="characters of the agent's reply the heads read after the message (0: none)")
     ap.add_argument("--labels", default=str(LABELS))
     ap.add_argument("--real-dir", default=str(REAL_DIR))
     ap.add_argument("--model", default=None, help="base GGUF (default: the embedded model)")
@@ -474,7 +465,7 @@ def main() -> int:
     model = wrap_lora(model, args.lora_dropout)
     lora_params = [p for p in model.parameters() if p.requires_grad]
     log(f"trainable LoRA parameters: {sum(p.numel() for p in lora_params)}")
-    dim = (3 if args.reply_chars else 2) * model.config.hidden_size  # span, message (and reply) means
+    dim = 2 * model.config.hidden_size
 
     per_epoch = len(make_batches(examples, args.batch_size, args.max_batch_tokens, random.Random(args.seed)))
     total = max(1, math.ceil(per_epoch * args.epochs))
@@ -562,8 +553,7 @@ def main() -> int:
     save_adapter(model, out / "adapter")
     arrays = heads.folded()
     meta = {**run_meta, "kinds": list(KINDS), "hidden_size": model.config.hidden_size, "feature_dim": dim,
-            "pooling_version": POOLING_VERSION, "reply_chars": args.reply_chars,
-            "features": "span_mean(final_norm_states) ++ message_mean" + (" ++ reply_mean" if args.reply_chars else ""),
+            "pooling_version": POOLING_VERSION, "features": "span_mean(final_norm_states) ++ message_mean",
             "steps": step, "train_seconds": round(time.time() - t_start, 1)}
     with open(out / "heads.npz", "wb") as handle:
         np.savez(handle, **arrays, meta=np.asarray(json.dumps(meta, sort_keys=True)))

@@ -31,14 +31,11 @@ sys.path.insert(0, str(ROOT))
 
 from gitmem.base.files import sha256_file  # noqa: E402,F401  (used by the scripts)
 from gitmem.judge.encoder import MAX_TOKENS, Encoder, resolve_model_path  # noqa: E402
-from gitmem.judge.head import pooled, reply_context  # noqa: E402
-from gitmem.judge.spans import Span, candidate_spans, is_promotion, turn_text  # noqa: E402
+from gitmem.judge.head import pooled  # noqa: E402
+from gitmem.judge.spans import Span, candidate_spans, is_promotion, model_text  # noqa: E402
 
 # Bump when the spans, the text the model reads, the pooling or the head's inputs change.
-POOLING_VERSION = 2  # 2: the start of the agent's reply follows the message, pooled on its own
-# How much of the agent's reply the judge reads after the message (head meta "reply_chars"; 0: the
-# message alone, as heads of pooling version 1 did).
-REPLY_CHARS = 200
+POOLING_VERSION = 1
 # LoRA on every attention and MLP projection of every layer.
 TARGET_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 LORA_R = 16
@@ -86,18 +83,14 @@ def pool_matrix(n_rows: int, ranges: Sequence[tuple[int, int]], where: Sequence[
     return pooled(np.eye(n_rows, dtype=np.float32), ranges, where)
 
 
-def context_matrix(n_rows: int, ranges: Sequence[tuple[int, int]], message_end: int,
-                   reply_at: tuple[int, int] | None, reply_chars: int = REPLY_CHARS) -> np.ndarray:
-    """[2, n_rows] weights of the message mean and the reply mean (zeros without a reply), as
-    head.turn_features pools them; [1, n_rows] when the heads read no reply (every row but BOS, as
-    TunedHead.features pools the message then)."""
-    if not reply_chars:
-        w = np.zeros((1, n_rows), np.float32)
-        w[0, 1 if n_rows > 1 else 0 :] = 1.0 / max(1, n_rows - 1)
-        return w
-    message = pool_matrix(n_rows, ranges, [(0, message_end)])
-    reply = pool_matrix(n_rows, ranges, [reply_at]) if reply_at else np.zeros_like(message)
-    return np.concatenate([message, reply], axis=0)
+def message_weights(n_rows: int) -> np.ndarray:
+    """[n_rows] weights of the whole-message mean (head.raw_features: every row but BOS)."""
+    w = np.zeros(n_rows, np.float32)
+    if n_rows > 1:
+        w[1:] = 1.0 / (n_rows - 1)
+    elif n_rows == 1:
+        w[0] = 1.0
+    return w
 
 
 @dataclass
@@ -108,7 +101,6 @@ class Example:
     windows: list[list[int]]
     n_rows: int  # rows of the stitched states (BOS of later windows dropped)
     pool: np.ndarray  # [n_spans, n_rows]
-    context: np.ndarray  # [2, n_rows]: the message mean, the reply mean ([1, n_rows]: the message alone)
     labels: np.ndarray  # [n_spans] 0/1
     kinds: np.ndarray  # [n_spans] kind index, -1 for negatives
     source: str  # "corpus" | "real"
@@ -119,14 +111,13 @@ class Example:
 
 
 def prepare(user: str, items: list[dict], tok: RuntimeTokenizer, key: str, source: str,
-            covers: Any, kinds_vocab: Sequence[str], reply: str = "", reply_chars: int = REPLY_CHARS) -> Example | None:
+            covers: Any, kinds_vocab: Sequence[str]) -> Example | None:
     """Spans as the runtime cuts them (candidate_spans minus promotions, as Judge.score_spans and
-    training/train.py do), the model text with the start of the agent's reply after it,
-    tokens/windows and per-span labels via ``covers``."""
+    training/train.py do), the model text, tokens/windows and per-span labels via ``covers``."""
     spans: list[Span] = [s for s in candidate_spans(user) if not is_promotion(s.text)]
     if not spans:
         return None
-    text, where, message_end, reply_at = turn_text(user, spans, reply_context(reply, reply_chars))
+    text, where = model_text(user, spans)
     ids, ranges = tok.tokens(text)
     wins = windows(ids, tok.bos)
     n_rows = len(ids)
@@ -137,8 +128,7 @@ def prepare(user: str, items: list[dict], tok: RuntimeTokenizer, key: str, sourc
         if hit is not None:
             labels[si] = 1.0
             kinds[si] = kinds_vocab.index(hit["kind"]) if hit.get("kind") in kinds_vocab else -1
-    return Example(key, wins, n_rows, pool_matrix(n_rows, ranges, where),
-                   context_matrix(n_rows, ranges, message_end, reply_at, reply_chars), labels, kinds, source)
+    return Example(key, wins, n_rows, pool_matrix(n_rows, ranges, where), labels, kinds, source)
 
 
 # -- the torch model -----------------------------------------------------------------------------
@@ -203,19 +193,18 @@ def forward_states(model: Any, batch: Sequence[Example]) -> list[Any]:
 
 
 def features_torch(states: Any, ex: Example) -> Any:
-    """[n_spans, 3*dim]: span means, the message mean, the reply mean (head.turn_features); 2*dim
-    without the reply."""
+    """[n_spans, 2*dim]: span means, then the message mean (head.raw_features without lexical cues)."""
     import torch
 
     pool = torch.from_numpy(ex.pool)
-    context = (torch.from_numpy(ex.context) @ states).reshape(1, -1)
-    return torch.cat([pool @ states, context.expand(pool.shape[0], -1)], dim=1)
+    msg = torch.from_numpy(message_weights(ex.n_rows)) @ states
+    return torch.cat([pool @ states, msg.unsqueeze(0).expand(pool.shape[0], -1)], dim=1)
 
 
-def features_numpy(states: np.ndarray, ex: Example) -> np.ndarray:
+def features_numpy(states: np.ndarray, pool: np.ndarray) -> np.ndarray:
     """The same features from llama.cpp's states (no torch): what the runtime would compute."""
-    context = (ex.context @ states).reshape(1, -1)
-    return np.concatenate([ex.pool @ states, np.repeat(context, len(ex.pool), axis=0)], axis=1).astype(np.float32)
+    msg = message_weights(len(states)) @ states
+    return np.concatenate([pool @ states, np.repeat(msg[None, :], len(pool), axis=0)], axis=1).astype(np.float32)
 
 
 # -- the exported heads (.npz, read with numpy alone) --------------------------------------------

@@ -28,7 +28,7 @@ import numpy as np
 from gitmem.base.files import sha256_file
 from gitmem.errors import GitmemError
 from gitmem.judge.shipped import DATA_DIR  # package data: the trained head and its cues
-from gitmem.judge.spans import Span, all_spans, model_text, turn_text
+from gitmem.judge.spans import Span, all_spans, model_text
 from gitmem.store.entry import KINDS
 
 HEAD_FILE = "head.npz"
@@ -280,8 +280,7 @@ class Head:
         with open(path, "wb") as handle:
             np.savez_compressed(handle, **arrays)
 
-    def features(self, encoder: Any, message: str, spans: Sequence[Span], reply: str = "") -> np.ndarray:
-        """`reply` is not read: the frozen-encoder head was trained on the message alone."""
+    def features(self, encoder: Any, message: str, spans: Sequence[Span]) -> np.ndarray:
         states, ranges, where = encode(encoder, message, spans)
         return raw_features(states, ranges, where, message, spans, load_cues())
 
@@ -305,21 +304,6 @@ class Head:
 
 
 # -- the fine-tuned judge ----------------------------------------------------------------------
-
-
-def reply_context(reply: str, chars: int) -> str:
-    """The start of the agent's reply the heads read (real transcripts cut replies at 1,200)."""
-    return reply.strip()[:chars]
-
-
-def turn_features(states: np.ndarray, ranges: Sequence[tuple[int, int]], where: Sequence[tuple[int, int]],
-                  message_end: int, reply_at: tuple[int, int] | None) -> np.ndarray:
-    """Per span: [span mean ; message mean ; reply mean (zeros without a reply)], BOS excluded."""
-    n = len(where)
-    message = pooled(states, ranges, [(0, message_end)])
-    reply = pooled(states, ranges, [reply_at]) if reply_at else np.zeros_like(message)
-    return np.concatenate([pooled(states, ranges, where), np.repeat(message, n, axis=0),
-                           np.repeat(reply, n, axis=0)], axis=1)
 
 TUNED_HEAD_FILE = "writer-head.npz"
 ADAPTER_FILE = "writer-lora.gguf"
@@ -362,10 +346,6 @@ class TunedHead:
             raise HeadError(f"{path} names kinds outside the vocabulary")
         if head.w.shape != (int(meta.get("feature_dim", 0)),) or head.wk.shape[1] != len(head.kinds):
             raise HeadError(f"{path}: weights do not match their metadata: run make train")
-        pools = 3 if head.reply_chars else 2  # span, message (and reply) means
-        if "hidden_size" in meta and head.w.shape[0] != pools * int(meta["hidden_size"]):
-            raise HeadError(f"{path}: feature_dim is not {pools} x hidden_size (reply_chars "
-                            f"{head.reply_chars}): run make train")
         return head
 
     @property
@@ -388,21 +368,11 @@ class TunedHead:
         if digest != self.meta.get("adapter_sha256"):
             raise HeadError(f"{adapter} is not the adapter its heads were trained with: run make train")
 
-    @property
-    def reply_chars(self) -> int:
-        """How much of the agent's reply the heads read (0: heads trained on the message alone)."""
-        return int(self.meta.get("reply_chars", 0))
-
-    def features(self, encoder: Any, message: str, spans: Sequence[Span], reply: str = "") -> np.ndarray:
-        if not self.reply_chars:
-            states, ranges, where = encode(encoder, message, spans)
-            whole = states[1:] if len(states) > 1 else states  # row 0 is BOS
-            context = np.repeat(whole.mean(axis=0, keepdims=True), len(where), axis=0)
-            return np.concatenate([pooled(states, ranges, where), context], axis=1)
-        text, where, message_end, reply_at = turn_text(message, list(spans), reply_context(reply, self.reply_chars))
-        states, ranges = encoder.encode(text)
-        states = np.asarray(states, dtype=np.float32)
-        return turn_features(states, ranges, where, message_end, reply_at)
+    def features(self, encoder: Any, message: str, spans: Sequence[Span]) -> np.ndarray:
+        states, ranges, where = encode(encoder, message, spans)
+        whole = states[1:] if len(states) > 1 else states  # row 0 is BOS
+        context = np.repeat(whole.mean(axis=0, keepdims=True), len(where), axis=0)
+        return np.concatenate([pooled(states, ranges, where), context], axis=1)
 
     def predict(self, x: np.ndarray) -> tuple[np.ndarray, list[str]]:
         if len(x) == 0:

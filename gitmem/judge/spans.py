@@ -215,25 +215,6 @@ def model_text(text: str, spans: list[Span]) -> tuple[str, list[tuple[int, int]]
     return "".join(parts), where
 
 
-# The agent's reply follows the message in the fine-tuned judge's input: how the agent took the
-# message ("You're right, I'll keep to that") says much about whether it set a standing rule.
-REPLY_LEAD = "\n\n[agent reply]\n"
-
-
-def turn_text(message: str, spans: list[Span], reply: str) -> tuple[str, list[tuple[int, int]], int,
-                                                                   tuple[int, int] | None]:
-    """`model_text` followed by the start of the agent's reply: the text, each span's range, where
-    the message's part ends, and the reply's range (None without a reply). The encoder is causal,
-    so the message's states are the same with or without the reply behind them."""
-    text, where = model_text(message, spans)
-    end = len(text)
-    reply = reply.strip()
-    if not reply:
-        return text, where, end, None
-    start = end + len(REPLY_LEAD)
-    return text + REPLY_LEAD + reply, where, end, (start, start + len(reply))
-
-
 def _has_paste(text: str, start: int, end: int) -> bool:
     gap = text[start:end]
     return gap.count("\n") >= 2 or "```" in gap or bool(re.search(r"\n\s*>", gap)) or len(gap) > 40
