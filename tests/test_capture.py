@@ -174,30 +174,6 @@ def test_the_judge_sees_only_the_visible_text_of_the_turn(paths, project, tmp_pa
     assert bodies == ["Always pass an idempotency key to the payments API."]  # nothing re-recorded from context
 
 
-def test_the_judge_reads_each_message_after_the_agents_previous_reply(paths, project, tmp_path):
-    """The reply to the turn before travels with each job, across planning passes too; a job
-    written without its texts (an older writer's) reads it from the transcript."""
-    tp = tmp_path / "s.jsonl"
-    t = Transcript(tp, SESSION, project.path)
-    t.prompt("Format the parser module.")
-    t.say("I ran ruff format by hand on src/.")
-    t.prompt("Don't run ruff manually, the pre-commit hook does it.")
-    _hook(paths, payload("UserPromptSubmit", SESSION, tp, project.path, prompt="Don't run ruff manually"))
-    assert queue.plan(paths) == 1  # turn 0 only: turn 1 is starting
-    t.say("Understood.")
-    t.prompt("Now add the retry test.")
-    t.say("Added it.")
-    _hook(paths, payload("Stop", SESSION, tp, project.path))
-    assert queue.plan(paths) == 2  # turns 1 and 2, planned from the watermark
-    jobs = {j.turn: j for j in queue.pending(paths)}
-    assert [jobs[n].before for n in (0, 1, 2)] == ["", "I ran ruff format by hand on src/.", "Understood."]
-    legacy = jobs[1].to_dict() | {"user": None, "assistant": None, "before": None}
-    Path(queue.root(paths), "ready", f"{jobs[1].key}.json").write_text(json.dumps(legacy))
-    daemon.drain(paths)
-    seen = {row["turn"]: row["before"] for row in _log(tmp_path)}
-    assert seen == {0: "", 1: "I ran ruff format by hand on src/.", 2: "Understood."}
-
-
 def test_files_modified_come_from_the_hooks_event_log(paths, project, tmp_path):
     tp = tmp_path / "s.jsonl"
     t = Transcript(tp, SESSION, project.path)

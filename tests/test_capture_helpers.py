@@ -250,7 +250,7 @@ class KeywordJudge:
         if log:
             line = json.dumps({"session": packet.session_id, "turn": packet.turn, "pid": os.getpid(),
                                "files": list(packet.files_modified), "user": packet.user,
-                               "assistant": packet.assistant, "before": packet.before}) + "\n"
+                               "assistant": packet.assistant}) + "\n"
             fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             os.write(fd, line.encode())
             os.close(fd)

@@ -15,7 +15,7 @@ import pytest
 
 from gitmem.base.paths import RepoPaths, find_repo
 from gitmem.judge import validate
-from gitmem.judge.spans import all_spans, before_context, candidate_spans, is_promotion, judged_text, model_text
+from gitmem.judge.spans import all_spans, candidate_spans, is_promotion, model_text
 from gitmem.judge.turn_judge import Judge
 from gitmem.judge.types import Candidate, Packet
 from gitmem.store.entry import Entry
@@ -116,23 +116,6 @@ def test_model_text_keeps_span_offsets():
     joined, where = model_text(text, spans)
     assert [joined[a:b] for a, b in where] == [s.text for s in spans]
     assert "code" not in joined
-
-
-def test_judged_text_leads_with_the_end_of_the_previous_reply():
-    text = "Fix it.\n```\ncode\n```\nAnd from now on we use ruff."
-    spans = candidate_spans(text)
-    joined, where = model_text(text, spans)
-    led, where_too, message_start = judged_text(text, spans, "  I ran black by hand.\n")
-    assert led.endswith(joined) and led[:message_start].endswith("\n") and "I ran black by hand." in led
-    assert [led[s:e] for s, e in where_too] == [joined[s:e] for s, e in where] == [sp.text for sp in spans]
-    assert judged_text(text, spans, " \n") == (joined, where, 0)  # no previous reply: the message alone
-
-
-def test_before_context_keeps_the_end_of_the_reply_cut_at_a_word():
-    reply = "I looked at the parser first. " * 20 + "Then I ran ruff format by hand."
-    tail = before_context(reply, 100)
-    assert reply.endswith(tail) and len(tail) <= 100 and tail[0] != " " and reply[-len(tail) - 1] == " "
-    assert before_context("  Done.  ", 100) == "Done."
 
 
 def test_promotion_words():
@@ -435,42 +418,6 @@ def test_the_judge_checks_its_heads_were_trained_for_the_model_in_use(repo, load
     with pytest.raises(HeadError, match="not the adapter its heads were trained with"):
         Judge(repo.__class__(repo.worktree / "nowhere", repo.git_dir, repo.common_dir),
               tuned_head=copy / "writer-head.npz").load()
-
-
-def test_the_tuned_judge_reads_the_previous_reply_when_its_heads_were_trained_so(repo, judge):
-    """Heads with meta before_chars read the message after the end of the agent's previous reply;
-    without one (a session's first turn) they read the message alone, as heads without it do."""
-    import json
-
-    import numpy as np
-
-    from gitmem.judge.head import TunedHead
-
-    tuned = TunedHead.load()
-    if tuned is None:
-        pytest.skip("this installation ships the frozen-encoder head only")
-    user = "Don't run ruff manually, the pre-commit hook does it."
-    ran = "I fixed the import order and ran ruff format by hand on the whole package."
-    data = np.load(tuned.folder / "writer-head.npz", allow_pickle=False)
-    meta = json.loads(str(data["meta"]))
-    copy = repo.worktree / "heads"
-    copy.mkdir()
-    (copy / tuned.adapter.name).write_bytes(tuned.adapter.read_bytes())
-    for name, chars in (("reads.npz", 120), ("ignores.npz", 0)):
-        arrays = {k: np.asarray(data[k]) for k in data.files if k != "meta"}
-        with open(copy / name, "wb") as handle:
-            np.savez(handle, **arrays, meta=np.asarray(json.dumps({**meta, "before_chars": chars})))
-
-    def score(head: str, before: str) -> float:
-        j = Judge(repo, tuned_head=copy / head).load()
-        return j.score_spans(Packet("s", 1, user, "Done.", (), before))[0][1]
-
-    alone = score("ignores.npz", ran)
-    assert score("reads.npz", "") == pytest.approx(alone, abs=1e-6)
-    heard = score("reads.npz", ran)
-    assert heard != pytest.approx(alone, abs=1e-4)
-    long = "Earlier I read every module of the package and its tests. " * 10 + ran
-    assert score("reads.npz", long) == pytest.approx(score("reads.npz", before_context(long, 120)), abs=1e-6)
 
 
 # -- the encoder's pass ------------------------------------------------------------------------

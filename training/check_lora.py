@@ -48,7 +48,6 @@ from lora_common import (  # noqa: E402
     forward_states,
     load_base_torch,
     load_heads_npz,
-    message_weights,
     pool_matrix,
     score_numpy,
     text_model,
@@ -57,10 +56,8 @@ from lora_common import (  # noqa: E402
 from train import load_corpus  # noqa: E402
 
 from gitmem.judge.encoder import Encoder  # noqa: E402
-from gitmem.judge.spans import before_context, candidate_spans, is_promotion, judged_text  # noqa: E402
+from gitmem.judge.spans import candidate_spans, is_promotion, model_text  # noqa: E402
 
-# The previous reply the texts are read after, for heads trained with one (meta before_chars).
-BEFORE_CHECK = "I ran the formatter by hand and pushed the branch; the tests pass on my side."
 
 def llama_encoder(model_path: Path, lora: Path | None) -> Encoder:
     """gitmem's Encoder exactly as the runtime runs it: the adapter set on the context per pass."""
@@ -151,8 +148,7 @@ def main() -> int:
         spans = [s for s in candidate_spans(user) if not is_promotion(s.text)]
         if not spans:
             continue
-        chars = int(_meta.get("before_chars", 0))
-        text, where, message_start = judged_text(user, spans, before_context(BEFORE_CHECK, chars) if chars else "")
+        text, where = model_text(user, spans)
         ids, ranges = tok.tokens(text)
         t = time.time()
         l_lora, l_ranges = enc_lora.encode(text)
@@ -160,8 +156,7 @@ def main() -> int:
         t_llama = time.time() - t
         assert list(l_ranges) == list(ranges), "runtime tokenizer and training tokenizer disagree"
         ex = Example(f"check:{i}", windows(ids, tok.bos), len(ids), pool_matrix(len(ids), ranges, where),
-                     message_weights(len(ids), ranges, message_start, len(text)), np.zeros(len(spans), np.float32),
-                     np.full(len(spans), -1), "check")
+                     np.zeros(len(spans), np.float32), np.full(len(spans), -1), "check")
         t = time.time()
         with torch.no_grad():
             t_lora = forward_states(model, [ex])[0]
@@ -176,7 +171,7 @@ def main() -> int:
             p_torch = torch.sigmoid(features_torch(t_lora, ex) @ w + b).numpy()
         t_torch = time.time() - t
         t_lora, t_base = t_lora.numpy(), t_base.numpy()
-        p_llama, _ = score_numpy(heads_np, features_numpy(np.asarray(l_lora), ex))
+        p_llama, _ = score_numpy(heads_np, features_numpy(np.asarray(l_lora), ex.pool))
         c = {"lora": cosines(t_lora, l_lora), "base": cosines(t_base, l_base),
              "llama_base_vs_torch_lora": cosines(t_lora, l_base),
              "delta": cosines(t_lora - t_base, l_lora - l_base), "torch_lora_vs_base": cosines(t_lora, t_base),

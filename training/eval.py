@@ -100,7 +100,7 @@ def evaluate(judge: Judge, turns: list[dict[str, Any]], times: list[float],
     gate_start = len(gate_times)
     for n, turn in enumerate(turns):
         packet = Packet(session_id="eval", turn=n, user=turn["user"], assistant=turn.get("assistant") or "",
-                        files_modified=tuple(turn.get("files_modified") or ()), before=turn.get("before") or "")
+                        files_modified=tuple(turn.get("files_modified") or ()))
         expected = turn.get("items") if "items" in turn else turn.get("expect") or []
         t0 = time.perf_counter()
         proposed = judge.judge(packet, [])

@@ -47,7 +47,6 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from lora_common import (  # noqa: E402
-    BEFORE_CHARS,
     LORA_ALPHA,
     LORA_R,
     POOLING_VERSION,
@@ -98,10 +97,9 @@ def load_real(labels: Path = LABELS, real_dir: Path = REAL_DIR, split: str = "tr
              "bad_item": 0, "items": 0, "offset_not_first": 0}
     if not labels.is_file():
         return [], stats
-    from turns import before_replies, dev_ids
+    from turns import dev_ids
 
     dev = dev_ids(labels, real_dir)
-    before = before_replies(real_dir)
     stats["dev"] = 0
     texts: dict[str, str] = {}
     for path in sorted(glob.glob(str(real_dir / "*.jsonl"))):
@@ -152,8 +150,7 @@ def load_real(labels: Path = LABELS, real_dir: Path = REAL_DIR, split: str = "tr
             expect.append({"kind": kind, "source": "user", "span": target})
         stats["items"] += len(expect)
         stats["used"] += 1
-        turns.append({"id": row["id"], "user": user, "before": before.get(row["id"], ""), "expect": expect,
-                      "_file": "real"})
+        turns.append({"id": row["id"], "user": user, "expect": expect, "_file": "real"})
     return turns, stats
 
 
@@ -179,7 +176,7 @@ def build_examples(args: argparse.Namespace, tok: RuntimeTokenizer, log) -> list
     for source, t in turns:
         items = [it for it in t.get("expect") or [] if (it.get("source") or "user") == "user"]
         key = f"{t.get('_file')}:{t.get('id')}"
-        ex = prepare(t["user"], items, tok, key, source, covers, KINDS, t.get("before") or "", args.before_chars)
+        ex = prepare(t["user"], items, tok, key, source, covers, KINDS)
         if ex is not None:
             examples.append(ex)
     return examples
@@ -374,8 +371,8 @@ def bench(args: argparse.Namespace, log) -> int:
             pool = np.zeros((4, L), np.float32)
             for k in range(4):
                 pool[k, 1 + k * q : 1 + (k + 1) * q] = 1.0 / q
-            exs.append(Example(f"bench:{i}", [ids], L, pool, np.full(L, 1.0 / L, np.float32),
-                               np.array([1, 0, 0, 0], np.float32), np.array([0, -1, -1, -1]), "bench"))
+            exs.append(Example(f"bench:{i}", [ids], L, pool, np.array([1, 0, 0, 0], np.float32),
+                               np.array([0, -1, -1, -1]), "bench"))
         times, cpus = [], []
         for step in range(args.bench):
             t, c = time.time(), time.process_time()
@@ -424,8 +421,6 @@ def main() -> int:
     ap.add_argument("--real-repeat", type=int, default=1, help="each real train turn is seen this many times an epoch")
     ap.add_argument("--real-positive-repeat", type=int, default=0,
                     help="each real train turn holding an item is seen at least this many times an epoch")
-    ap.add_argument("--before-chars", type=int, default=BEFORE_CHARS,
-                    help="characters of the end of the agent's previous reply read before the message (0: none)")
     ap.add_argument("--labels", default=str(LABELS))
     ap.add_argument("--real-dir", default=str(REAL_DIR))
     ap.add_argument("--model", default=None, help="base GGUF (default: the embedded model)")
@@ -558,8 +553,7 @@ def main() -> int:
     save_adapter(model, out / "adapter")
     arrays = heads.folded()
     meta = {**run_meta, "kinds": list(KINDS), "hidden_size": model.config.hidden_size, "feature_dim": dim,
-            "pooling_version": POOLING_VERSION, "before_chars": args.before_chars,
-            "features": "span_mean(final_norm_states) ++ message_mean",
+            "pooling_version": POOLING_VERSION, "features": "span_mean(final_norm_states) ++ message_mean",
             "steps": step, "train_seconds": round(time.time() - t_start, 1)}
     with open(out / "heads.npz", "wb") as handle:
         np.savez(handle, **arrays, meta=np.asarray(json.dumps(meta, sort_keys=True)))

@@ -32,13 +32,10 @@ sys.path.insert(0, str(ROOT))
 from gitmem.base.files import sha256_file  # noqa: E402,F401  (used by the scripts)
 from gitmem.judge.encoder import MAX_TOKENS, Encoder, resolve_model_path  # noqa: E402
 from gitmem.judge.head import pooled  # noqa: E402
-from gitmem.judge.spans import Span, before_context, candidate_spans, is_promotion, judged_text  # noqa: E402
+from gitmem.judge.spans import Span, candidate_spans, is_promotion, model_text  # noqa: E402
 
 # Bump when the spans, the text the model reads, the pooling or the head's inputs change.
 POOLING_VERSION = 1
-# How much of the end of the agent's previous reply leads the message (head meta "before_chars";
-# 0: the message alone). The message mean covers the message's part only either way.
-BEFORE_CHARS = 0
 # LoRA on every attention and MLP projection of every layer.
 TARGET_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 LORA_R = 16
@@ -86,12 +83,8 @@ def pool_matrix(n_rows: int, ranges: Sequence[tuple[int, int]], where: Sequence[
     return pooled(np.eye(n_rows, dtype=np.float32), ranges, where)
 
 
-def message_weights(n_rows: int, ranges: Sequence[tuple[int, int]] = (), message_start: int = 0,
-                    text_end: int = 0) -> np.ndarray:
-    """[n_rows] weights of the message mean as TunedHead.features takes it: every row but BOS, or,
-    after a previous reply, the rows of the message's part [message_start, text_end)."""
-    if message_start:
-        return pool_matrix(n_rows, ranges, [(message_start, text_end)])[0]
+def message_weights(n_rows: int) -> np.ndarray:
+    """[n_rows] weights of the whole-message mean (head.raw_features: every row but BOS)."""
     w = np.zeros(n_rows, np.float32)
     if n_rows > 1:
         w[1:] = 1.0 / (n_rows - 1)
@@ -108,7 +101,6 @@ class Example:
     windows: list[list[int]]
     n_rows: int  # rows of the stitched states (BOS of later windows dropped)
     pool: np.ndarray  # [n_spans, n_rows]
-    message: np.ndarray  # [n_rows]: weights of the message mean
     labels: np.ndarray  # [n_spans] 0/1
     kinds: np.ndarray  # [n_spans] kind index, -1 for negatives
     source: str  # "corpus" | "real"
@@ -119,14 +111,13 @@ class Example:
 
 
 def prepare(user: str, items: list[dict], tok: RuntimeTokenizer, key: str, source: str,
-            covers: Any, kinds_vocab: Sequence[str], before: str = "", before_chars: int = BEFORE_CHARS
-            ) -> Example | None:
+            covers: Any, kinds_vocab: Sequence[str]) -> Example | None:
     """Spans as the runtime cuts them (candidate_spans minus promotions, as Judge.score_spans and
     training/train.py do), the model text, tokens/windows and per-span labels via ``covers``."""
     spans: list[Span] = [s for s in candidate_spans(user) if not is_promotion(s.text)]
     if not spans:
         return None
-    text, where, message_start = judged_text(user, spans, before_context(before, before_chars) if before_chars else "")
+    text, where = model_text(user, spans)
     ids, ranges = tok.tokens(text)
     wins = windows(ids, tok.bos)
     n_rows = len(ids)
@@ -137,8 +128,7 @@ def prepare(user: str, items: list[dict], tok: RuntimeTokenizer, key: str, sourc
         if hit is not None:
             labels[si] = 1.0
             kinds[si] = kinds_vocab.index(hit["kind"]) if hit.get("kind") in kinds_vocab else -1
-    return Example(key, wins, n_rows, pool_matrix(n_rows, ranges, where),
-                   message_weights(n_rows, ranges, message_start, len(text)), labels, kinds, source)
+    return Example(key, wins, n_rows, pool_matrix(n_rows, ranges, where), labels, kinds, source)
 
 
 # -- the torch model -----------------------------------------------------------------------------
@@ -207,14 +197,14 @@ def features_torch(states: Any, ex: Example) -> Any:
     import torch
 
     pool = torch.from_numpy(ex.pool)
-    msg = torch.from_numpy(ex.message) @ states
+    msg = torch.from_numpy(message_weights(ex.n_rows)) @ states
     return torch.cat([pool @ states, msg.unsqueeze(0).expand(pool.shape[0], -1)], dim=1)
 
 
-def features_numpy(states: np.ndarray, ex: Example) -> np.ndarray:
+def features_numpy(states: np.ndarray, pool: np.ndarray) -> np.ndarray:
     """The same features from llama.cpp's states (no torch): what the runtime would compute."""
-    msg = ex.message @ states
-    return np.concatenate([ex.pool @ states, np.repeat(msg[None, :], len(ex.pool), axis=0)], axis=1).astype(np.float32)
+    msg = message_weights(len(states)) @ states
+    return np.concatenate([pool @ states, np.repeat(msg[None, :], len(pool), axis=0)], axis=1).astype(np.float32)
 
 
 # -- the exported heads (.npz, read with numpy alone) --------------------------------------------

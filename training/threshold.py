@@ -63,7 +63,7 @@ def main() -> int:
     dev = [t for t in turns.real("train") if t["id"] in dev_ids]
     scored = []
     for n, turn in enumerate(dev):
-        packet = Packet("dev", n, turn["user"], turn["assistant"], (), turn["before"])
+        packet = Packet("dev", n, turn["user"], turn["assistant"], ())
         scored.append((packet, None if bodies.not_typed(packet.user) else judge.score_spans(packet)))
     rows = [figures(judge, dev, scored, t) for t in GRID]
     allowed = [r for r in rows if r["flagged"] <= MAX_FLAGGED] or rows

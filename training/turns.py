@@ -50,22 +50,10 @@ def turn_hash(text: str) -> str:
     return hashlib.sha1(text.strip().encode("utf-8")).hexdigest()[:12]
 
 
-def before_replies(folder: Path = REAL_TURNS) -> dict[str, str]:
-    """Each real turn's id -> the agent's reply to the turn before it in its session ("" for a
-    session's first turn): the context the labellers read each message in."""
-    replies: dict[tuple[str, str, int], str] = {}
-    rows = []
-    for path in sorted(folder.glob("*.jsonl")):
-        for row in read_jsonl(path):
-            replies[(path.name, row["session"], int(row["index"]))] = row.get("assistant") or ""
-            rows.append((path.name, row))
-    return {row["id"]: replies.get((name, row["session"], int(row["index"]) - 1), "") for name, row in rows}
-
-
 def real(split: str | None, labels: Path = LABELS, folder: Path = REAL_TURNS) -> list[dict[str, Any]]:
     """Labelled real turns of one split ("train", "eval"; None: both), joined with their text.
 
-    Each: {"id", "session", "source", "user", "assistant", "before", "split", "items": [{"kind", "start",
+    Each: {"id", "session", "source", "user", "assistant", "split", "items": [{"kind", "start",
     "end", "span"}]} — `span` is the item's text, cut from the shared message at load time.
     Raises SystemExit naming the file when the shared folder is absent or a hash disagrees.
     """
@@ -76,7 +64,6 @@ def real(split: str | None, labels: Path = LABELS, folder: Path = REAL_TURNS) ->
         for row in read_jsonl(path):
             row["_file"] = path.name
             text[row["id"]] = row
-    before = before_replies(folder)
     out = []
     for label in read_jsonl(labels):
         if split is not None and label.get("split") != split:
@@ -89,8 +76,7 @@ def real(split: str | None, labels: Path = LABELS, folder: Path = REAL_TURNS) ->
         user = row["user"]
         items = [{**item, "span": user[item["start"]:item["end"]]} for item in label.get("items") or []]
         out.append({"id": row["id"], "session": row["session"], "source": row["_file"], "user": user,
-                    "assistant": row.get("assistant") or "", "before": before[row["id"]], "files_modified": [],
-                    "split": label["split"],
+                    "assistant": row.get("assistant") or "", "files_modified": [], "split": label["split"],
                     "items": items})
     return out
 

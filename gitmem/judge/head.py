@@ -28,7 +28,7 @@ import numpy as np
 from gitmem.base.files import sha256_file
 from gitmem.errors import GitmemError
 from gitmem.judge.shipped import DATA_DIR  # package data: the trained head and its cues
-from gitmem.judge.spans import Span, all_spans, before_context, judged_text, model_text
+from gitmem.judge.spans import Span, all_spans, model_text
 from gitmem.store.entry import KINDS
 
 HEAD_FILE = "head.npz"
@@ -280,8 +280,7 @@ class Head:
         with open(path, "wb") as handle:
             np.savez_compressed(handle, **arrays)
 
-    def features(self, encoder: Any, message: str, spans: Sequence[Span], before: str = "") -> np.ndarray:
-        """`before` is not read: the frozen-encoder head was trained on the message alone."""
+    def features(self, encoder: Any, message: str, spans: Sequence[Span]) -> np.ndarray:
         states, ranges, where = encode(encoder, message, spans)
         return raw_features(states, ranges, where, message, spans, load_cues())
 
@@ -369,24 +368,11 @@ class TunedHead:
         if digest != self.meta.get("adapter_sha256"):
             raise HeadError(f"{adapter} is not the adapter its heads were trained with: run make train")
 
-    @property
-    def before_chars(self) -> int:
-        """How much of the agent's previous reply leads the message (0: heads trained without it)."""
-        return int(self.meta.get("before_chars", 0))
-
-    def features(self, encoder: Any, message: str, spans: Sequence[Span], before: str = "") -> np.ndarray:
-        """Per span: [span mean ; message mean], read after the end of the previous reply when the
-        heads were trained so (the message mean then covers the message's part alone)."""
-        text, where, message_start = judged_text(message, list(spans), before_context(before, self.before_chars)
-                                                 if self.before_chars else "")
-        states, ranges = encoder.encode(text)
-        states = np.asarray(states, dtype=np.float32)
-        if message_start:
-            whole = pooled(states, ranges, [(message_start, len(text))])
-        else:
-            rows = states[1:] if len(states) > 1 else states  # row 0 is BOS
-            whole = rows.mean(axis=0, keepdims=True)
-        return np.concatenate([pooled(states, ranges, where), np.repeat(whole, len(where), axis=0)], axis=1)
+    def features(self, encoder: Any, message: str, spans: Sequence[Span]) -> np.ndarray:
+        states, ranges, where = encode(encoder, message, spans)
+        whole = states[1:] if len(states) > 1 else states  # row 0 is BOS
+        context = np.repeat(whole.mean(axis=0, keepdims=True), len(where), axis=0)
+        return np.concatenate([pooled(states, ranges, where), context], axis=1)
 
     def predict(self, x: np.ndarray) -> tuple[np.ndarray, list[str]]:
         if len(x) == 0:

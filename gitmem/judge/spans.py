@@ -215,33 +215,6 @@ def model_text(text: str, spans: list[Span]) -> tuple[str, list[tuple[int, int]]
     return "".join(parts), where
 
 
-# What the agent said just before the message leads the fine-tuned judge's input when its heads
-# were trained so: "don't run ruff manually" is a standing rule after the agent ran ruff by hand,
-# and the labellers read the message so too (the end of the previous reply as context).
-BEFORE_LEAD = "[agent]\n"
-MESSAGE_LEAD = "\n\n[developer]\n"
-
-
-def before_context(reply: str, chars: int) -> str:
-    """The end of the agent's previous reply, at most `chars` characters, cut at a word."""
-    reply = reply.strip()
-    if len(reply) <= chars:
-        return reply
-    tail = reply[-chars:]
-    cut = tail.find(" ")
-    return tail[cut + 1 :] if 0 <= cut < chars // 4 else tail
-
-
-def judged_text(message: str, spans: list[Span], before: str) -> tuple[str, list[tuple[int, int]], int]:
-    """`model_text` led by the end of the agent's previous reply: the text, each span's range,
-    and where the message's part starts (0 without a previous reply)."""
-    text, where = model_text(message, spans)
-    if not before.strip():
-        return text, where, 0
-    lead = BEFORE_LEAD + before.strip() + MESSAGE_LEAD
-    return lead + text, [(s + len(lead), e + len(lead)) for s, e in where], len(lead)
-
-
 def _has_paste(text: str, start: int, end: int) -> bool:
     gap = text[start:end]
     return gap.count("\n") >= 2 or "```" in gap or bool(re.search(r"\n\s*>", gap)) or len(gap) > 40

@@ -82,7 +82,7 @@ class Judge:
         plain = [s for s in spans if not is_promotion(s.text)]
         scores: dict[int, tuple[float, str]] = {}
         if plain:
-            features = self.head.features(self.encoder, packet.user, plain, packet.before)
+            features = self.head.features(self.encoder, packet.user, plain)
             probs, kinds = self.head.predict(features)
             cues = load_cues()
             scores = {s.start: (adjusted(packet.user, s, float(p), cues), k)

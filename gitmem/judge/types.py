@@ -15,7 +15,6 @@ class Packet:
     user: str
     assistant: str
     files_modified: tuple[str, ...]
-    before: str = ""  # the agent's reply to the turn before: the context the message answers
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Packet:
@@ -28,7 +27,6 @@ class Packet:
             user=str(data.get("user") or ""),
             assistant=str(data.get("assistant") or ""),
             files_modified=tuple(str(f) for f in files),
-            before=str(data.get("before") or ""),
         )
 
 

@@ -54,7 +54,6 @@ TRIGGER_EVENTS = ("UserPromptSubmit", "Stop", "SessionEnd")
 MAX_ATTEMPTS = 5     # a job that kills its judge this often moves to failed/
 PROMPT_PREFIX = 200  # characters of the submitted prompt kept to recognise "the turn now starting"
 REPLY_CHARS = 6000   # of Stop's last_assistant_message, kept for a transcript that lags behind
-BEFORE_CHARS = 1000  # of the agent's reply to the turn before, the context the judge reads a message in
 SETTLE_SECONDS = 0.3 # a job is claimed this long after the hook call that completed its turn
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
 
@@ -140,13 +139,13 @@ def _norm(text: str) -> str:
 class Job:
     """One turn to judge. A plain slotted class: a frozen dataclass costs ~6 ms at import."""
 
-    __slots__ = ("assistant", "before", "ends", "enqueued", "event", "priority", "reply", "session", "starts",
+    __slots__ = ("assistant", "ends", "enqueued", "event", "priority", "reply", "session", "starts",
                  "transcript", "turn", "until", "user")
 
     def __init__(self, session: str, turn: int, transcript: str, priority: int = PRIORITY_PROMPT,
                  enqueued: float = 0.0, event: str = "", until: float | None = None,
                  reply: str | None = None, user: str | None = None, assistant: str | None = None,
-                 starts: str | None = None, ends: str | None = None, before: str | None = None) -> None:
+                 starts: str | None = None, ends: str | None = None) -> None:
         self.session = session
         self.turn = turn
         self.transcript = transcript
@@ -161,7 +160,6 @@ class Job:
         self.assistant = assistant
         self.starts = starts
         self.ends = ends
-        self.before = before  # the end of the agent's reply to the turn before
 
     def __repr__(self) -> str:
         return f"Job({self.session!r}, {self.turn}, priority={self.priority}, event={self.event!r})"
@@ -179,7 +177,7 @@ class Job:
         return {"session": self.session, "turn": self.turn, "transcript": self.transcript,
                 "priority": self.priority, "enqueued": self.enqueued, "event": self.event,
                 "until": self.until, "reply": self.reply, "user": self.user, "assistant": self.assistant,
-                "starts": self.starts, "ends": self.ends, "before": self.before}
+                "starts": self.starts, "ends": self.ends}
 
     @classmethod
     def from_dict(cls, data: Any) -> Job | None:
@@ -189,7 +187,7 @@ class Job:
                        str(data.get("event", "")),
                        float(data["until"]) if isinstance(data.get("until"), (int, float)) else None,
                        *(data[k] if isinstance(data.get(k), str) else None
-                         for k in ("reply", "user", "assistant", "starts", "ends", "before")))
+                         for k in ("reply", "user", "assistant", "starts", "ends")))
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
 
@@ -296,8 +294,7 @@ def _plan_session(repo: RepoPaths, dirs: dict[str, str], session: str,
                       state.get("transcript"))
     if not isinstance(transcript, str) or not transcript:
         return 0
-    turns = read_turns(transcript, start=max(0, start - 1))  # and the turn before, for its reply
-    earlier = turns.pop(0) if turns and turns[0].index < start else None
+    turns = read_turns(transcript, start=start)
     count = _complete(turns, signals)
     if count <= 0:
         return 0
@@ -311,8 +308,6 @@ def _plan_session(repo: RepoPaths, dirs: dict[str, str], session: str,
                   and (last_start is None or s["time"] >= last_start)), None) if count == len(turns) else None
     created = 0
     for n, turn in enumerate(turns[:count]):
-        previous = turns[n - 1] if n else earlier
-        before = previous.assistant[-BEFORE_CHARS:] if previous and previous.index == turn.index - 1 else ""
         key = job_key(session, turn.index)
         if os.path.exists(os.path.join(dirs["done"], key)) or \
                 os.path.exists(os.path.join(dirs["failed"], f"{key}.json")):
@@ -320,7 +315,7 @@ def _plan_session(repo: RepoPaths, dirs: dict[str, str], session: str,
         job = Job(session, turn.index, transcript, PRIORITY_FINAL if final else PRIORITY_PROMPT,
                   float(min(times)), event, float(max(times)), reply if turn is turns[-1] else None,
                   turn.user, turn.assistant, turn.timestamp,
-                  turns[n + 1].timestamp if n + 1 < len(turns) else None, before)
+                  turns[n + 1].timestamp if n + 1 < len(turns) else None)
         if _write_new(os.path.join(dirs["ready"], f"{key}.json"), job.to_dict()):
             created += 1
     watermark = turns[count - 1].index + 1

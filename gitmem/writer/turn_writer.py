@@ -60,10 +60,8 @@ def build_packet(repo: RepoPaths, job: Job) -> Packet | None:
 
     if job.user is not None:  # planned by this version: the turn travelled with the job
         user, assistant, start, end = job.user, job.assistant or "", parse_time(job.starts), parse_time(job.ends)
-        before = job.before or ""
     else:
-        turns = read_turns(job.transcript, start=max(0, job.turn - 1))
-        before = turns.pop(0).assistant if turns and turns[0].index == job.turn - 1 else ""
+        turns = read_turns(job.transcript, start=job.turn)
         if not turns or turns[0].index != job.turn:
             return None
         user, assistant = turns[0].user, turns[0].assistant
@@ -73,7 +71,7 @@ def build_packet(repo: RepoPaths, job: Job) -> Packet | None:
         end = job.until  # the hook call that completed the turn came after its last edit
     files = edit_log.files_modified(repo, job.session, start, end) if start is not None else ()
     return Packet(session_id=job.session, turn=job.turn, user=user,
-                  assistant=_with_reply(assistant, job.reply), files_modified=files, before=before)
+                  assistant=_with_reply(assistant, job.reply), files_modified=files)
 
 
 def _with_reply(assistant: str, reply: str | None) -> str:
