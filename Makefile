@@ -29,6 +29,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/commit_overhead.py
 	$(BIN)/python bench/hook_latency.py
 	$(BIN)/python bench/encoder_pass.py
+	$(BIN)/python bench/encoder_threads.py
 
 eval: $(STAMP)
 	$(BIN)/python training/eval.py

@@ -31,7 +31,10 @@ from gitmem.base.files import FileLock
 from gitmem.base.paths import RepoPaths
 from gitmem.errors import GitmemError
 
-N_THREADS = 2
+# One thread: the adapter is set on the context, not merged, so a pass is hundreds of small graph
+# nodes, and with passive waiting every node wakes the other threads; on 2 cores one thread runs
+# short passes up to 4 times faster and no pass slower, idle or busy (bench/encoder_threads.py).
+N_THREADS = 1
 N_CTX = 1024
 # Longest input one forward pass gets; longer texts are encoded in windows.
 MAX_TOKENS = 768
