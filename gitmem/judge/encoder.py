@@ -33,7 +33,8 @@ from gitmem.errors import GitmemError
 
 # One thread: the adapter is set on the context, not merged, so a pass is hundreds of small graph
 # nodes, and with passive waiting every node wakes the other threads; on 2 cores one thread runs
-# short passes up to 4 times faster and no pass slower, idle or busy (bench/encoder_threads.py).
+# short passes (a body, an acknowledgement) faster, up to 4 times, and longer ones about as fast
+# (bench/encoder_threads.py), and it leaves the other core to the developer's work.
 N_THREADS = 1
 N_CTX = 1024
 # Longest input one forward pass gets; longer texts are encoded in windows.
