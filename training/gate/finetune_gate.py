@@ -124,6 +124,8 @@ def main() -> int:
     ap.add_argument("--max-fp", type=float, default=0.01, help="held-back benign rows flagged at most")
     ap.add_argument("--threshold-only", action="store_true",
                     help="keep the shipped adapter and head; only choose the threshold again")
+    ap.add_argument("--also", nargs="*", default=[], metavar="FILE",
+                    help="further attacks-*.jsonl / benign-*.jsonl files of training/gate/ to train on")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=tg.SEED)
     args = ap.parse_args()
@@ -144,7 +146,8 @@ def main() -> int:
 
     model_path = base_model_path(None)
     tok = RuntimeTokenizer(model_path)
-    data = [r for name, label in tg.TRAIN_FILES for r in tg.gate_rows(name, label)] + tg.corpus_rows() + tg.real_rows()
+    files = list(tg.TRAIN_FILES) + [(name, int(name.startswith("attacks-"))) for name in args.also]
+    data = [r for name, label in files for r in tg.gate_rows(name, label)] + tg.corpus_rows() + tg.real_rows()
     rows = [Row(r["text"], r["y"], r["group"], tok) for r in data]
     train, back = split_groups(rows, args.held_back, args.seed)
     y = np.asarray([r.y for r in rows])
@@ -210,7 +213,7 @@ def main() -> int:
     meta = {"trained": "lora", "epochs": args.epochs, "steps": step, "rows": len(rows), "attacks": int(y.sum()),
             "held_back": {"rows": len(back)},
             "model": model_path.name, "adapter_file": det.ADAPTER_FILE, "adapter_sha256": sha256_file(lora),
-            "data": {name: sha256_file(HERE / name)[:16] for name, _ in tg.TRAIN_FILES},
+            "data": {name: sha256_file(HERE / name)[:16] for name, _ in files},
             "train_seconds": round(time.time() - t0)}
     detector = det.Detector(mu=mu.double().numpy(), sd=sd.double().numpy(), w=w,
                             b=float(linear.bias.detach().double().numpy()[0]), threshold=1.0,

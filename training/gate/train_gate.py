@@ -51,8 +51,8 @@ HERE = Path(__file__).resolve().parent
 SEED = 20261201
 TRAIN_FILES = (("attacks-train.jsonl", 1), ("benign-train.jsonl", 0), ("attacks-train-2.jsonl", 1),
                ("benign-train-2.jsonl", 0))
-# The third pair (attacks-train-3.jsonl, benign-train-3.jsonl) is not in the shipped detector's
-# training: with it, the detector let more held-out attacks through (training/gate/README.md).
+# The third, fourth and fifth pairs are not in the shipped detector's training (finetune_gate.py
+# --also trains with them): training/gate/README.md says what each did on the held-out sets.
 
 
 def read_jsonl(path: Path) -> list[dict]:
