@@ -126,6 +126,9 @@ def main() -> int:
                     help="keep the shipped adapter and head; only choose the threshold again")
     ap.add_argument("--also", nargs="*", default=[], metavar="FILE",
                     help="further attacks-*.jsonl / benign-*.jsonl files of training/gate/ to train on")
+    ap.add_argument("--repeat-non-english", type=int, default=1, metavar="K",
+                    help="train on each non-English row of the gate's files K times (keeps the languages' "
+                         "share when mostly-English files are added)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=tg.SEED)
     args = ap.parse_args()
@@ -150,6 +153,7 @@ def main() -> int:
     data = [r for name, label in files for r in tg.gate_rows(name, label)] + tg.corpus_rows() + tg.real_rows()
     rows = [Row(r["text"], r["y"], r["group"], tok) for r in data]
     train, back = split_groups(rows, args.held_back, args.seed)
+    train += [i for i in train if data[i].get("lang", "en") != "en"] * (args.repeat_non_english - 1)
     y = np.asarray([r.y for r in rows])
     if args.threshold_only:
         return choose_threshold([data[i]["text"] for i in back], y[back], args, log)

@@ -64,7 +64,7 @@ def gate_rows(name: str, label: int) -> list[dict]:
     for row in read_jsonl(HERE / name):
         group = f"{row['family']}/{row['lang']}" if row["family"].startswith("multilingual") else row["family"]
         out.append({"text": row["text"], "y": label, "group": f"{name.split('-')[0]}:{group}", "source": name,
-                    "family": row["family"]})
+                    "family": row["family"], "lang": row.get("lang", "en")})
     return out
 
 
