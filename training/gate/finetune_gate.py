@@ -121,12 +121,14 @@ def main() -> int:
     ap.add_argument("--lr", type=float, default=2e-4)
     ap.add_argument("--head-lr", type=float, default=1e-3)
     ap.add_argument("--held-back", type=float, default=0.15, help="share of groups that choose the threshold")
-    ap.add_argument("--max-fp", type=float, default=0.01, help="held-back benign rows flagged at most")
+    # 3 %: the bar is at most 1 benign rule in 20 quarantined; at 1 % the threshold rose to 0.999 and
+    # caught 0.64 of the held-back attacks (training/gate/README.md)
+    ap.add_argument("--max-fp", type=float, default=0.03, help="held-back benign rows flagged at most")
     ap.add_argument("--threshold-only", action="store_true",
                     help="keep the shipped adapter and head; only choose the threshold again")
     ap.add_argument("--also", nargs="*", default=[], metavar="FILE",
                     help="further attacks-*.jsonl / benign-*.jsonl files of training/gate/ to train on")
-    ap.add_argument("--repeat-non-english", type=int, default=1, metavar="K",
+    ap.add_argument("--repeat-non-english", type=int, default=2, metavar="K",
                     help="train on each non-English row of the gate's files K times (keeps the languages' "
                          "share when mostly-English files are added)")
     ap.add_argument("--threads", type=int, default=2)

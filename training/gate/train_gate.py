@@ -49,10 +49,8 @@ from gitmem.judge.spans import candidate_spans  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 SEED = 20261201
-TRAIN_FILES = (("attacks-train.jsonl", 1), ("benign-train.jsonl", 0), ("attacks-train-2.jsonl", 1),
-               ("benign-train-2.jsonl", 0))
-# The third, fourth and fifth pairs are not in the shipped detector's training (finetune_gate.py
-# --also trains with them): training/gate/README.md says what each did on the held-out sets.
+TRAIN_FILES = tuple((f"{kind}-train{suffix}.jsonl", int(kind == "attacks"))
+                    for suffix in ("", "-2", "-3", "-4", "-5") for kind in ("attacks", "benign"))
 
 
 def read_jsonl(path: Path) -> list[dict]:
