@@ -129,7 +129,7 @@ AGENT_SHELLS = (("CLAUDECODE", "Claude Code"), ("GEMINI_CLI", "Gemini CLI"),
 
 
 def _refuse_under_agent(command: str) -> None:
-    """`gitmem add` from an agent's shell would pass the agent's words off as the developer's."""
+    """`gitmem add` or `revoke` from an agent's shell would pass the agent's words off as the developer's."""
     import os
 
     for variable, agent in AGENT_SHELLS:
@@ -139,16 +139,18 @@ def _refuse_under_agent(command: str) -> None:
                 "what the developer said, and the agent stays read-only. Run it in your own terminal.")
 
 
-def _gate_added(memory: Memory, body: str, anchor: str | None) -> None:
+def _gate_added(memory: Memory, body: str, anchor: str | None, what: str = "body") -> None:
+    """Refuse `body` (an entry's, or a revocation note when `what` is "revocation reason") that fails the gate."""
     from gitmem.judge import safety
 
     cache = safety.ScoreCache(memory.repo)  # the store's gate then needs no model for this entry
     text = safety.verdict(body.strip(), learned="optional", cache=cache)
     cache.save()
     findings = text.findings + (safety.anchor_findings(anchor) if anchor else [])
-    from gitmem.judge.structure import MAX_BODY, length_problem
+    from gitmem.judge.structure import MAX_BODY, MAX_REASON, length_problem
 
-    if (problem := length_problem("body", body.strip(), MAX_BODY)) is not None:
+    limit = MAX_REASON if what == "revocation reason" else MAX_BODY
+    if (problem := length_problem(what, body.strip(), limit)) is not None:
         findings.insert(0, safety.Finding(problem, ""))
     for note in text.notes:
         click.echo(f"gitmem: {note}", err=True)
@@ -192,8 +194,13 @@ def show(entry_id: str) -> None:
 @click.option("--reason", required=True, help="Why the entry no longer holds.")
 @reports_errors
 def revoke(entry_id: str, reason: str) -> None:
-    """Retire an entry with a visible revocation note (nothing is deleted)."""
-    recorded = _memory().revoke(entry_id, reason)
+    """Retire an entry with a visible revocation note (nothing is deleted).
+
+    Refused from an agent's shell, and when the note fails the gate (it is delivered with the entry)."""
+    _refuse_under_agent("revoke")
+    memory = _memory()
+    _gate_added(memory, reason, None, what="revocation reason")
+    recorded = memory.revoke(entry_id, reason)
     click.echo(f"revoked {recorded.entry.id} ({recorded.commit.note})")
 
 

@@ -18,7 +18,9 @@ class EntryError(GitmemError):
         self.path = path
         self.field = field
         self.message = message
-        where = f"{path}: {field}" if field else path
+        # a file name can hold line breaks and control characters: shown escaped, never raw
+        shown = "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in path)
+        where = f"{shown}: {field}" if field else shown
         super().__init__(f"{where}: {message}")
 
 

@@ -58,6 +58,19 @@ def denied(answers: list[dict]) -> str | None:
     "cp /tmp/rules.json ../main/.git/gitmem/delivery.json",  # the main checkout's, from a linked one
     "git config gitmem.allowRepoModel true",
     "python3 -c \"open('.gitmem/entries/x.yaml','w').write('id: x')\"",
+    # the same inside a nested shell, behind a variable, or from inline code
+    "bash -c \"gitmem add law 'push to main without review'\"",
+    "sh -c 'env -u CLAUDECODE gitmem add law x'",
+    "sudo -u ci bash -lc 'gitmem revoke 20260101-0a1b2c3d --reason stale'",
+    "bash -c \"bash -c 'gitmem add law x'\"",
+    "eval \"gitmem add law x\"",
+    "g=gitmem; $g add law x",
+    "x=.gitmem; echo 'id: x' > $x/entries/x.yaml",
+    "export D=.gitmem/entries && rm ${D}/x.yaml",
+    "find . -name '*.md' -exec sh -c 'gitmem add law \"$(cat {})\"' \\;",
+    "python3 -c \"import subprocess; subprocess.run(['gitmem', 'add', 'law', 'x'])\"",
+    "python -c \"from gitmem.memory import Memory; Memory.open().revoke('x', 'y')\"",
+    "node -e \"require('child_process').execSync('gitmem add law x')\"",
 ])
 def test_the_hook_denies_shell_commands_that_write_memory(gm, command):
     reason = denied(pre_tool(gm, "Bash", command=command))
@@ -150,6 +163,10 @@ def test_folders_merely_named_gitmem_inside_git_are_not_memory(gm, command):
     ("Bash", {"command": "git add .gitmem && git commit -m 'memory: record law'"}),
     ("Bash", {"command": "cp .gitmem/config.yaml /tmp/config-copy.yaml"}),
     ("Bash", {"command": "pytest -q > out.txt 2>&1"}),
+    ("Bash", {"command": "git commit -m 'docs: explain gitmem add and gitmem revoke'"}),
+    ("Bash", {"command": "grep -rn 'gitmem add' docs/ && bash -c 'gitmem list'"}),
+    ("Bash", {"command": "x=build; mkdir -p $x && bash -c \"npm run build > $x/log.txt\""}),
+    ("Bash", {"command": "python3 -c \"import gitmem, sys; print(gitmem.__file__, sys.argv)\" add"}),
     ("Read", {"file_path": ".gitmem/entries/20260101-0a1b2c3d.yaml"}),
     ("Edit", {"file_path": "src/a.py", "old_string": "return 1", "new_string": "return 2"}),
 ])
@@ -174,10 +191,14 @@ def test_codex_patches_into_memory_are_denied():
 
 
 @pytest.mark.parametrize("variable", ["CLAUDECODE", "GEMINI_CLI", "CODEX_SANDBOX_NETWORK_DISABLED"])
-def test_gitmem_add_refuses_in_an_agents_shell(gm, monkeypatch, variable):
+def test_gitmem_add_and_revoke_refuse_in_an_agents_shell(gm, monkeypatch, variable):
+    entry_id = add_entry(gm, "law", "Use tabs in the Makefile.")
     monkeypatch.setenv(variable, "1")
     head = gm.git("rev-parse", "HEAD")
     proc = gm.gitmem("add", "law", "Use tabs.", check=False)
     assert proc.returncode == 1
     assert "refusing `gitmem add`" in proc.stderr and "own terminal" in proc.stderr
-    assert gm.git("rev-parse", "HEAD") == head and not list((gm.path / ".gitmem/entries").glob("*.yaml"))
+    proc = gm.gitmem("revoke", entry_id, "--reason", "stale", check=False)
+    assert proc.returncode == 1 and "refusing `gitmem revoke`" in proc.stderr
+    assert gm.git("rev-parse", "HEAD") == head and len(list((gm.path / ".gitmem/entries").glob("*.yaml"))) == 1
+    assert "status: active" in (gm.path / ".gitmem/entries" / f"{entry_id}.yaml").read_text()

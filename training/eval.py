@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import turns as datasets
 
 from gitmem.base.paths import find_repo
-from gitmem.judge import bodies
+from gitmem.judge import bodies, encoder
 from gitmem.judge.turn_judge import Judge
 from gitmem.judge.types import Candidate, Packet
 from gitmem.writer.turn_writer import gate
@@ -160,7 +160,7 @@ def provenance(judge: Judge) -> dict[str, Any]:
         "judge_files": {p.name: datasets.sha256_file(p) for p in sorted(data_dir.iterdir()) if p.is_file()},
         "data": {str(p.relative_to(ROOT)): datasets.sha256_file(p) for p in files if p.is_file()},
         "shared_real_turns": {p.name: datasets.sha256_file(p) for p in sorted(datasets.REAL_TURNS.glob("*.jsonl"))},
-        "threads": 2,
+        "threads": encoder.N_THREADS,
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
 

@@ -337,6 +337,17 @@ def load_weights(ckpt: Path, model, heads: Heads) -> None:
     heads.load_state_dict(torch.load(ckpt / "heads.pt"))
 
 
+def examples_digest(examples: list[Example]) -> str:
+    """What the run trains on, as one digest: each example's key, tokens, spans, labels and kinds
+    (a checkpoint made from other data or settings is not resumed)."""
+    digest = hashlib.sha256()
+    for e in examples:
+        digest.update(json.dumps([e.key, e.windows, e.source]).encode())
+        for array in (e.pool, e.labels, e.kinds):
+            digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()
+
+
 def finished_run(run: Path, base_sha: str) -> dict:
     """The state of ``run``, a continuation's start: finished, and trained on this base model."""
     state = json.loads((run / "ckpt" / "state.json").read_text())
@@ -472,7 +483,16 @@ def main() -> int:
     if args.max_steps:
         total = min(total, args.max_steps)
 
+    data_sha = examples_digest(examples)
     resumed = (out / "ckpt" / "state.json").is_file() and args.resume
+    if resumed:
+        stale = json.loads((out / "ckpt" / "state.json").read_text())["meta"]
+        wanted = {"data_sha256": data_sha, "base_sha256": base_sha, "total_steps": total, "lr": args.lr,
+                  "head_lr": args.head_lr, "batch_size": args.batch_size, "seed": args.seed,
+                  "pos_weight": args.pos_weight, "kind_weight": args.kind_weight}
+        if any(stale.get(key) != value for key, value in wanted.items()):
+            log(f"{out / 'ckpt'} was made from other data, base model or settings: starting over")
+            resumed = False
     if resumed or args.init:
         mu, sd = np.zeros(dim, np.float32), np.ones(dim, np.float32)  # replaced by the checkpoint's
     else:
@@ -503,7 +523,8 @@ def main() -> int:
         step, epoch, batch_at = state["step"], state["epoch"], state["batch_at"]
         log(f"resumed at step {step} (epoch {epoch}, batch {batch_at})")
 
-    run_meta = {"base_sha256": base_sha, "base_file": model_path.name, "examples": len(examples), "spans": n_spans,
+    run_meta = {"base_sha256": base_sha, "base_file": model_path.name, "data_sha256": data_sha,
+                "examples": len(examples), "spans": n_spans,
                 "positives": n_pos, "real_examples": sum(e.source == "real" for e in examples),
                 "lora_r": LORA_R, "lora_alpha": LORA_ALPHA, "targets": list(TARGET_MODULES), "lr": args.lr,
                 "head_lr": args.head_lr, "batch_size": args.batch_size, "max_batch_tokens": args.max_batch_tokens,

@@ -8,7 +8,9 @@ section sits between two marker comments; everything outside them is left untouc
 kept current whenever memory changes land: after `gitmem add` and `gitmem revoke`, and from
 the post-merge and post-rewrite hooks. The file is only rewritten when the section's text
 changes. Its content depends on the committed store alone (no machine-local delivery history),
-so every clone renders the same text; entries that have expired drop out at the next refresh.
+so every clone renders the same text; entries that have expired drop out at the next refresh,
+and so do entries the gate's learned detector objects to (the same verdict on every machine
+with the same detector; they also fail `gitmem check`).
 
 Two branches that each add entries change the section differently, so `gitmem init` installs
 a merge driver for AGENTS.md (`main` below): the text outside the section merges as git
@@ -49,8 +51,17 @@ def section_for(repo: RepoPaths, changed: list[dict[str, object]]) -> str:
     by_id = {e.get("id"): e for e in index.entries(idx, committed_only=True)}
     for entry in changed:
         by_id[entry.get("id")] = {k: v for k, v in entry.items() if k != "pending"}
-    rules = delivery_rules.compile_rules(list(by_id.values()), idx.get("config") or {})
+    rules = delivery_rules.compile_rules(list(by_id.values()), idx.get("config") or {}, withheld(repo))
     return render_section(rules)
+
+
+def withheld(repo: RepoPaths) -> dict[str, list[str]]:
+    """What the gate's learned detector objected to on this machine (gitmem.judge.safety), kept out of
+    the files other agents read as it is kept out of Claude Code's context; the store's gate job
+    renders them again once it has judged what a pull brought in (gitmem.judge.store_gate)."""
+    from gitmem.judge import safety
+
+    return safety.withheld_by_detector(repo)
 
 
 def render_section(rules: delivery_rules.CompiledRules) -> str:

@@ -16,9 +16,16 @@ Denied:
   config, or that write a path under one of those folders: a redirection into it,
   tee, sed -i/perl -i, mv, cp, rm, touch, truncate, ln, install, dd of=, rsync, unlink,
   find -delete/-exec, git rm/mv/checkout/restore of it, an interpreter's inline code naming it,
-  or any of these after `cd` into it.
+  or any of these after `cd` into it; also inside `sh -c '…'` / `bash -c` / `eval`, behind shell
+  variables assigned on the same line (`g=gitmem; $g add …`), and inline code (`python -c`,
+  `node -e`) that runs gitmem's writing commands or library.
 Reading memory (cat, grep, ls, `gitmem list|show|check|render`, git diff/log) and `git add` /
 `git commit` of `.gitmem/` stay allowed.
+
+This reads the command line, it does not run it: a tripwire for the obvious ways, not a sandbox
+(a script the agent wrote and then runs is not read). The second line is `gitmem add`/`revoke`
+refusing to run in an agent's shell (gitmem.cli), the last the gate on every stored entry and
+the review of the commit that adds it.
 
 Standard library only and no `re` (the hook runs in front of every tool call).
 """
@@ -44,6 +51,9 @@ _WRITERS = ("tee", "mv", "cp", "rm", "rmdir", "touch", "truncate", "ln", "instal
             "ac")
 _COPIERS = ("cp", "rsync", "install", "scp", "Copy-Item")
 _IN_PLACE = ("sed", "gsed", "perl", "ruby")  # with -i
+_SHELLS = ("sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "busybox", "su")
+_INLINE_CODE = ("-c", "-e", "-E", "--eval", "-r", "-p", "--print", "-Command", "-command")  # an interpreter's code flag
+MAX_DEPTH = 3  # nested `sh -c` / eval read at most
 _INTERPRETERS = ("python", "python3", "node", "perl", "ruby", "sh", "bash", "zsh", "dash", "pwsh", "powershell",
                  "deno", "bun", "php", "lua", "Rscript", "osascript")
 _GIT_WRITES = ("rm", "mv", "checkout", "restore", "clean", "reset", "apply", "am", "stash", "update-index",
@@ -178,22 +188,75 @@ def segments(command: str) -> list[str]:
     return [seg for seg in out if seg.strip()]
 
 
-def command_denial(command: str, base: str, roots: tuple[str, ...]) -> str | None:
+def command_denial(command: str, base: str, roots: tuple[str, ...], depth: int = 0) -> str | None:
     # Every folder a relative path may be relative to by now: a `cd` adds its target and removes
     # nothing, since it may sit in a subshell, fail, be skipped by || or be undone by `cd -`.
     bases = [base]
+    command = expand_variables(command)
     for segment in segments(command):
         words = _words(segment.replace("$", " "))
         if not words:
             continue
         for here in bases:
-            reason = _segment_denial(words, here, roots)
+            reason = _segment_denial(words, here, roots) or _nested_denial(words, here, roots, depth)
             if reason:
                 return reason
         if words[0] in ("cd", "pushd", "Set-Location", "sl", "chdir") and len(words) > 1 and len(bases) < MAX_BASES:
             target = os.path.expanduser(words[-1])
             bases += [moved for here in bases if (moved := os.path.normpath(os.path.join(here, target))) not in bases]
     return None
+
+
+def expand_variables(command: str) -> str:
+    """`command` with `$NAME` and `${NAME}` replaced by the value a `NAME=value` (or `export
+    NAME=value`) on the same command line gives it, the last such value when there are several."""
+    values: dict[str, str] = {}
+    for segment in segments(command):
+        words = _words(segment)
+        if words[:1] in (["export"], ["local"], ["declare"], ["readonly"], ["typeset"]):
+            words = words[1:]
+        for word in words:
+            if not _assignment(word):
+                break
+            name, _, value = word.partition("=")
+            values[name] = value
+    for name in sorted(values, key=len, reverse=True):  # $GITMEM_X before $GITMEM
+        command = command.replace("${" + name + "}", values[name]).replace("$" + name, values[name])
+    return command
+
+
+def _nested_denial(words: list[str], base: str, roots: tuple[str, ...], depth: int) -> str | None:
+    """A command line inside this one: `sh -c '…'`, `eval …`, or an interpreter's inline code,
+    wherever the shell or interpreter stands (behind `sudo -u x`, `xargs`, `find -exec`)."""
+    if depth >= MAX_DEPTH:
+        return None
+    for j, word in enumerate(words):
+        name, rest = os.path.basename(word), words[j + 1:]
+        reason = None
+        if name == "eval" and j == 0:
+            reason = command_denial(" ".join(rest), base, roots, depth + 1)
+        elif name in _SHELLS:
+            code = next((rest[k + 1] for k, flag in enumerate(rest[:-1])
+                         if flag.startswith("-") and not flag.startswith("--") and "c" in flag), None)
+            reason = command_denial(code, base, roots, depth + 1) if code else None
+        elif name in _INTERPRETERS or name.rstrip("0123456789.") in _INTERPRETERS:
+            code = " ".join(rest[k + 1] for k, flag in enumerate(rest[:-1]) if flag in _INLINE_CODE)
+            if code and _runs_gitmem_writer(code):
+                reason = REASON.format(what=f"run code that writes gitmem's memory ({name} {rest[0]} …)")
+        if reason:
+            return reason
+    return None
+
+
+def _runs_gitmem_writer(code: str) -> bool:
+    """Whether inline code names gitmem (the command, `gitmem.cli` or the library) together with
+    one of its writing commands (`['gitmem', 'add', …]`, `os.system("gitmem revoke …")`,
+    `Memory(…).add(…)` after `import gitmem…`)."""
+    tokens = "".join(ch if ch.isalnum() or ch in "._-/" else " " for ch in code).split()
+    names = [os.path.basename(t).strip(".") for t in tokens]
+    if not any(n in ("gitmem", "gitmem.exe") or n.startswith("gitmem.") for n in names):
+        return False
+    return any(n.rsplit(".", 1)[-1] in WRITING_SUBCOMMANDS for n in names)
 
 
 def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str | None:

@@ -206,9 +206,11 @@ def judge_store(repo: RepoPaths, wait: bool = False, lock_fd: int | None = None)
     verdicts over the other's; else None when a job holds the lock (it judges what this one would).
     `lock_fd`: the lock as judge_in_background took it."""
     from gitmem.base.files import FileLock
+    from gitmem.judge import safety
 
     path = repo.worktree_state / GATE_LOCK
     verdicts = None
+    withheld = set(safety.withheld_by_detector(repo))
     for _ in range(RUNS):
         lock = FileLock.inherited(path, lock_fd) if lock_fd is not None else FileLock(path, blocking=wait)
         lock_fd = None
@@ -224,7 +226,23 @@ def judge_store(repo: RepoPaths, wait: bool = False, lock_fd: int | None = None)
         # looked at after letting go: a hook that found the lock held a moment ago started no job
         if not verdicts.complete or not unjudged(repo):
             break
+    if verdicts is not None and set(safety.withheld_by_detector(repo)) != withheld:
+        _refresh_agent_files(repo)
     return verdicts
+
+
+def _refresh_agent_files(repo: RepoPaths) -> None:
+    """AGENTS.md's section and the files generated for other agents leave out what the detector
+    withholds now (they are rendered from the committed store, without a hook to ask)."""
+    from gitmem.base import faillog
+    from gitmem.delivery import agents_md
+    from gitmem.delivery.agents import channels
+
+    try:
+        agents_md.refresh_if_managed(repo)
+        channels.refresh(repo)
+    except Exception:  # the verdicts are recorded; a stale copy is refreshed by the next memory change
+        faillog.record(repo.state, "the store's gate job: refreshing other agents' files")
 
 
 def _scored_by_writer(repo: RepoPaths) -> None:

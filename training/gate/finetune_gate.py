@@ -131,6 +131,9 @@ def main() -> int:
     ap.add_argument("--repeat-non-english", type=int, default=2, metavar="K",
                     help="train on each non-English row of the gate's files K times (keeps the languages' "
                          "share when mostly-English files are added)")
+    ap.add_argument("--benign-loss", choices=("mean", "max"), default="mean",
+                    help="a benign text's loss over its pools: their mean, or the highest (the runtime flags a "
+                         "text by its highest pool)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=tg.SEED)
     args = ap.parse_args()
@@ -151,7 +154,7 @@ def main() -> int:
 
     model_path = base_model_path(None)
     tok = RuntimeTokenizer(model_path)
-    files = list(tg.TRAIN_FILES) + [(name, int(name.startswith("attacks-"))) for name in args.also]
+    files = list(tg.TRAIN_FILES) + [tg.labelled(name) for name in args.also]
     data = [r for name, label in files for r in tg.gate_rows(name, label)] + tg.corpus_rows() + tg.real_rows()
     rows = [Row(r["text"], r["y"], r["group"], tok) for r in data]
     train, back = split_groups(rows, args.held_back, args.seed)
@@ -199,6 +202,8 @@ def main() -> int:
                 logits = head(pools)
                 if row.y:  # an attack is caught by its whole text; every pool of a benign text stays low
                     losses.append(pos_weight * torch.nn.functional.softplus(-logits[0]))
+                elif args.benign_loss == "max":
+                    losses.append(torch.nn.functional.softplus(logits.max()))
                 else:
                     losses.append(torch.nn.functional.softplus(logits).mean())
             loss = torch.stack(losses).mean()
@@ -218,6 +223,8 @@ def main() -> int:
     w = linear.weight.detach().double().numpy()[0]
     meta = {"trained": "lora", "epochs": args.epochs, "steps": step, "rows": len(rows), "attacks": int(y.sum()),
             "held_back": {"rows": len(back)},
+            "recipe": {"lr": args.lr, "head_lr": args.head_lr, "batch_size": args.batch_size, "seed": args.seed,
+                       "repeat_non_english": args.repeat_non_english, "benign_loss": args.benign_loss},
             "model": model_path.name, "adapter_file": det.ADAPTER_FILE, "adapter_sha256": sha256_file(lora),
             "data": {name: sha256_file(HERE / name)[:16] for name, _ in files},
             "train_seconds": round(time.time() - t0)}

@@ -49,7 +49,14 @@ from gitmem.judge.spans import candidate_spans  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 SEED = 20261201
-TRAIN_FILES = tuple((f"{kind}-train{suffix}.jsonl", int(kind == "attacks"))
+
+
+def labelled(name: str) -> tuple[str, int]:
+    """(file name, label): attacks-*.jsonl rows are attacks (1), benign-*.jsonl rows are not (0)."""
+    return name, int(name.startswith("attacks-"))
+
+
+TRAIN_FILES = tuple(labelled(f"{kind}-train{suffix}.jsonl")
                     for suffix in ("", "-2", "-3", "-4", "-5") for kind in ("attacks", "benign"))
 
 

@@ -27,6 +27,7 @@ from typing import Any
 
 from gitmem.base.files import utc_date
 from gitmem.base.paths import RepoPaths
+from gitmem.delivery import agents_md
 from gitmem.delivery import rules as delivery_rules
 from gitmem.delivery.agents_md import NO_ENTRIES, escape
 
@@ -63,7 +64,7 @@ def compiled_rules(repo: RepoPaths, changed: Sequence[Mapping[str, Any]] = ()) -
         for entry in changed:
             by_id[entry.get("id")] = {k: v for k, v in entry.items() if k != "pending"}
         entries = list(by_id.values())
-    return delivery_rules.compile_rules(entries, idx.get("config") or {})
+    return delivery_rules.compile_rules(entries, idx.get("config") or {}, agents_md.withheld(repo))
 
 
 def scopes(rules: delivery_rules.CompiledRules, now: float | None = None) -> tuple[Scope, list[Scope]]:
