@@ -8,6 +8,7 @@ deterministic validation rules and the configured model path.
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -381,6 +382,53 @@ def test_a_change_and_the_rule_replacing_it_are_one_entry(judge, user):
     assert [c.body for c in judge.judge(packet(user), [])] == [user]
 
 
+@pytest.mark.parametrize("user", [
+    "Please don't use axios anymore, use fetch.",
+    "Env vars get read in exactly one place, config/env.js.",
+])
+def test_the_issues_rewordings_record_the_whole_sentence(judge, user):
+    assert [c.body for c in judge.judge(packet(user), [])] == [user]
+
+
+@pytest.mark.xfail(strict=True, reason="the judge misses these (scores 0.16 and 0.21 against 0.48): issue #10")
+@pytest.mark.parametrize("user", [
+    "from now on use fetch instead of axios",
+    "Also, standing rule here: every migration needs a down step.",
+])
+def test_the_issues_rewordings_the_judge_still_misses(judge, user):
+    assert judge.judge(packet(user), [])
+
+
+@pytest.mark.parametrize(("typed", "body"), [
+    ("fyi, we're moving off axios, built-in fetch only", "we're moving off axios, built-in fetch only"),
+    ("and heads up: never log the raw request body, it holds card numbers.",
+     "never log the raw request body, it holds card numbers."),
+    ("remember for the future: the staging db is shared with QA, never truncate tables there.",
+     "the staging db is shared with QA, never truncate tables there."),
+])
+def test_the_model_path_leaves_lead_ins_out(judge, typed, body):
+    assert [c.body for c in judge.judge(packet(typed), [])] == [body]
+
+
+def test_a_ritual_the_model_finds_is_anchored_by_its_trigger_not_its_follow_up(judge, repo):
+    (repo.worktree / "src").mkdir()
+    (repo.worktree / "src" / "settings.py").write_text("def default_config():\n    return {}\n")
+    (repo.worktree / "docs").mkdir()
+    (repo.worktree / "docs" / "config.rst").write_text("Config\n======\n")
+    user = "whenever you add a config key it needs a default in default_config AND a line in docs/config.rst"
+    [ritual] = judge.judge(packet(user, files=("src/settings.py", "docs/config.rst")), [])
+    assert (ritual.kind, ritual.body, ritual.anchor) == ("ritual", user, None)  # repository-wide
+
+
+def test_the_issues_change_of_plan_supersedes_the_stored_axios_law(judge):
+    stored = [entry("20260101-aaaa0001", "law", "Use axios for every HTTP call."),
+              entry("20260101-bbbb0002", "law", "Timestamps are stored in UTC.")]
+    user = "Change of plan: we're moving off axios. Use fetch for all new HTTP code."
+    [found] = judge.judge(packet(user), stored)
+    assert (found.kind, found.body, found.supersedes) == ("correction", user, ("20260101-aaaa0001",))
+    assert judge.judge(packet("Use axios for every HTTP call."), stored) == []  # a restatement records nothing
+
+
 def test_two_rules_in_one_message_stay_two_entries(judge):
     user = ("Never call syncLedger() from a request handler, it took prod down. "
             "Whenever you add an endpoint, update docs/endpoints.md.")
@@ -392,6 +440,24 @@ def test_an_approved_plan_is_not_the_developers_words(judge):
     plan = ("Implement the following plan:\n\n# Plan: move off axios\n\n1. From now on use fetch for every HTTP call.\n"
             "2. Never add axios to package.json again.")
     assert judge.judge(packet(plan), []) == []
+
+
+def test_judging_a_turn_imports_no_training_library(repo, loaded):
+    """The runtime is llama.cpp alone: `gitmem judge` with the real model imports neither torch,
+    transformers nor peft (installed here for `make train`)."""
+    import json
+    import sys
+
+    turn = {"session_id": "s1", "turn": 1, "user": "The staging db is shared with QA, never truncate tables there.",
+            "assistant": "Noted.", "files_modified": []}
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "gitmem.cli", "judge", "-"],
+                          input=json.dumps(turn), capture_output=True, text=True, cwd=repo.worktree,
+                          env={**os.environ, "GITMEM_NO_DAEMON": "1"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "never truncate tables" in proc.stdout  # the model ran
+    imported = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+    assert "llama_cpp" in imported
+    assert not imported & {"torch", "transformers", "peft"}
 
 
 # -- the fine-tuned judge's files ---------------------------------------------------------------
