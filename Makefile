@@ -36,6 +36,7 @@ eval: $(STAMP)
 
 # Rebuild the shipped judge (gitmem/judge/data/writer-lora.gguf, writer-head.npz) from the corpus
 # and the real-turn labels: LoRA fine-tune (torch, CPU), export for llama.cpp, threshold on dev;
+# the frozen-encoder fallback head (head.npz);
 # then the trust gate's detector (gate-lora.gguf, gate.npz) from training/gate/.
 TRAIN_RUN ?= .git/gitmem/train-run
 GATE_RUN ?= .git/gitmem/gate-run
@@ -44,6 +45,7 @@ train: $(STAMP)
 	$(BIN)/python training/finetune.py --out $(TRAIN_RUN) --corpus-turns 1000 --real-repeat 2 --resume
 	$(BIN)/python training/export_lora.py --run $(TRAIN_RUN) --out gitmem/judge/data --outtype f16
 	$(BIN)/python training/threshold.py
+	$(BIN)/python training/train.py
 	$(BIN)/python training/gate/finetune_gate.py --out $(GATE_RUN)
 
 clean:

@@ -4,7 +4,8 @@
     .venv/bin/python training/train.py --cv-only  # report cross-validated figures, save nothing
 
 Only train-*.jsonl files are read: heldout.jsonl and ../shared/capture-dev.jsonl are for
-bench/capture_eval.py and are never used here. Encodings are cached under
+training/eval.py and are never used here. This head is the fallback the judge loads when no
+fine-tuned judge (writer-head.npz) ships; `make train` rebuilds both. Encodings are cached under
 .git/gitmem/train-cache/ (never committed), keyed by model file and text.
 
 Labels: a candidate span (gitmem.judge.spans) of the user's message is positive when it covers
