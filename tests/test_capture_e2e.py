@@ -254,6 +254,47 @@ def _a_pulled_entry_is_judged_by_the_resident_writer(project, tmp_path, env, pid
     assert int(peak_kib) / 1024 < 200, peak_kib  # the model alone is over 400 MiB resident
 
 
+def test_an_entry_file_written_during_a_session_is_judged_after_the_turn(repo, tmp_path, monkeypatch):
+    """An entry file that appears in the work tree without the writer or `gitmem add` (a script the
+    agent ran): after the next turn the writer has the store's gate judge it, and delivery withholds
+    it from then on, without anyone running `gitmem check`."""
+    from delivery_support import ClaudeCode
+    from test_trust_store import OVERRIDE, entry_yaml, wait_for_the_gate
+
+    from gitmem.base.paths import find_repo
+    from gitmem.writer import daemon
+
+    monkeypatch.delenv("GITMEM_TEST_JUDGE", raising=False)
+    env = subprocess_env(GITMEM_DAEMON_IDLE="30")
+    env.pop("GITMEM_NO_DAEMON", None)
+    project = repo.with_gitmem(PROJECT)
+    monkeypatch.delenv("GITMEM_NO_DAEMON", raising=False)
+    paths = find_repo(project.path)
+    planted = "20260105-000000e6"
+    (project.path / ".gitmem" / "entries" / f"{planted}.yaml").write_text(entry_yaml(planted, OVERRIDE))
+    assert planted in ClaudeCode(project.path, "s0").start("startup").active  # not judged: layers 1-2 pass it
+    session = "e2e00000-0000-4000-8000-0000000000e6"
+    tp = tmp_path / f"{session}.jsonl"
+    t = Transcript(tp, session, project.path)
+    t.prompt(ACK_PROMPT)
+    t.say("All 5 tests pass.")
+    t.turn_end()
+    try:
+        assert run_hook(payload("Stop", session, tp, project.path), project.path, env=env).returncode == 0
+        deadline = time.monotonic() + 240
+        while daemon.read_status(paths).get("judged") != 1:
+            assert time.monotonic() < deadline, "the turn was not judged"
+            time.sleep(0.2)
+        wait_for_the_gate(project)
+        flagged = json.loads((paths.worktree_state / "gate-verdicts.json").read_text())["flagged"]
+        assert [key.split(":")[0] for key in flagged] == [planted]
+        start = ClaudeCode(project.path, "s1").start("startup")
+        assert planted not in start.active and "sudo" not in start.text
+        assert daemon.status(paths)["gate_requests"] == 1  # scored by the writer that judged the turn
+    finally:
+        daemon.stop(paths)
+
+
 @pytest.mark.parametrize("upgrade", ["a file of the package rewritten", "the installation record rewritten"])
 def test_a_writer_running_through_an_upgrade_hands_over_to_the_installed_one(tmp_path, monkeypatch, upgrade):
     """gitmem upgraded while the machine's writer is busy: it finishes what it judges, then the

@@ -219,6 +219,16 @@ def verdict(text: str, *, learned: Learned = "required", cache: ScoreCache | Non
     return result
 
 
+def verdict_pending(text: str, cache: ScoreCache, digest: str, threshold: float) -> bool:
+    """Whether judging `text` could change what delivery does: it passes layers 1–2 and the
+    detector with head `digest` has not scored it on this machine, or scored it as an attack."""
+    if static_findings(text):
+        return False  # withheld already, without the detector
+    canonical = normalise.canonical(text)
+    score = cache.get(digest, canonical) if canonical.strip() else 0.0
+    return score is None or score >= threshold
+
+
 def check_candidate(candidate: Any, *, learned: Learned = "required", cache: ScoreCache | None = None) -> list[Finding]:
     """The gate for a judge Candidate (anything with .body and .anchor); with `cache`, its score
     is kept, so the store's gate (gitmem.judge.store_gate) need not load the model for the entry."""

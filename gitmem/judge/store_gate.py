@@ -152,6 +152,31 @@ def unjudged(repo: RepoPaths, entries: Iterable[Mapping[str, Any]] | None = None
     return [str(e.get("id")) for e in entries if safety.entry_key(e) not in judged]
 
 
+def worth_judging(repo: RepoPaths) -> list[str]:
+    """Ids of the unjudged entries whose verdict could change delivery: a text of theirs the
+    detector has not scored on this machine or scored as an attack (what the writer and `gitmem
+    add` recorded was scored when they gated it)."""
+    from gitmem.judge import safety
+    from gitmem.judge.detector import DetectorError, head
+    from gitmem.store import index
+
+    try:
+        detector = head()
+    except DetectorError:
+        return []
+    entries = {str(e.get("id")): e for e in index.entries(index.current(repo))}
+    cache = safety.ScoreCache(repo)
+    out = []
+    for entry_id in unjudged(repo, entries.values()):
+        entry = entries[entry_id]
+        revocation = entry.get("revocation")
+        texts = [entry.get("body"), revocation.get("reason") if isinstance(revocation, dict) else None]
+        if any(isinstance(t, str) and safety.verdict_pending(t, cache, detector.digest, detector.threshold)
+               for t in texts):
+            out.append(entry_id)
+    return out
+
+
 def awaiting(repo: RepoPaths, entries: Iterable[Mapping[str, Any]], judging: bool) -> dict[str, list[str]]:
     """entry_key -> [AWAITING] for the entries not judged yet while the store is being judged
     (`judging`: the lock was held when the caller's signature was taken, so what it compiles

@@ -524,6 +524,19 @@ class _Writer:
             faillog.record(repo.state if repo else None, "writer daemon: scoring a store for the gate")
         gate_requests.answer(base)
 
+    def judge_store_soon(self, repo: RepoPaths) -> None:
+        """After a turn, have the store's gate judge what appeared in the store meanwhile without
+        the writer or `gitmem add` (an entry file written into the work tree during the session):
+        a detached job, which asks this writer for the scores, so no model is loaded twice."""
+        from gitmem.base import faillog
+        from gitmem.judge import store_gate
+
+        try:
+            if store_gate.worth_judging(repo):
+                store_gate.judge_in_background(repo)
+        except Exception:
+            faillog.record(repo.state, "writer daemon: starting the store's gate job")
+
     def judge_for(self, repo: RepoPaths) -> Any:
         key = _key(repo)
         if key not in self.judges:
@@ -576,6 +589,7 @@ class _Writer:
                 faillog.record(repo.state, f"writer daemon: job {held.job.key}")
                 continue  # released unfinished: retried, then parked in failed/
             last_work = time.monotonic()
+            self.judge_store_soon(repo)
             mine = self.served[_key(repo)]
             self.write_repo(repo, state="judged", job=None, judged=mine["judged"] + 1,
                             recorded=mine["recorded"] + len(outcome.recorded),
