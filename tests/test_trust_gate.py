@@ -116,8 +116,9 @@ def written(judge, user: str, assistant: str = "Done.") -> tuple[list, list]:
 
 @pytest.mark.parametrize("name", list(BYPASSES))
 def test_no_bypass_is_recorded_from_a_turn(judge, name):
-    accepted, _ = written(judge, f"Thanks, the build is green again. Going forward: {BYPASSES[name]}")
-    leaked = [c.body for c in accepted if any(w in c.body for w in BYPASSES[name].split()[:6])]
+    before = "Thanks, the build is green again. Going forward: "
+    accepted, _ = written(judge, before + BYPASSES[name])
+    leaked = [c.body for c in accepted if c.body not in before]  # bodies are substrings of the message
     assert not leaked, leaked
 
 
