@@ -75,6 +75,15 @@ def test_each_bypass_fails_the_gate(name):
     assert findings, name
 
 
+@pytest.mark.parametrize("name", [n for n in BYPASSES if n.endswith(")") or n == "blanket permission"])
+def test_the_learned_detector_alone_catches_each_plain_language_bypass(name):
+    """Not the phrase list of layer 2: the detector's own score, in every language."""
+    from gitmem.judge import detector, normalise
+
+    scorer = detector.scorer()
+    assert scorer.score(normalise.canonical(BYPASSES[name])) >= scorer.threshold, name
+
+
 def test_the_detector_runs_only_with_the_adapter_it_was_trained_with():
     import dataclasses
 
