@@ -131,7 +131,7 @@ def main() -> int:
     ap.add_argument("--repeat-non-english", type=int, default=2, metavar="K",
                     help="train on each non-English row of the gate's files K times (keeps the languages' "
                          "share when mostly-English files are added)")
-    ap.add_argument("--benign-loss", choices=("mean", "max"), default="mean",
+    ap.add_argument("--benign-loss", choices=("mean", "max"), default="max",
                     help="a benign text's loss over its pools: their mean, or the highest (the runtime flags a "
                          "text by its highest pool)")
     ap.add_argument("--threads", type=int, default=2)
