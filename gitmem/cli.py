@@ -139,18 +139,18 @@ def _refuse_under_agent(command: str) -> None:
                 "what the developer said, and the agent stays read-only. Run it in your own terminal.")
 
 
-def _gate_added(memory: Memory, body: str, anchor: str | None, what: str = "body") -> None:
-    """Refuse `body` (an entry's, or a revocation note when `what` is "revocation reason") that fails the gate."""
+def _gate_added(memory: Memory, body: str, anchor: str | None, what: str = "body", limit: int | None = None) -> None:
+    """Refuse `body` (an entry's; or another text delivery shows, named `what`, at most `limit`
+    characters long: the body's cap when None) that fails the gate."""
     from gitmem.judge import safety
 
     cache = safety.ScoreCache(memory.repo)  # the store's gate then needs no model for this entry
     text = safety.verdict(body.strip(), learned="optional", cache=cache)
     cache.save()
     findings = text.findings + (safety.anchor_findings(anchor) if anchor else [])
-    from gitmem.judge.structure import MAX_BODY, MAX_REASON, length_problem
+    from gitmem.judge.structure import MAX_BODY, length_problem
 
-    limit = MAX_REASON if what == "revocation reason" else MAX_BODY
-    if (problem := length_problem(what, body.strip(), limit)) is not None:
+    if (problem := length_problem(what, body.strip(), MAX_BODY if limit is None else limit)) is not None:
         findings.insert(0, safety.Finding(problem, ""))
     for note in text.notes:
         click.echo(f"gitmem: {note}", err=True)
@@ -199,7 +199,9 @@ def revoke(entry_id: str, reason: str) -> None:
     Refused from an agent's shell, and when the note fails the gate (it is delivered with the entry)."""
     _refuse_under_agent("revoke")
     memory = _memory()
-    _gate_added(memory, reason, None, what="revocation reason")
+    from gitmem.judge.structure import MAX_REASON
+
+    _gate_added(memory, reason, None, what="revocation reason", limit=MAX_REASON)
     recorded = memory.revoke(entry_id, reason)
     click.echo(f"revoked {recorded.entry.id} ({recorded.commit.note})")
 

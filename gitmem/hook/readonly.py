@@ -210,6 +210,8 @@ def command_denial(command: str, base: str, roots: tuple[str, ...], depth: int =
 def expand_variables(command: str) -> str:
     """`command` with `$NAME` and `${NAME}` replaced by the value a `NAME=value` (or `export
     NAME=value`) on the same command line gives it, the last such value when there are several."""
+    if "$" not in command:
+        return command  # most commands: no second pass over them
     values: dict[str, str] = {}
     for segment in segments(command):
         words = _words(segment)
@@ -239,7 +241,7 @@ def _nested_denial(words: list[str], base: str, roots: tuple[str, ...], depth: i
             code = next((rest[k + 1] for k, flag in enumerate(rest[:-1])
                          if flag.startswith("-") and not flag.startswith("--") and "c" in flag), None)
             reason = command_denial(code, base, roots, depth + 1) if code else None
-        elif name in _INTERPRETERS or name.rstrip("0123456789.") in _INTERPRETERS:
+        elif name.rstrip("0123456789.") in _INTERPRETERS:  # python3.11, lua5.4
             code = " ".join(rest[k + 1] for k, flag in enumerate(rest[:-1]) if flag in _INLINE_CODE)
             if code and _runs_gitmem_writer(code):
                 reason = REASON.format(what=f"run code that writes gitmem's memory ({name} {rest[0]} …)")

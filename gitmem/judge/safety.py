@@ -130,13 +130,19 @@ def _digest(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8")).hexdigest()
 
 
+def shown_texts(entry: Mapping[str, Any]) -> tuple[Any, Any, Any]:
+    """(body, anchor, revocation note): every text delivery shows of an entry, the anchor as
+    delivery writes it (the compiled index and Entry.to_dict agree on these); None where absent."""
+    revocation, anchor = entry.get("revocation"), entry.get("anchor")
+    if isinstance(anchor, Mapping):
+        anchor = "::".join(str(anchor.get(k)) for k in ("path", "symbol") if anchor.get(k))
+    return entry.get("body"), anchor, revocation.get("reason") if isinstance(revocation, Mapping) else None
+
+
 def entry_key(entry: Mapping[str, Any]) -> str:
     """An entry as the verdicts know it: its id and the digest of every text delivery shows of it
     (body, anchor, revocation note), so an edit of any of them is judged again."""
-    revocation, anchor = entry.get("revocation"), entry.get("anchor")
-    if isinstance(anchor, Mapping):  # as delivery shows it (the compiled index and Entry.to_dict agree on these)
-        anchor = "::".join(str(anchor.get(k)) for k in ("path", "symbol") if anchor.get(k))
-    shown = [entry.get("body"), anchor, revocation.get("reason") if isinstance(revocation, Mapping) else None]
+    shown = list(shown_texts(entry))
     return f"{entry.get('id')}:{_digest(json.dumps(shown, sort_keys=True, ensure_ascii=False, default=str))[:16]}"
 
 
@@ -267,14 +273,9 @@ def entry_findings(entry: Mapping[str, Any], *, learned: Learned = "off", strict
     text = verdict(body, learned=learned, cache=cache)
     result.findings += text.findings
     result.score, result.notes = text.score, text.notes
-    anchor = entry.get("anchor")
-    if isinstance(anchor, Mapping):
-        joined = "::".join(str(anchor.get(k)) for k in ("path", "symbol") if anchor.get(k))
-        result.findings += anchor_findings(joined)
-    elif isinstance(anchor, str):
+    _, anchor, reason = shown_texts(entry)
+    if isinstance(anchor, str):
         result.findings += anchor_findings(anchor)
-    revocation = entry.get("revocation")
-    reason = revocation.get("reason") if isinstance(revocation, Mapping) else None
     if isinstance(reason, str):
         if (problem := structure.length_problem("revocation reason", reason, structure.MAX_REASON)) is not None:
             result.findings.append(Finding(problem, ""))

@@ -168,11 +168,9 @@ def worth_judging(repo: RepoPaths) -> list[str]:
     cache = safety.ScoreCache(repo)
     out = []
     for entry_id in unjudged(repo, entries.values()):
-        entry = entries[entry_id]
-        revocation = entry.get("revocation")
-        texts = [entry.get("body"), revocation.get("reason") if isinstance(revocation, dict) else None]
+        body, _, reason = safety.shown_texts(entries[entry_id])  # the texts the detector reads
         if any(isinstance(t, str) and safety.verdict_pending(t, cache, detector.digest, detector.threshold)
-               for t in texts):
+               for t in (body, reason)):
             out.append(entry_id)
     return out
 
@@ -258,7 +256,9 @@ def judge_store(repo: RepoPaths, wait: bool = False, lock_fd: int | None = None)
 
 def _refresh_agent_files(repo: RepoPaths) -> None:
     """AGENTS.md's section and the files generated for other agents leave out what the detector
-    withholds now (they are rendered from the committed store, without a hook to ask)."""
+    withholds now (they are rendered from the committed store, without a hook to ask). The agents'
+    part of gitmem.delivery.upkeep.after_memory_change, which this module cannot import: delivery
+    imports the gate (gitmem.delivery.compiled), and the layout allows no cycle."""
     from gitmem.base import faillog
     from gitmem.delivery import agents_md
     from gitmem.delivery.agents import channels
