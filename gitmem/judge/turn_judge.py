@@ -55,11 +55,8 @@ class Judge:
 
             path = resolve_model_path(self.repo, self._model_path)
             head = self.head
-            if isinstance(head, TunedHead):
-                head.verify(path, model_sha256(path))  # the adapter holds only for its base model
-                self._encoder = load_encoder(path, head.adapter)
-            else:
-                self._encoder = load_encoder(path)
+            head.verify(path, model_sha256(path))  # a head's weights hold only for the states it was trained on
+            self._encoder = load_encoder(path, head.adapter if isinstance(head, TunedHead) else None)
         return self._encoder
 
     def load(self) -> Judge:
