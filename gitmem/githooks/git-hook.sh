@@ -46,14 +46,16 @@ fi
 
 if [ "$GITMEM_HOOK" = post-commit ] || [ "$GITMEM_HOOK" = post-checkout ]; then
   # Work only after a partial commit in which pre-commit staged entry changes, when entries wait
-  # pending for a safe moment (this is one), or when a checkout changed the entries, a branch
-  # switch or `git checkout REV -- .gitmem/entries` (same HEAD: the work tree then differs from it);
-  # the gate judges what it brought in. Otherwise exit in shell, without Python.
+  # pending for a safe moment (this is one), when a commit changed the entries (one written by
+  # hand), or when a checkout changed them, a branch switch or `git checkout REV -- .gitmem/entries`
+  # (same HEAD: the work tree then differs from it); the gate judges what came in. Otherwise exit
+  # in shell, without Python.
   for waiting in "$state"/pending/*.json; do break; done
   if [ ! -e "$waiting" ] && { [ "$GITMEM_HOOK" = post-checkout ] || [ ! -f "$state/partial-commit.json" ]; } && \
-     { [ "$GITMEM_HOOK" = post-commit ] || \
-       { [ "$1" = "$2" ] && git diff --quiet HEAD -- .gitmem/entries 2>/dev/null; } || \
-       { [ "$1" != "$2" ] && git diff --quiet "$1" "$2" -- .gitmem/entries 2>/dev/null; }; }; then
+     { { [ "$GITMEM_HOOK" = post-commit ] && git diff-tree --quiet HEAD -- .gitmem/entries 2>/dev/null; } || \
+       { [ "$GITMEM_HOOK" = post-checkout ] && \
+         { { [ "$1" = "$2" ] && git diff --quiet HEAD -- .gitmem/entries 2>/dev/null; } || \
+           { [ "$1" != "$2" ] && git diff --quiet "$1" "$2" -- .gitmem/entries 2>/dev/null; }; }; }; }; then
     exit $status
   fi
 fi
@@ -61,8 +63,18 @@ fi
 if [ "$GITMEM_HOOK" = pre-commit ]; then
   # Fast path in shell, no extra processes but one git call: Python starts only if the commit
   # touches a file an entry is anchored to (or the entries changed since that list was written).
+  # The list is stale when the folder changed (an entry added, removed, renamed) or when any entry
+  # file was rewritten in place (an editor's save changes the file's mtime, not the folder's):
+  # `test -nt` is a builtin, so this is a few stats and no process.
   anchored="$state/anchored-paths.sh"
+  fresh=
   if [ -f "$anchored" ] && [ ! .gitmem/entries -nt "$anchored" ]; then
+    fresh=1
+    for entry in .gitmem/entries/*.yaml; do
+      [ "$entry" -nt "$anchored" ] && { fresh=; break; }
+    done
+  fi
+  if [ -n "$fresh" ]; then
     . "$anchored"  # sets the positional parameters to the anchored paths, quoted for sh
     [ $# -eq 0 ] && exit 0
     git diff-index --cached --quiet HEAD -- "$@" 2>/dev/null && exit 0

@@ -23,7 +23,13 @@ MARKER = "# gitmem: managed hook stub"
 ORIG_SUFFIX = ".gitmem-orig"
 TEXTCONV_KEY = "diff.gitmem.textconv"
 ATTRIBUTES = ".gitmem/.gitattributes"
-ATTRIBUTES_LINE = "entries/*.yaml diff=gitmem\n"
+# Entry files merge through gitmem.githooks.merge_entries (a retirement or move both branches made
+# merges cleanly). Set in the committed attributes file with the diff driver: a clone whose
+# `gitmem init` has not configured the driver merges them as plain text, as git does for a
+# driver it does not know.
+ENTRY_MERGE_DRIVER = "gitmem-entries"
+ATTRIBUTES_LINE = f"entries/*.yaml diff=gitmem merge={ENTRY_MERGE_DRIVER}\n"
+OLD_ATTRIBUTES_LINE = "entries/*.yaml diff=gitmem\n"  # written by earlier versions
 # AGENTS.md's managed section merges through gitmem (gitmem.delivery.agents_md.main). Set per clone in
 # .git/info/attributes, next to the driver it names; a clone without it merges as plain text.
 MERGE_DRIVER = "gitmem-agents-md"
@@ -114,6 +120,15 @@ def install(repo: RepoPaths, python: str | None = None) -> list[str]:
     if not attributes.exists():
         attributes.parent.mkdir(parents=True, exist_ok=True)
         attributes.write_text(ATTRIBUTES_LINE, encoding="utf-8")
+    else:  # an earlier version's line gains the merge driver; a line the project changed stays
+        lines = attributes.read_text(encoding="utf-8").splitlines(keepends=True)
+        if OLD_ATTRIBUTES_LINE in lines:
+            lines[lines.index(OLD_ATTRIBUTES_LINE)] = ATTRIBUTES_LINE
+            attributes.write_text("".join(lines), encoding="utf-8")
+            done.append(f"added the entry merge driver to {ATTRIBUTES}")
+    entry_driver = f"{shlex.quote(python)} -I -m gitmem.githooks.merge_entries %O %A %B %L %P %S %X %Y"
+    if git.set_merge_driver(repo, ENTRY_MERGE_DRIVER, entry_driver, "gitmem: entry files", []):
+        done.append("configured the entry merge driver")
 
     driver = f"{shlex.quote(python)} -I -m gitmem.delivery.agents_md %O %A %B"
     if git.set_merge_driver(repo, MERGE_DRIVER, driver, "gitmem: AGENTS.md managed section", [MERGE_ATTRIBUTE]):
@@ -142,4 +157,7 @@ def uninstall(repo: RepoPaths) -> list[str]:
         done.append("removed the textconv setting")
     if git.unset_merge_driver(repo, MERGE_DRIVER, [MERGE_ATTRIBUTE]):
         done.append("removed the AGENTS.md merge driver")
+    # The committed attribute stays (like diff=gitmem): without the driver git merges as text.
+    if git.unset_merge_driver(repo, ENTRY_MERGE_DRIVER, []):
+        done.append("removed the entry merge driver")
     return done

@@ -7,9 +7,10 @@ main index afterwards only for the named paths; so pre-commit notes the files it
 post-commit brings them in step in the main index (else the next plain `git commit` would
 commit the old entry back).
 post-merge and post-rewrite cannot change the commit that triggered them, so they
-commit their entry changes as one follow-up commit. After a merge, a rebase or a checkout, entries
-the gate's learned detector has not judged on this machine (a teammate's, brought in by a pull)
-are judged by a detached job (gitmem.judge.store_gate). Every path fails open.
+commit their entry changes as one follow-up commit. After a commit, a merge, a rebase or a
+checkout, entries the gate's learned detector has not judged on this machine (a teammate's, brought
+in by a pull; one written by hand and committed) are judged by a detached job
+(gitmem.judge.store_gate). Every path fails open.
 
 Run as `python -I -m gitmem.githooks.on_commit HOOK [ARGS...]` by the stubs written from
 gitmem/githooks/git-hook.sh.
@@ -230,7 +231,8 @@ def main(argv: list[str] | None = None) -> int:
                 after_history_change(repo, "ORIG_HEAD", "rebase", finishing=("rebase", "am"))
         elif hook == "post-checkout":
             commit_pending(repo)
-        if hook in ("post-merge", "post-rewrite", "post-checkout"):  # a teammate's entries may have come in
+        if hook in ("post-commit", "post-merge", "post-rewrite", "post-checkout"):
+            # a teammate's entries may have come in, or entries written by hand been committed
             from gitmem.judge.store_gate import judge_in_background
 
             judge_in_background(repo)

@@ -1,0 +1,235 @@
+"""Entry files through real merges, and the pre-commit stub's list of anchored files.
+
+Two branches that retire (or re-anchor) the same entry record the same note at different times;
+gitmem's merge driver for `.gitmem/entries/*.yaml` merges them without a conflict, and anything
+else still conflicts with both sides kept. The pre-commit stub notices an entry file rewritten in
+place (the folder's mtime does not change) and re-reads its anchors.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+APP = "def f():\n    return 1\n\n\ndef g():\n    return 2\n"
+WITHOUT_G = "def f():\n    return 1\n"
+UTIL = "def g():\n    return 2\n"
+
+
+@pytest.fixture
+def app_repo(repo):
+    return repo.with_gitmem({"src/app.py": APP, "docs/index.md": "docs\n"})
+
+
+def add(repo, body, anchor):
+    return repo.gitmem("add", "hazard", body, "--anchor", anchor).stdout.split()[0]
+
+
+def next_second():
+    """The hooks stamp notes with the wall clock, to the second: make the next one differ."""
+    time.sleep(1.05 - time.time() % 1)
+
+
+def at_of(text, key="revocation"):
+    """The `at:` of the entry file's `revocation` note (or its first `moves` item)."""
+    lines = text.splitlines()
+    start = lines.index(f"{key}:")
+    return next(line.split(":", 1)[1].strip().strip("'") for line in lines[start + 1:] if "at:" in line)
+
+
+def two_branches_retire(repo):
+    """alice, then bob a second later, each delete g from main; each commit's pre-commit retires
+    the entry at its own time."""
+    entry = add(repo, "g is slow", "src/app.py::g")
+    path = f".gitmem/entries/{entry}.yaml"
+    repo.git("switch", "-q", "-c", "alice")
+    repo.write("src/app.py", WITHOUT_G)
+    repo.git("commit", "-q", "-am", "alice: remove dead g")
+    next_second()
+    repo.git("switch", "-q", "-c", "bob", "main")
+    repo.write("src/app.py", WITHOUT_G)
+    repo.git("commit", "-q", "-am", "bob: remove dead g")
+    repo.git("switch", "-q", "main")
+    alice, bob = repo.git("show", f"alice:{path}"), repo.git("show", f"bob:{path}")
+    assert "status: revoked" in alice and "status: revoked" in bob
+    assert at_of(alice) < at_of(bob)
+    return entry, path, alice
+
+
+@pytest.mark.parametrize("into", ["main", "bob"])
+def test_the_same_retirement_on_two_branches_merges_cleanly(app_repo, into):
+    entry, path, alice = two_branches_retire(app_repo)
+    if into == "main":  # alice lands first; bob's later note is ours' conflict-free twin
+        app_repo.git("merge", "-q", "alice")
+        other = "bob"
+    else:  # bob's branch takes alice's: the earlier note is theirs
+        app_repo.git("switch", "-q", "bob")
+        other = "alice"
+    proc = subprocess.run(["git", "merge", "--no-edit", other], cwd=app_repo.path, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "CONFLICT" not in proc.stdout
+    # the earlier note, byte for byte as alice's pre-commit wrote it
+    assert app_repo.read(path) == alice
+    assert app_repo.git("show", f"HEAD:{path}") == alice
+    assert len(app_repo.git("log", "-1", "--format=%P").split()) == 2  # a real merge commit
+    assert app_repo.git("status", "--porcelain") == ""
+    retired = app_repo.entries()[entry]
+    assert retired["status"] == "revoked"
+    assert "`g` was removed from src/app.py" in retired["revocation"]["reason"]
+
+
+def test_the_same_move_on_two_branches_merges_cleanly(app_repo):
+    entry = add(app_repo, "g is slow", "src/app.py::g")
+    path = f".gitmem/entries/{entry}.yaml"
+    app_repo.git("switch", "-q", "-c", "alice")
+    app_repo.write("src/app.py", WITHOUT_G)
+    app_repo.write("src/util.py", UTIL)
+    app_repo.commit_all("alice: move g to util")
+    next_second()
+    app_repo.git("switch", "-q", "-c", "bob", "main")
+    app_repo.write("src/app.py", WITHOUT_G)
+    app_repo.write("src/util.py", UTIL)
+    app_repo.commit_all("bob: move g to util")
+    alice, bob = app_repo.git("show", f"alice:{path}"), app_repo.git("show", f"bob:{path}")
+    assert at_of(alice, "moves") < at_of(bob, "moves")
+    app_repo.git("merge", "--no-edit", "alice")  # on bob: the earlier move is theirs
+    assert app_repo.read(path) == alice
+    assert app_repo.git("status", "--porcelain") == ""
+    assert app_repo.entries()[entry]["anchor"] == "src/util.py::g"
+
+
+def test_different_notes_still_conflict_with_both_sides_kept(app_repo):
+    entry = add(app_repo, "g is slow", "src/app.py::g")
+    path = f".gitmem/entries/{entry}.yaml"
+    app_repo.git("switch", "-q", "-c", "alice")
+    app_repo.write("src/app.py", WITHOUT_G)
+    app_repo.git("commit", "-q", "-am", "alice: remove dead g")
+    next_second()
+    app_repo.git("switch", "-q", "-c", "bob", "main")
+    app_repo.gitmem("revoke", entry, "--reason", "g was rewritten in C; it is fast now")
+    bob = app_repo.git("show", f"bob:{path}")
+    assert "fast now" in bob
+    app_repo.git("switch", "-q", "main")
+    app_repo.git("merge", "-q", "alice")
+    alice = app_repo.git("show", f"alice:{path}")
+    proc = subprocess.run(["git", "merge", "--no-edit", "bob"], cwd=app_repo.path, capture_output=True, text=True)
+    assert proc.returncode == 1 and f"CONFLICT (content): Merge conflict in {path}" in proc.stdout
+    assert app_repo.git("diff", "--name-only", "--diff-filter=U").split() == [path]
+    text = app_repo.read(path)
+    assert text.count("<<<<<<< ") == text.count(">>>>>>> ") == 1 and "=======\n" in text
+    # nothing of either side is dropped: both notes, with their own times
+    assert "`g` was removed from src/app.py" in text and "fast now" in text
+    assert f"'{at_of(alice)}'" in text and f"'{at_of(bob)}'" in text
+    app_repo.git("merge", "--abort")
+
+
+def driver(tmp_path, base, ours, theirs, marker="7"):
+    """The driver as git runs it: %O %A %B %L %P, the result in %A."""
+    files = []
+    for name, text in (("base", base), ("ours", ours), ("theirs", theirs)):
+        file = tmp_path / f"{name}.yaml"
+        file.write_bytes(text.encode())
+        files.append(str(file))
+    proc = subprocess.run([sys.executable, "-I", "-m", "gitmem.githooks.merge_entries", *files, marker,
+                           ".gitmem/entries/x.yaml", "%S", "%X", "%Y"], capture_output=True, text=True)
+    return proc.returncode, (tmp_path / "ours.yaml").read_bytes().decode()
+
+
+ENTRY = "id: x\nkind: {kind}\nsource: user\nstatus: {status}\nbody: {body}\nexpires:\n"
+NOTE = "revocation:\n  at: '{at}'\n  reason: {reason}\n  commit:\n"
+
+
+def test_driver_keeps_a_change_only_one_side_made_to_the_note(tmp_path):
+    base = ENTRY.format(kind="hazard", status="revoked", body="b") + NOTE.format(at="2026-01-01T00:00:05Z", reason="r")
+    ours = ENTRY.format(kind="hazard", status="revoked", body="better") + NOTE.format(at="2026-01-01T00:00:05Z", reason="r")
+    theirs = ENTRY.format(kind="hazard", status="revoked", body="b") + NOTE.format(at="2026-01-02T00:00:00Z", reason="r")
+    code, merged = driver(tmp_path, base, ours, theirs)
+    assert code == 0
+    assert merged == ENTRY.format(kind="hazard", status="revoked", body="better") + NOTE.format(at="2026-01-02T00:00:00Z", reason="r")
+
+
+def test_driver_reconciles_the_time_and_merges_the_rest(tmp_path):
+    base = ENTRY.format(kind="hazard", status="active", body="b")
+    ours = ENTRY.format(kind="hazard", status="revoked", body="b") + NOTE.format(at="2026-01-01T00:00:09Z", reason="gone")
+    theirs = (ENTRY.format(kind="law", status="revoked", body="b")
+              + NOTE.format(at="2026-01-01T00:00:03Z", reason="gone")).replace("\n", "\r\n")
+    code, merged = driver(tmp_path, base.replace("\n", "\r\n"), ours.replace("\n", "\r\n"), theirs)
+    assert code == 0, merged
+    assert merged == theirs  # the earlier time, and theirs' other change
+
+
+def test_driver_conflict_uses_gits_marker_size_and_keeps_both_sides(tmp_path):
+    base = ENTRY.format(kind="hazard", status="active", body="b")
+    ours = ENTRY.format(kind="hazard", status="revoked", body="b") + NOTE.format(at="2026-01-01T00:00:09Z", reason="one")
+    theirs = ENTRY.format(kind="hazard", status="revoked", body="b") + NOTE.format(at="2026-01-01T00:00:03Z", reason="two")
+    code, merged = driver(tmp_path, base, ours, theirs, marker="10")
+    assert code == 1
+    assert "<" * 10 + " ours:.gitmem/entries/x.yaml\n" in merged and ">" * 10 + " theirs:" in merged
+    assert "reason: one" in merged and "reason: two" in merged
+    assert "00:00:09Z" in merged and "00:00:03Z" in merged
+
+
+def test_init_configures_the_driver_and_uninstall_removes_it(repo):
+    repo.write("a.py", "def f():\n    return 1\n")
+    repo.commit_all("first")
+    repo.write(".gitmem/.gitattributes", "entries/*.yaml diff=gitmem\n")  # as earlier versions wrote it
+    repo.gitmem("init")
+    repo.gitmem("init")  # idempotent
+    assert repo.read(".gitmem/.gitattributes") == "entries/*.yaml diff=gitmem merge=gitmem-entries\n"
+    assert "gitmem.githooks.merge_entries %O %A %B %L %P" in repo.git("config", "merge.gitmem-entries.driver")
+    assert repo.git("check-attr", "merge", "--", ".gitmem/entries/x.yaml").strip().endswith("merge: gitmem-entries")
+    assert "gitmem-entries" not in (repo.path / ".git/info/attributes").read_text()
+    repo.gitmem("uninstall")
+    assert repo.git("config", "--get-regexp", "^merge\\.gitmem-entries\\.", check=False) == ""
+
+
+def test_an_entry_rewritten_in_place_is_rechecked(app_repo):
+    entry = add(app_repo, "g is slow", "src/app.py::g")
+    path = app_repo.path / f".gitmem/entries/{entry}.yaml"
+    app_repo.write("src/other.py", "def h():\n    return 3\n")
+    app_repo.git("add", "src/other.py")
+    app_repo.git("commit", "-q", "-m", "add other.py")
+    anchored = app_repo.path / ".git/gitmem/anchored-paths.sh"
+    assert anchored.read_text() == "set -- ':(literal)src/app.py'\n"
+    folder = os.stat(path.parent).st_mtime_ns
+    time.sleep(0.05)  # past the list's mtime on a coarse clock
+    # re-point the entry at other.py::h, saved in place as editors do: the folder does not change
+    text = path.read_text().replace("path: src/app.py", "path: src/other.py").replace("symbol: g", "symbol: h")
+    with open(path, "r+", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.truncate()
+    assert os.stat(path.parent).st_mtime_ns == folder
+    app_repo.git("commit", "-q", "-am", "point the hazard at h")
+    assert anchored.read_text() == "set -- ':(literal)src/other.py'\n"
+    app_repo.git("rm", "-q", "src/other.py")
+    app_repo.git("commit", "-q", "-m", "remove other.py")
+    retired = app_repo.entries()[entry]
+    assert retired["status"] == "revoked"
+    assert "src/other.py was deleted" in retired["revocation"]["reason"]
+    assert app_repo.git("status", "--porcelain") == ""
+
+
+def test_the_stub_starts_python_only_when_an_entry_changed(app_repo):
+    """A commit of an unanchored file is answered in shell while no entry file changed; after an
+    entry is rewritten in place, the stub goes to Python, which rebuilds the index and the list."""
+    entry = add(app_repo, "g is slow", "src/app.py::g")
+    index = app_repo.path / ".git/gitmem/index.json"
+    index.write_text("{not json")  # only Python's index.current() would rebuild it
+    app_repo.write("docs/index.md", "more docs\n")
+    app_repo.commit_all("docs")
+    assert index.read_text() == "{not json"
+    time.sleep(0.05)
+    path = app_repo.path / f".gitmem/entries/{entry}.yaml"
+    with open(path, "r+", encoding="utf-8") as handle:
+        text = handle.read().replace("body: g is slow", "body: g is slow (quadratic)")
+        handle.seek(0)
+        handle.write(text)
+        handle.truncate()
+    app_repo.write("docs/index.md", "even more docs\n")
+    app_repo.git("commit", "-q", "-am", "docs and a clearer note")
+    assert index.read_text() != "{not json"
+    assert app_repo.entries()[entry]["body"] == "g is slow (quadratic)"
