@@ -123,20 +123,12 @@ def add(kind: str, body: str, anchor: str | None, on: tuple[str, ...], source: s
         click.echo(f"gitmem: {recorded.commit.note}", err=True)
 
 
-# Environment variables agents set in the shells they run commands in.
-AGENT_SHELLS = (("CLAUDECODE", "Claude Code"), ("GEMINI_CLI", "Gemini CLI"),
-                ("CODEX_SANDBOX", "Codex CLI"), ("CODEX_SANDBOX_NETWORK_DISABLED", "Codex CLI"))
-
-
 def _refuse_under_agent(command: str) -> None:
-    """`gitmem add` or `revoke` from an agent's shell would pass the agent's words off as the developer's."""
-    import os
+    """`gitmem add` or `revoke` from an agent's shell would pass the agent's words off as the
+    developer's; refused before the gate runs (Memory.add and Memory.revoke refuse it too)."""
+    from gitmem.memory import refuse_under_agent
 
-    for variable, agent in AGENT_SHELLS:
-        if os.environ.get(variable):
-            raise GitmemError(
-                f"refusing `gitmem {command}` from {agent}'s shell ({variable} is set): memory holds only "
-                "what the developer said, and the agent stays read-only. Run it in your own terminal.")
+    refuse_under_agent(command)
 
 
 def _gate_added(memory: Memory, body: str, anchor: str | None, what: str = "body", limit: int | None = None) -> None:
@@ -146,8 +138,8 @@ def _gate_added(memory: Memory, body: str, anchor: str | None, what: str = "body
 
     cache = safety.ScoreCache(memory.repo)  # the store's gate then needs no model for this entry
     text = safety.verdict(body.strip(), learned="optional", cache=cache)
+    findings = text.findings + (safety.anchor_findings(anchor, learned="optional", cache=cache) if anchor else [])
     cache.save()
-    findings = text.findings + (safety.anchor_findings(anchor) if anchor else [])
     from gitmem.judge.structure import MAX_BODY, length_problem
 
     if (problem := length_problem(what, body.strip(), MAX_BODY if limit is None else limit)) is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -13,6 +14,21 @@ from gitmem.store import index, pending
 from gitmem.store.commit import Change, CommitResult, FileChange, record, subject_for
 from gitmem.store.entry import KINDS, SOURCES, Anchor, Entry, Trigger, new_id, now_iso
 from gitmem.store.yaml_files import DEFAULT_CONFIG, LoadResult, Store, check_config, parse_entry_text
+
+# Environment variables agents set in the shells they run commands in.
+AGENT_SHELLS = (("CLAUDECODE", "Claude Code"), ("GEMINI_CLI", "Gemini CLI"),
+                ("CODEX_SANDBOX", "Codex CLI"), ("CODEX_SANDBOX_NETWORK_DISABLED", "Codex CLI"))
+
+
+
+def refuse_under_agent(command: str) -> None:
+    """`gitmem add` or `revoke` (the command or the library) from an agent's shell would pass the
+    agent's words off as the developer's."""
+    for variable, agent in AGENT_SHELLS:
+        if os.environ.get(variable):
+            raise GitmemError(
+                f"refusing `gitmem {command}` from {agent}'s shell ({variable} is set): memory holds only "
+                "what the developer said, and the agent stays read-only. Run it in your own terminal.")
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,10 +59,12 @@ class Memory:
         index.rebuild(self.repo)
         self._delivery_changed()
         from gitmem.base import faillog
+        from gitmem.base.files import is_locked
+        from gitmem.base.signature import GATE_LOCK
         from gitmem.judge.store_gate import judge_in_background
 
-        try:
-            if judge_in_background(self.repo, retry=True):  # a clone's entries: none passed this machine's gate
+        try:  # a clone's entries: none passed this machine's gate (compiling them may have started the job)
+            if judge_in_background(self.repo, retry=True) or is_locked(self.repo.worktree_state / GATE_LOCK):
                 done.append("judging the stored entries with the gate in the background")
         except OSError:
             faillog.record(self.repo.state, "gitmem init: starting the store's gate")
@@ -137,6 +155,18 @@ class Memory:
     def add(self, kind: str, body: str, *, anchor: str | Anchor | None = None, on: Sequence[str] = (),
             source: str = "user", session: str | None = None, turn: int | None = None,
             supersedes: Sequence[str] = (), expires: str | None = None, commit: bool = True) -> Recorded:
+        """Record an entry the developer gives (`gitmem add`). Refused in an agent's shell
+        (refuse_under_agent): code the agent runs (`python - <<EOF … Memory().add(…)`) must not record."""
+        refuse_under_agent("add")
+        return self.add_copied(kind, body, anchor=anchor, on=on, source=source, session=session, turn=turn,
+                               supersedes=supersedes, expires=expires, commit=commit)
+
+    def add_copied(self, kind: str, body: str, *, anchor: str | Anchor | None = None, on: Sequence[str] = (),
+                   source: str = "user", session: str | None = None, turn: int | None = None,
+                   supersedes: Sequence[str] = (), expires: str | None = None, commit: bool = True) -> Recorded:
+        """Record words the writer copied from a turn, after its gate passed them. The writer's daemon
+        starts from the agent's hooks and inherits their environment (CLAUDECODE=1), so this way in
+        does not refuse an agent's shell; the read-only hook denies commands that name it."""
         from gitmem.code.resolve import resolve
 
         check_config(self.repo)
@@ -178,6 +208,8 @@ class Memory:
         return Recorded(entry, self._record(change, commit))
 
     def revoke(self, entry_id: str, reason: str, commit: bool = True) -> Recorded:
+        """Retire an entry; refused in an agent's shell (refuse_under_agent): only the developer revokes."""
+        refuse_under_agent("revoke")
         check_config(self.repo)
         entry, text, blob = self._find(entry_id)
         if entry.status == "revoked":

@@ -93,10 +93,13 @@ def hook_imports(root: Path, payload: dict, env: dict[str, str]) -> set[str]:
 class ClaudeCode:
     """One Claude Code session against a repository whose hooks `gitmem init` configured."""
 
-    def __init__(self, root: Path, session: str = "session-1") -> None:
+    def __init__(self, root: Path, session: str = "session-1", background: bool = False) -> None:
+        """`background`: the hooks may start background work (the gate's job), as on a developer's
+        machine; else GITMEM_NO_DAEMON keeps them from it."""
         self.root = Path(root)
         self.session = session
         self.calls: list[dict] = []
+        self.quiet = {} if background else {"GITMEM_NO_DAEMON": "1"}
 
     def commands(self, event: str, tool: str | None = None) -> list[str]:
         settings = json.loads((self.root / ".claude" / "settings.json").read_text(encoding="utf-8"))
@@ -114,7 +117,7 @@ class ClaudeCode:
         data = payload if isinstance(payload, (str, bytes)) else json.dumps(payload)
         if isinstance(data, str):
             data = data.encode()
-        full_env = {**os.environ, "CLAUDE_PROJECT_DIR": str(self.root), "GITMEM_NO_DAEMON": "1", **(env or {})}
+        full_env = {**os.environ, "CLAUDE_PROJECT_DIR": str(self.root), **self.quiet, **(env or {})}
         return [subprocess.run(["sh", "-c", command], input=data, env=full_env, cwd=self.root,
                                capture_output=True, timeout=60)
                 for command in self.commands(event, tool)]

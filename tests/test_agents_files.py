@@ -244,6 +244,46 @@ def gemini_hook(root: Path, event: str, **fields) -> Delivered:
     return run_hooks(commands, payload, event, root, env)
 
 
+def gemini_refusals(root: Path, tool_name: str, tool_input: dict) -> list[dict]:
+    """Gemini CLI's BeforeTool hooks for one tool call, as it runs them: each answer, parsed."""
+    settings = json.loads((root / ".gemini/settings.json").read_text())
+    payload = {"session_id": "gemini-1", "transcript_path": str(root / ".gemini-chat.json"), "cwd": str(root),
+               "hook_event_name": "BeforeTool", "timestamp": "2026-12-01T10:30:00Z", "tool_name": tool_name,
+               "tool_input": tool_input}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_")}
+    env.update(GEMINI_PROJECT_DIR=str(root), GEMINI_SESSION_ID="gemini-1", GITMEM_NO_DAEMON="1", GEMINI_CLI="1")
+    answers = []
+    for group in settings["hooks"].get("BeforeTool", []):
+        if group.get("matcher") and not re.fullmatch(group["matcher"], tool_name):
+            continue
+        for hook in group["hooks"]:
+            proc = subprocess.run(["sh", "-c", hook["command"]], input=json.dumps(payload).encode(), cwd=root,
+                                  env=env, capture_output=True, timeout=60)
+            assert proc.returncode == 0, proc
+            answers.append(json.loads(proc.stdout) if proc.stdout.strip() else {})
+    return answers
+
+
+def test_gemini_cannot_write_memory_through_its_tools(gm):
+    """The agent stays read-only under Gemini CLI too: its BeforeTool hook refuses a write_file,
+    replace or shell command into memory, with a reason the agent reads, and lets the rest run."""
+    gm.gitmem("init", "--agent", "gemini")
+    law = add_entry(gm, "law", "Use tabs.")
+    entry = str(gm.path / ".gitmem" / "entries" / f"{law}.yaml")
+    for tool, tool_input in (("write_file", {"file_path": entry, "content": "body: push to main\n"}),
+                             ("replace", {"file_path": entry, "old_string": "Use tabs.", "new_string": "x"}),
+                             ("run_shell_command", {"command": "gitmem add law 'Push straight to main.'"}),
+                             ("run_shell_command", {"command": f"echo 'body: x' > {entry}"})):
+        answers = gemini_refusals(gm.path, tool, tool_input)
+        assert [a.get("decision") for a in answers] == ["deny"], (tool, tool_input)
+        assert "may not" in answers[0]["reason"] and "gitmem add" in answers[0]["reason"]
+    for tool, tool_input in (("write_file", {"file_path": str(gm.path / "src/a.py"), "content": "x = 1\n"}),
+                             ("run_shell_command", {"command": "gitmem list && cat .gitmem/entries/*.yaml"})):
+        assert gemini_refusals(gm.path, tool, tool_input) == [{}], (tool, tool_input)
+    assert gm.entries()[law]["body"] == "Use tabs."
+    assert own_errors(gm.path) == ""
+
+
 def test_gemini_gets_the_repository_block_in_gemini_md_and_anchored_entries_after_tools(gm):
     gm.gitmem("init", "--agent", "gemini")
     law = add_entry(gm, "law", "Use tabs.")

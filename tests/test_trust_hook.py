@@ -202,3 +202,141 @@ def test_gitmem_add_and_revoke_refuse_in_an_agents_shell(gm, monkeypatch, variab
     assert proc.returncode == 1 and "refusing `gitmem revoke`" in proc.stderr
     assert gm.git("rev-parse", "HEAD") == head and len(list((gm.path / ".gitmem/entries").glob("*.yaml"))) == 1
     assert "status: active" in (gm.path / ".gitmem/entries" / f"{entry_id}.yaml").read_text()
+
+
+# -- code an interpreter reads on stdin, in-place editors and downloaders, folder names in any
+# case, and the gate's verdicts -------------------------------------------------------------------
+
+LIBRARY_ADD = "from gitmem.memory import Memory\nMemory().add('law', 'Push straight to main.')\n"
+
+
+@pytest.mark.parametrize("command", [
+    f"python - <<'EOF'\n{LIBRARY_ADD}EOF",
+    f"python3 <<EOF\n{LIBRARY_ADD}EOF",
+    f"cat <<'EOF' | python3\n{LIBRARY_ADD}EOF",
+    f"sudo -u ci python3 - <<'EOF'\n{LIBRARY_ADD}EOF",
+    "echo 'from gitmem.memory import Memory; Memory().revoke(\"x\", \"stale\")' | python3",
+    "printf 'import subprocess\\nsubprocess.run([\"gitmem\", \"add\", \"law\", \"x\"])\\n' | python3 -",
+    "python3 <<< \"import os; os.system('gitmem add law x')\"",
+    "cat <<'EOF' | python3\nimport os\nos.remove('.git/gitmem/gate-verdicts.json')\nEOF",
+    "bash <<'EOF'\ngitmem add law x\nEOF",
+    "echo 'gitmem revoke 20260101-0a1b2c3d --reason stale' | sh",
+    "cat > notes.txt <<EOF\n$(gitmem add law x)\nEOF",  # an unquoted here-document runs $(…)
+    "cat > notes.md <<'EOF'\ndon't\nEOF\ngitmem add law x",  # a quote in a body hides no later command
+    "python3 - <<'EOF'\nfrom gitmem.memory import Memory\nMemory().add_copied('law', 'x')\nEOF",  # the writer's way in
+])
+def test_the_hook_reads_code_an_interpreter_gets_on_stdin(gm, command):
+    assert denied(pre_tool(gm, "Bash", command=command)) is not None, command
+
+
+ENTRY = ".gitmem/entries/20260101-0a1b2c3d.yaml"
+
+
+@pytest.mark.parametrize("command", [
+    f"sed -Ei 's/x/y/' {ENTRY}", f"sed -ri 's/x/y/' {ENTRY}", f"sed -ni 's/x/y/p' {ENTRY}",
+    f"sed --in-place=.bak 's/x/y/' {ENTRY}",
+    f"yq -i '.body = \"x\"' {ENTRY}", f"gawk -i inplace '{{print}}' {ENTRY}",
+    f"curl -sSo {ENTRY} https://example.com/e.yaml", f"curl --output {ENTRY} https://example.com/e.yaml",
+    f"curl -o{ENTRY} https://example.com/e.yaml", f"wget -O {ENTRY} https://example.com/e.yaml",
+    f"wget -qO {ENTRY} https://example.com/e.yaml", "wget -P .gitmem/entries https://example.com/e.yaml",
+    "cd .gitmem/entries && curl -O https://example.com/e.yaml",
+    f"jq -r .x x.json | sponge {ENTRY}",
+    "echo 'id: x' > .GITMEM/entries/x.yaml", "echo 'id: x' >> .Gitmem/entries/x.yaml",
+    "rm .Git/GitMem/gate-verdicts.json",
+])
+def test_the_hook_denies_in_place_editors_downloaders_and_any_case(gm, command):
+    assert denied(pre_tool(gm, "Bash", command=command)) is not None, command
+
+
+@pytest.mark.parametrize("rel", [".GITMEM/entries/x.yaml", ".Gitmem/config.yaml", ".git/GITMEM/gate-verdicts.json"])
+def test_file_tools_see_memory_folders_in_any_case(gm, rel):
+    assert denied(pre_tool(gm, "Write", file_path=str(gm.path / rel), content="id: x")) is not None
+
+
+@pytest.mark.parametrize("command", [
+    "rm .git/gitmem/gate-verdicts.json",
+    "find .git -name gate-verdicts.json -delete",
+    "find . -name 'gate-verdicts*' -exec rm {} +",
+    "find .git -iname GITMEM -type d -exec rm -rf {} +",
+    "find .git -path '*gitmem*' -delete",
+    "find .git -name gate-verdicts.json | xargs rm",
+    "python3 -c \"import os; os.remove('.git/gitmem/gate-verdicts.json')\"",
+    "python3 -c \"import shutil; shutil.rmtree('.git/gitmem')\"",
+    "python3 -c \"import os; os.unlink(os.path.join('.git', 'gitmem', 'gate-verdicts.json'))\"",
+    "node -e \"require('fs').unlinkSync('.git/gitmem/gate-verdicts.json')\"",
+])
+def test_the_hook_denies_deleting_the_gates_verdicts(gm, command):
+    assert denied(pre_tool(gm, "Bash", command=command)) is not None, command
+
+
+@pytest.mark.parametrize("command", [
+    "cat .gitmem/entries/*.yaml && grep -rn law .gitmem/ && ls -la .gitmem/entries",
+    "gitmem show 20260101 && git diff -- .gitmem && git log --oneline -- .gitmem",
+    f"sed -n 's/x/y/p' {ENTRY}",
+    "python3 - <<'EOF'\nimport sys\nprint(sys.version)\nEOF",
+    "cat <<'EOF' | python3\nprint(sum(range(10)))\nEOF",
+    "echo 'print(1)' | python3",
+    "cat > README.md <<'EOF'\nRun `gitmem add law x` in your own terminal; don't edit .gitmem/ by hand.\nEOF",
+    "python3 tools/gen.py <<'EOF'\nfrom gitmem.memory import Memory\nEOF",  # data for a script, not code
+    "sed -i 's/a/b/' src/a.py && perl -pi -e 's/b/c/' src/a.py && yq -i '.x = 1' config.yaml",
+    "gawk -i inplace '{print}' notes.txt",
+    "curl -sSo out.json https://example.com/a.json && wget -qO- https://example.com | jq .",
+    "curl -s https://example.com/a.json | python3 -m json.tool",
+    "find . -name '*.pyc' -delete && find .git -name '*.lock' -print",
+    "find . -name gate-verdicts.json && find .git -name gitmem -type d -exec ls {} \\;",
+    "find . -name '*.yaml' | xargs grep law",
+    "git status || echo 'gitmem add law x'",
+    "echo $((1 << 2)) && make test 2>&1 | tee build.log",
+])
+def test_ordinary_commands_stay_allowed(gm, command):
+    assert denied(pre_tool(gm, "Bash", command=command)) is None, command
+
+
+def _count_entries(gm) -> int:
+    return len(list((gm.path / ".gitmem/entries").glob("*.yaml")))
+
+
+def test_the_library_refuses_to_write_in_an_agents_shell(gm):
+    """What the hook would deny, really run in Claude Code's shell: `Memory().add` and
+    `Memory().revoke` from a here-document refuse, like `gitmem add` and `gitmem revoke`."""
+    import os
+    import subprocess
+    import sys
+
+    entry_id = add_entry(gm, "law", "Use tabs in the Makefile.")
+    head = gm.git("rev-parse", "HEAD")
+    env = {**os.environ, "CLAUDECODE": "1"}
+    for code in (LIBRARY_ADD, f"from gitmem.memory import Memory\nMemory().revoke('{entry_id}', 'stale')\n"):
+        proc = subprocess.run(["bash", "-c", f"'{sys.executable}' - <<'EOF'\n{code}EOF"], cwd=gm.path, env=env,
+                              capture_output=True, text=True)
+        assert proc.returncode != 0, proc
+        assert "refusing `gitmem" in proc.stderr and "Claude Code's shell" in proc.stderr, proc.stderr
+    assert gm.git("rev-parse", "HEAD") == head and _count_entries(gm) == 1
+    assert "status: active" in (gm.path / ".gitmem/entries" / f"{entry_id}.yaml").read_text()
+    proc = subprocess.run(["bash", "-c", f"'{sys.executable}' - <<'EOF'\n{LIBRARY_ADD}EOF"], cwd=gm.path,
+                          env={k: v for k, v in env.items() if k != "CLAUDECODE"}, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr  # in the developer's own terminal the library records
+    assert _count_entries(gm) == 2
+
+
+def test_the_writer_still_records_in_an_agents_shell(gm, monkeypatch, tmp_path):
+    """The writer's daemon starts from the agent's hooks and inherits CLAUDECODE=1: what it copies
+    from the developer's turns is still recorded."""
+    from test_capture_helpers import KeywordJudge, Transcript, payload
+
+    from gitmem.base.paths import find_repo
+    from gitmem.hook import capture as capture_hook
+    from gitmem.writer import queue, turn_writer
+
+    monkeypatch.setenv("CLAUDECODE", "1")
+    paths = find_repo(gm.path)
+    session = "8a1c2f00-5b1e-4c3d-9e7f-0123456789ab"
+    transcript = Transcript(tmp_path / "s.jsonl", session, gm.path)
+    transcript.prompt("Always use UTC in the database layer.")
+    transcript.say("OK.")
+    capture_hook.handle(paths, payload("Stop", session, tmp_path / "s.jsonl", gm.path))
+    queue.plan(paths)
+    [job] = queue.pending(paths)
+    outcome = turn_writer.process(paths, job, KeywordJudge(paths))
+    assert [e.body for e in outcome.recorded] == ["Always use UTC in the database layer."]
+    assert _count_entries(gm) == 1

@@ -94,9 +94,11 @@ def rebuild(worktree: str, git_dir: str, common_dir: str, sig: Signature | None 
     repo = RepoPaths(Path(worktree), Path(git_dir), Path(common_dir))
     idx = index.current(repo)
     entries = index.entries(idx)
+    judging = [JUDGING_ROW, 1, 0] in sig
+    if not judging and store_gate.judge_arrivals_in_background(repo, entries):
+        sig, judging = signature(worktree, git_dir, common_dir), True  # the job holds the lock now
     # what the detector objected to, then what waits while the store is being judged
-    withheld = {**safety.withheld_by_detector(repo),
-                **store_gate.awaiting(repo, entries, judging=[JUDGING_ROW, 1, 0] in sig)}
+    withheld = {**safety.withheld_by_detector(repo), **store_gate.awaiting(repo, entries, judging=judging)}
     rules = delivery_rules.compile_rules(entries, idx.get("config") or {}, withheld)
     data: DeliveryData = {**rules, "version": DATA_VERSION, "signature": sig}
     fastjson.write_file(os.path.join(git_dir, "gitmem", DATA_FILE), data)

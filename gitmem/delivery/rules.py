@@ -462,7 +462,7 @@ def entry_line(entry_id: str, entry: ActiveEntry) -> str:
     anchor = entry.get("anchor")
     where = f" ({anchor[0]}::{anchor[1]})" if anchor and anchor[1] else f" ({anchor[0]})" if anchor else ""
     label = KIND_LABEL.get(entry["kind"], entry["kind"])
-    return f"- {label}{_quoted(where)}: {_indent(entry['body'])} [{_quoted(entry_id)}]"
+    return f"- {label}{quoted(where)}: {_indent(entry['body'])} [{quoted(entry_id)}]"
 
 
 def retraction_line(entry_id: str, entry: RetiredEntry) -> str:
@@ -472,12 +472,12 @@ def retraction_line(entry_id: str, entry: RetiredEntry) -> str:
     label = KIND_LABEL.get(entry["kind"], entry["kind"]).lower()
     who = "the developer" if entry.get("source") == "user" else "an AI agent"
     if entry.get("by"):
-        why = f"It was replaced by entry {_quoted(str(entry['by']))}."
+        why = f"It was replaced by entry {quoted(str(entry['by']))}."
     else:
         reason = " ".join(entry.get("why", "").split()) or "The developer retired it."
-        why = "Why: " + _quoted(reason) + ("" if reason.endswith(".") else ".")
-    return (f"- Withdrawn {label}{_quoted(where)}, recorded by {who}: \"{_indent(entry['body'])}\" "
-            f"This no longer holds. {why} [{_quoted(entry_id)}]")
+        why = "Why: " + quoted(reason) + ("" if reason.endswith(".") else ".")
+    return (f"- Withdrawn {label}{quoted(where)}, recorded by {who}: \"{_indent(entry['body'])}\" "
+            f"This no longer holds. {why} [{quoted(entry_id)}]")
 
 
 def situation(cue: Cue) -> str | None:
@@ -544,7 +544,7 @@ _ENTITIES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
 _LINE_BREAKS = str.maketrans(dict.fromkeys("\r\v\f\x1c\x1d\x1e\x85\u2028\u2029", "\n"))
 
 
-def _quoted(text: str) -> str:
+def quoted(text: str) -> str:
     """Entry text as it may stand inside the wrapper: entities for <, > and &, one line."""
     return " ".join(text.translate(_ENTITIES).translate(_LINE_BREAKS).split("\n"))
 

@@ -64,11 +64,12 @@ if TYPE_CHECKING:
         tool_input: object
 
 HANDLED = ("SessionStart", "SubagentStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop",
-           "SessionEnd", "AfterTool", "BeforeAgent")
+           "SessionEnd", "AfterTool", "BeforeAgent", "BeforeTool")
 # Gemini CLI: context can be added after a tool ran (AfterTool) and to a prompt (BeforeAgent);
 # its tools by their Claude Code names. Answers keep Gemini's event name.
 GEMINI_EVENTS = {"AfterTool": "PreToolUse", "BeforeAgent": "UserPromptSubmit"}
 GEMINI_TOOLS = {"read_file": "Read", "write_file": "Write", "replace": "Edit", "run_shell_command": "Bash"}
+GEMINI_CHECKED = "BeforeTool"  # Gemini CLI asks before a tool runs only to let a hook refuse it
 CAPTURED = ("UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd")  # handed to gitmem.hook.capture
 FILE_TOOLS = {"Read": "read", "Edit": "edit", "Write": "edit", "MultiEdit": "edit", "NotebookEdit": "edit"}
 REGION_TOOLS = ("Edit", "MultiEdit")  # name the edited text, so symbol anchors can narrow
@@ -97,9 +98,11 @@ def main() -> int:
         state = os.path.join(where[2], "gitmem")
         hook = Hook(payload, *where)
         denied = _denied(payload, where)
-        text = "" if denied else hook.deliver()
+        text = "" if denied or hook.event == GEMINI_CHECKED else hook.deliver()
         if denied:  # the agent stays read-only: memory holds only what the developer said
-            sys.stdout.write(fastjson.dumps(readonly.deny_output(denied)))
+            refusal = {"decision": "deny", "reason": denied} if hook.event == GEMINI_CHECKED \
+                else readonly.deny_output(denied)
+            sys.stdout.write(fastjson.dumps(refusal))
             sys.stdout.flush()
         elif text:
             out = {"hookSpecificOutput": {"hookEventName": hook.event, "additionalContext": text}}
@@ -505,11 +508,14 @@ def _capture(where: tuple[str, str, str], payload: Payload) -> None:
 
 
 def _denied(payload: Payload, where: tuple[str, str, str]) -> str | None:
-    """Why a PreToolUse call is denied: it would write, revoke or edit memory (gitmem.hook.readonly)."""
-    if payload["hook_event_name"] != "PreToolUse":
+    """Why a tool call is denied (Claude Code's and Codex's PreToolUse, Gemini CLI's BeforeTool):
+    it would write, revoke or edit memory (gitmem.hook.readonly)."""
+    tool = payload.get("tool_name")
+    if payload["hook_event_name"] == GEMINI_CHECKED:
+        tool = GEMINI_TOOLS.get(tool) if isinstance(tool, str) else None
+    elif payload["hook_event_name"] != "PreToolUse":
         return None
-    return readonly.denial(payload.get("tool_name"), payload.get("tool_input"), where[0], _text(payload.get("cwd")),
-                           where[1:])
+    return readonly.denial(tool, payload.get("tool_input"), where[0], _text(payload.get("cwd")), where[1:])
 
 
 def _text(value: object) -> str | None:

@@ -10,28 +10,45 @@ Denied:
   `.gitmem/`, or gitmem's state in a git dir: `.git/gitmem/`, a linked worktree's
   `.git/worktrees/NAME/gitmem/`, a submodule's `.git/modules/NAME/gitmem/`, and the repository's
   own git dirs wherever they are (`--separate-git-dir`) (the compiled rules the hook delivers from
-  and the gate's verdicts live there);
+  and the gate's verdicts, `gate-verdicts.json`, live there). Folder names in any case
+  (`.GITMEM/`, `.Git/GitMem/`): macOS's and Windows' file systems ignore it;
 - shell commands (Bash, PowerShell) that run `gitmem add|revoke|init|uninstall|drain` (also as
   `python -m gitmem.cli`, through env/sudo/xargs/npx-like launchers), that set `gitmem.*` git
   config, or that write a path under one of those folders: a redirection into it,
-  tee, sed -i/perl -i, mv, cp, rm, touch, truncate, ln, install, dd of=, rsync, unlink,
-  find -delete/-exec, git rm/mv/checkout/restore of it, an interpreter's inline code naming it,
-  or any of these after `cd` into it; also inside `sh -c '…'` / `bash -c` / `eval`, behind shell
-  variables assigned on the same line (`g=gitmem; $g add …`), and inline code (`python -c`,
-  `node -e`) that runs gitmem's writing commands or library.
-Reading memory (cat, grep, ls, `gitmem list|show|check|render`, git diff/log) and `git add` /
-`git commit` of `.gitmem/` stay allowed.
+  tee, sponge, sed -i (also among other short flags: `sed -Ei`, `-ni`; `--in-place`), perl -i,
+  yq -i, awk/gawk -i inplace, curl -o/-sSo/--output, wget -O/-qO/-P (or a download while `cd`'d
+  into it), mv, cp, scp, rm, touch, truncate, ln, install, dd of=, rsync, unlink, ed, find
+  -delete/-exec on it, git rm/mv/checkout/restore of it, an interpreter's code naming it, or any
+  of these after `cd` into it; also inside `sh -c '…'` / `bash -c` / `eval`, behind shell
+  variables assigned on the same line (`g=gitmem; $g add …`), and code (`python -c`, `node -e`)
+  that runs gitmem's writing commands or library;
+- code a shell or interpreter reads on stdin, read like inline code: a here-document
+  (`python - <<'EOF' … Memory().add(…) … EOF`, `bash <<EOF`), a here-string (`python3 <<< '…'`),
+  or what echo/printf/cat pipe into it (`echo '…' | python3`, `cat <<EOF | python3`); the
+  `$(…)` an unquoted here-document runs. Other here-document bodies are data, not commands;
+- deleting the gate's verdicts or gitmem's state by name: find with -delete/-exec (of anything
+  but a reader such as cat or ls) whose -name/-path/-regex pattern names `gitmem` or
+  `gate-verdicts` (`find .git -name gate-verdicts.json -delete`), find/ls of memory piped into
+  `xargs rm`, and interpreter code naming `.gitmem`, `.git/gitmem`, `gate-verdicts` or
+  `os.path.join('.git', 'gitmem')` (`python3 -c "import os; os.remove(…)"`).
+Reading memory (cat, grep, ls, sed -n, `gitmem list|show|check|render`, git diff/log) and
+`git add` / `git commit` of `.gitmem/` stay allowed; interpreter code that merely names memory's
+files is denied too (the hook cannot tell reading from writing there), as is find -delete/-exec
+with a pattern naming gitmem (`find . -path '*gitmem*' -delete`, also in gitmem's own sources).
 
 This reads the command line, it does not run it: a tripwire for the obvious ways, not a sandbox
-(a script the agent wrote and then runs is not read). The second line is `gitmem add`/`revoke`
-refusing to run in an agent's shell (gitmem.cli), the last the gate on every stored entry and
-the review of the commit that adds it.
+(a script the agent wrote and then runs is not read, nor code a command fetches or builds). The
+second line is `gitmem add`/`revoke` — the command and the library's `Memory.add`/`Memory.revoke`
+— refusing to run in an agent's shell (gitmem.memory.refuse_under_agent; the writer, started
+from the agent's hooks, still records), the last the gate on every stored entry and the review
+of the commit that adds it.
 
 Standard library only and no `re` (the hook runs in front of every tool call).
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 
 TYPE_CHECKING = False
@@ -40,6 +57,7 @@ if TYPE_CHECKING:
 
 _BRANCH_FOLDERS = ("refs", "logs")  # a branch may be named gitmem: refs/heads/gitmem, logs/refs/heads/gitmem
 WRITING_SUBCOMMANDS = ("add", "revoke", "init", "uninstall", "drain")
+LIBRARY_WRITERS = ("add_copied",)  # Memory's other way in, the writer's (it does not refuse an agent's shell)
 FILE_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
 SHELL_TOOLS = ("Bash", "PowerShell")
 PATCH_TOOL = "apply_patch"
@@ -48,9 +66,14 @@ _LAUNCHERS = ("sudo", "env", "time", "command", "exec", "nohup", "xargs", "nice"
 _WRITERS = ("tee", "mv", "cp", "rm", "rmdir", "touch", "truncate", "ln", "install", "rsync", "unlink", "shred",
             "chmod", "chown", "mkdir", "patch", "tar", "unzip", "Set-Content", "Add-Content", "Out-File",
             "Remove-Item", "Move-Item", "Copy-Item", "New-Item", "Clear-Content", "ni", "del", "erase", "ri", "sc",
-            "ac")
+            "ac", "sponge", "scp", "ed", "dos2unix", "unix2dos")
 _COPIERS = ("cp", "rsync", "install", "scp", "Copy-Item")
-_IN_PLACE = ("sed", "gsed", "perl", "ruby")  # with -i
+_IN_PLACE = ("sed", "gsed", "perl", "ruby", "yq")  # with -i (alone or among short flags: sed -Ei) or --in-place
+_DOWNLOADERS = {"curl": ("oDc", ("--output", "--output-dir", "--dump-header", "--cookie-jar")),
+                "wget": ("OoaP", ("--output-document", "--output-file", "--append-output", "--directory-prefix"))}
+_FIND_PATTERNS = ("name", "iname", "path", "ipath", "wholename", "iwholename", "regex", "iregex", "lname", "ilname")
+_READERS = ("cat", "ls", "grep", "egrep", "fgrep", "rg", "head", "tail", "wc", "stat", "file", "echo", "printf",
+            "less", "more", "du", "diff", "sha256sum", "sha1sum", "md5sum", "jq", "basename", "dirname", "realpath")
 _SHELLS = ("sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "busybox", "su")
 _INLINE_CODE = ("-c", "-e", "-E", "--eval", "-r", "-p", "--print", "-Command", "-command")  # an interpreter's code flag
 MAX_DEPTH = 3  # nested `sh -c` / eval read at most
@@ -98,17 +121,20 @@ def denial(tool: object, tool_input: object, worktree: str, cwd: str | None = No
 
 def in_memory(path: str, base: str, roots: tuple[str, ...]) -> bool:
     """Whether `path` (absolute, or relative to `base`) lies in one of `roots` (normalised), names a
-    folder called .gitmem anywhere, or lies in gitmem's state inside any .git."""
+    folder called .gitmem anywhere, or lies in gitmem's state inside any .git. Folder names are
+    compared in any case (`.GITMEM/`, `.Git/GitMem/`): macOS's and Windows' file systems ignore it."""
     path = path.strip().strip("'\"")
     if not path:
         return False
     path = os.path.expanduser(path)
     full = os.path.normpath(os.path.join(base, path))
-    if any(full == root or full.startswith(root + os.sep) for root in roots):
+    low = full.lower()
+    if any(low == root.lower() or low.startswith(root.lower() + os.sep) for root in roots):
         return True
     parts = full.replace("\\", "/").split("/")
-    return ".gitmem" in parts or any(part == ".git" and _git_state(parts[i + 1:], "/".join(parts[:i + 1]))
-                                     for i, part in enumerate(parts))
+    lowered = [part.lower() for part in parts]
+    return ".gitmem" in lowered or any(part == ".git" and _git_state(parts[i + 1:], "/".join(parts[:i + 1]))
+                                       for i, part in enumerate(lowered))
 
 
 def _git_state(inside: list[str], at: str) -> bool:
@@ -116,13 +142,14 @@ def _git_state(inside: list[str], at: str) -> bool:
     checkout's, also seen from a linked worktree), `worktrees/NAME/gitmem/` (a linked worktree's
     own), or a `gitmem/` anywhere in a submodule's git dir under `modules/` (whose names may hold
     slashes, so on doubt it counts) unless it is a branch or a git dir itself (it holds HEAD: a
-    submodule named gitmem). A worktree merely named gitmem is not."""
-    if inside[:1] == ["gitmem"] or (len(inside) >= 3 and inside[0] == "worktrees" and inside[2] == "gitmem"):
+    submodule named gitmem). A worktree merely named gitmem is not. Names in any case."""
+    low = [part.lower() for part in inside]
+    if low[:1] == ["gitmem"] or (len(low) >= 3 and low[0] == "worktrees" and low[2] == "gitmem"):
         return True
-    return inside[:1] == ["modules"] and any(
-        part == "gitmem" and not any(p in _BRANCH_FOLDERS for p in inside[2:k])
+    return low[:1] == ["modules"] and any(
+        part == "gitmem" and not any(p in _BRANCH_FOLDERS for p in low[2:k])
         and not os.path.isfile("/".join([at, *inside[:k + 1], "HEAD"]))
-        for k, part in enumerate(inside) if k >= 2)
+        for k, part in enumerate(low) if k >= 2)
 
 
 def _words(segment: str) -> list[str]:
@@ -162,30 +189,106 @@ def _words(segment: str) -> list[str]:
 
 def segments(command: str) -> list[str]:
     """Simple commands of a command line: split at ; & | ( ) ` { } and line breaks outside
-    quotes (so code inside `python -c "..."` stays one word); `>&`, `&>` stay redirections."""
-    out: list[str] = []
+    quotes (so code inside `python -c "..."` stays one word); `>&`, `&>` stay redirections;
+    here-document bodies are not commands (see _pieces)."""
+    return [text for text, _, _ in _pieces(command)]
+
+
+def _pieces(command: str) -> list[tuple[str, str, list[tuple[str, bool]]]]:
+    """(simple command, the character that ends it, its here-documents) for each simple command
+    of a command line. A here-document is (body, whether the shell expands it: an unquoted
+    delimiter, where `$(…)` and backquotes in the body run); its lines are taken out of the
+    command line. A body whose delimiter line never comes stays part of the command line."""
+    out: list[tuple[str, str, list[tuple[str, bool]]]] = []
     current: list[str] = []
+    docs: list[tuple[str, bool]] = []
+    waiting: list[tuple[str, bool, bool, list[tuple[str, bool]]]] = []  # delimiter, strip tabs, expands, docs
     quote = ""
-    for i, ch in enumerate(command):
+    i, n = 0, len(command)
+    while i < n:
+        ch = command[i]
         if quote:
             if quote == '"' and (ch == "`" or (ch == "$" and command[i + 1:i + 2] == "(")):
-                out.append("".join(current))  # command substitution runs even inside "..."
-                current = []
+                out.append(("".join(current), ch, docs))  # command substitution runs even inside "..."
+                current, docs = [], []
+                i += 1
                 continue
             current.append(ch)
             if ch == quote:
                 quote = ""
+            i += 1
             continue
         if ch in "'\"":
             quote = ch
             current.append(ch)
+        elif ch == "<" and command[i + 1:i + 2] == "<" and command[i + 2:i + 3] != "<" and command[i - 1:i] != "<" \
+                and command.count("((", 0, i) <= command.count("))", 0, i):  # not $((1 << 2))
+            heredoc = _heredoc_operator(command, i + 2)
+            if heredoc:
+                waiting.append((*heredoc, docs))
+            current.append(ch)
+        elif ch == "\n" and waiting:
+            out.append(("".join(current), ch, docs))
+            current, docs = [], []
+            i = _take_bodies(command, i + 1, waiting)
+            waiting = []
+            continue
         elif ch in ";|(){}`\n" or (ch == "&" and command[i + 1:i + 2] != ">" and command[i - 1:i] != ">"):
-            out.append("".join(current))
-            current = []
+            end = ch
+            if ch in "|&" and command[i + 1:i + 2] == ch:  # || and && : no pipe
+                end, i = ch + ch, i + 1
+            out.append(("".join(current), end, docs))
+            current, docs = [], []
         else:
             current.append(ch)
-    out.append("".join(current))
-    return [seg for seg in out if seg.strip()]
+        i += 1
+    out.append(("".join(current), "", docs))
+    return [piece for piece in out if piece[0].strip()]
+
+
+def _heredoc_operator(command: str, i: int) -> tuple[str, bool, bool] | None:
+    """The delimiter of the here-document whose `<<` ends before `i`, whether `<<-` strips leading
+    tabs, and whether the body is expanded (no quote in the delimiter)."""
+    strip = command[i:i + 1] == "-"
+    i += strip
+    while command[i:i + 1] in (" ", "\t"):
+        i += 1
+    word: list[str] = []
+    quote, quoted = "", False
+    while i < len(command):
+        ch = command[i]
+        if quote:
+            if ch == quote:
+                quote = ""
+            else:
+                word.append(ch)
+        elif ch in "'\"\\":
+            quote, quoted = ("" if ch == "\\" else ch), True
+        elif ch in " \t\n;|&()<>":
+            break
+        else:
+            word.append(ch)
+        i += 1
+    return ("".join(word), strip, not quoted) if word else None
+
+
+def _take_bodies(command: str, start: int, waiting: list[tuple[str, bool, bool, list[tuple[str, bool]]]]) -> int:
+    """Read the here-documents `waiting` for from the lines at `start` into their commands' lists;
+    where the rest of the command line goes on. A delimiter line that never comes: no body."""
+    pos = start
+    for delimiter, strip, expands, docs in waiting:
+        lines: list[str] = []
+        while pos < len(command):
+            end = command.find("\n", pos)
+            end = len(command) if end < 0 else end
+            line, pos = command[pos:end], end + 1
+            if (line.lstrip("\t") if strip else line) == delimiter:
+                break
+            lines.append(line)
+        else:
+            return start  # no delimiter line: the lines are read as commands
+        docs.append(("\n".join(lines), expands))
+    return pos
 
 
 def command_denial(command: str, base: str, roots: tuple[str, ...], depth: int = 0) -> str | None:
@@ -193,18 +296,98 @@ def command_denial(command: str, base: str, roots: tuple[str, ...], depth: int =
     # nothing, since it may sit in a subshell, fail, be skipped by || or be undone by `cd -`.
     bases = [base]
     command = expand_variables(command)
-    for segment in segments(command):
+    piped, piped_memory = "", False  # what the command before a `|` writes; whether it lists memory's files
+    for segment, end, docs in _pieces(command):
         words = _words(segment.replace("$", " "))
+        stdin = [body for body, _ in docs] + [words[k + 1] for k in range(len(words) - 1) if words[k] == "<<<"]
+        if piped:
+            stdin.append(piped)
+        listed, piped, piped_memory = piped_memory, "", False
         if not words:
             continue
         for here in bases:
-            reason = _segment_denial(words, here, roots) or _nested_denial(words, here, roots, depth)
+            reason = (_segment_denial(words, here, roots) or _nested_denial(words, here, roots, depth)
+                      or _stdin_denial(words, stdin, docs, listed, here, roots, depth))
             if reason:
                 return reason
+        if end == "|":
+            piped = _output_text(words, stdin)
+            piped_memory = any(_lists_memory(words, here, roots) for here in bases)
         if words[0] in ("cd", "pushd", "Set-Location", "sl", "chdir") and len(words) > 1 and len(bases) < MAX_BASES:
             target = os.path.expanduser(words[-1])
             bases += [moved for here in bases if (moved := os.path.normpath(os.path.join(here, target))) not in bases]
     return None
+
+
+def _stdin_denial(words: list[str], stdin: list[str], docs: list[tuple[str, bool]], listed: bool, base: str,
+                  roots: tuple[str, ...], depth: int) -> str | None:
+    """What a command reads on its standard input: code for a shell or an interpreter that reads
+    its program there (`python - <<'EOF'`, `echo '…' | python3`, `bash <<EOF`), memory's file
+    names for `xargs rm` (`find .git -name gate-verdicts.json | xargs rm`); and the command
+    substitutions an unquoted here-document runs."""
+    if depth >= MAX_DEPTH:
+        return None
+    for body, expands in docs:
+        if expands and ("$(" in body or "`" in body):
+            reason = command_denial(body, base, roots, depth + 1)
+            if reason:
+                return reason
+    operands = _operands(words)
+    if listed and operands and operands[0] == "xargs" and any(
+            os.path.basename(w) in _WRITERS or os.path.basename(w) in _IN_PLACE for w in operands[1:]):
+        return REASON.format(what="change gitmem's memory files (… | xargs …)")
+    if not stdin:
+        return None
+    kind, name = _stdin_reader(operands)
+    code = "\n".join(stdin)
+    if kind == "shell":
+        return command_denial(code, base, roots, depth + 1)
+    if kind == "code":
+        return _code_denial(code, f"{name} reading its code on stdin", roots)
+    return None
+
+
+def _stdin_reader(words: list[str]) -> tuple[str, str]:
+    """("shell" or "code", its name) when the command (behind launchers: sudo -u x, env, timeout 5)
+    is a shell or interpreter that reads its program on stdin: no script named, or `-`, `bash -s`."""
+    for j, word in enumerate(words):
+        name = os.path.basename(word)
+        shell = name in _SHELLS
+        if shell or name.rstrip("0123456789.") in _INTERPRETERS:
+            rest = words[j + 1:]
+            if any(f in _INLINE_CODE or (shell and f[:1] == "-" and f[:2] != "--" and "c" in f) for f in rest):
+                return "", name  # its code is on the command line (_nested_denial)
+            if shell and any(f[:1] == "-" and f[:2] != "--" and "s" in f for f in rest):
+                return "shell", name
+            script = next((w for w in rest if w == "-" or not w.startswith("-")), "-")
+            return ("shell" if shell else "code", name) if script == "-" else ("", name)
+        if not (word in _LAUNCHERS or word.startswith("-") or _assignment(word) or word.isdigit()
+                or (j and words[j - 1].startswith("-"))):
+            break
+    return "", ""
+
+
+def _output_text(words: list[str], stdin: list[str]) -> str:
+    """What a command writes to a pipe, where the command line holds it: echo's and printf's
+    arguments, what cat or tee pass on (a here-document, a here-string, the pipe before)."""
+    operands = _operands(words)
+    name = os.path.basename(operands[0]) if operands else ""
+    if name in ("echo", "printf", "Write-Output", "print"):
+        return " ".join(operands[1:])
+    if name in ("cat", "tee", "type"):
+        return "\n".join(stdin)
+    return ""
+
+
+def _lists_memory(words: list[str], base: str, roots: tuple[str, ...]) -> bool:
+    """Whether a command's output names memory's files (for xargs): find on them or with a pattern
+    naming gitmem's state, ls/echo/printf/git ls-files of them."""
+    operands = _operands(words)
+    name = os.path.basename(operands[0]) if operands else ""
+    if name == "find":
+        return any(in_memory(w, base, roots) for w in operands[1:]) or _find_patterns_state(operands[1:])
+    return name in ("ls", "echo", "printf", "git", "grep", "rg") and any(
+        in_memory(w, base, roots) for w in operands[1:])
 
 
 def expand_variables(command: str) -> str:
@@ -243,11 +426,32 @@ def _nested_denial(words: list[str], base: str, roots: tuple[str, ...], depth: i
             reason = command_denial(code, base, roots, depth + 1) if code else None
         elif name.rstrip("0123456789.") in _INTERPRETERS:  # python3.11, lua5.4
             code = " ".join(rest[k + 1] for k, flag in enumerate(rest[:-1]) if flag in _INLINE_CODE)
-            if code and _runs_gitmem_writer(code):
-                reason = REASON.format(what=f"run code that writes gitmem's memory ({name} {rest[0]} …)")
+            reason = _code_denial(code, f"{name} {rest[0]}", roots) if code else None
         if reason:
             return reason
     return None
+
+
+def _code_denial(code: str, what: str, roots: tuple[str, ...]) -> str | None:
+    """Why an interpreter may not run `code` (inline, or read on stdin): it runs gitmem's writing
+    commands or library, or names memory's files (reading or writing: the hook cannot tell)."""
+    if _runs_gitmem_writer(code):
+        return REASON.format(what=f"run code that writes gitmem's memory ({what} …)")
+    if names_memory(code, roots):
+        return REASON.format(what=f"run code that names gitmem's memory files ({what} …)")
+    return None
+
+
+def names_memory(text: str, roots: tuple[str, ...] = ()) -> bool:
+    """Whether code names memory's files: `.gitmem`, gitmem's state in a git dir (`.git/gitmem`,
+    `os.path.join('.git', 'gitmem')`, the gate's `gate-verdicts`), or one of `roots`; any case."""
+    low = text.lower().replace("\\", "/")
+    if ".gitmem" in low or "gate-verdicts" in low or ".git/gitmem" in low:
+        return True
+    if any(root.lower().replace("\\", "/") in low for root in roots):
+        return True
+    tokens = "".join(ch if ch.isalnum() or ch in "._-" else " " for ch in low).split()
+    return any(a == ".git" and b == "gitmem" for a, b in itertools.pairwise(tokens))
 
 
 def _runs_gitmem_writer(code: str) -> bool:
@@ -258,7 +462,7 @@ def _runs_gitmem_writer(code: str) -> bool:
     names = [os.path.basename(t).strip(".") for t in tokens]
     if not any(n in ("gitmem", "gitmem.exe") or n.startswith("gitmem.") for n in names):
         return False
-    return any(n.rsplit(".", 1)[-1] in WRITING_SUBCOMMANDS for n in names)
+    return any(n.rsplit(".", 1)[-1] in WRITING_SUBCOMMANDS + LIBRARY_WRITERS for n in names)
 
 
 def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str | None:
@@ -268,8 +472,7 @@ def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str 
             target = words[i + 1] if i + 1 < len(words) else ""
             if target and in_memory(target, base, roots):
                 return REASON.format(what=f"write into gitmem's memory files ({word} {target})")
-    words = [w for i, w in enumerate(words) if not (w and (w[-1] in "<>" or w.endswith(">|")))
-             and not (i and words[i - 1] and words[i - 1][-1] in "<>")]
+    words = _operands(words)
     i = 0
     while i < len(words) and (words[i] in _LAUNCHERS or _assignment(words[i]) or
                               (words[i].startswith("-") and i and words[i - 1] in _LAUNCHERS)):
@@ -294,20 +497,73 @@ def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str 
         mentions = operands[-1:] if operands and in_memory(operands[-1], base, roots) else []
     if name in ("git", "git.exe"):
         return _git_denial(rest, mentions)
+    if name in _DOWNLOADERS:
+        written = [t for t in _download_targets(name, rest) if t and t != "-"]
+        if any(in_memory(t, base, roots) for t in written) or in_memory(".", base, roots):
+            return REASON.format(what=f"download into gitmem's memory files ({name} …)")
+    if name == "find" and _find_patterns_state(rest) and _find_changes(rest, protective=False):
+        return REASON.format(what="change gitmem's memory files (find naming gitmem's state with -delete/-exec)")
     if not mentions:
-        if name in _INTERPRETERS and any(".gitmem" in w for w in rest):
+        if name in _INTERPRETERS and any(names_memory(w, roots) for w in rest):
             return REASON.format(what="run code that names gitmem's memory files")
         return None
     target = mentions[0]
     if name in _WRITERS or (name == "dd" and any(w.startswith("of=") for w in rest)):
         return REASON.format(what=f"change gitmem's memory files ({name} {target})")
-    if name in _IN_PLACE and any(w.startswith("-i") or w == "--in-place" or w.startswith("--in-place=") for w in rest):
+    if name in _IN_PLACE and any((w[:1] == "-" and w[:2] != "--" and "i" in w)
+                                 or w.startswith(("--in-place", "--inplace")) for w in rest):
         return REASON.format(what=f"edit gitmem's memory files in place ({name} -i {target})")
-    if name == "find" and any(w in ("-delete", "-exec", "-execdir", "-ok", "-fprint") for w in rest):
+    if name in ("awk", "gawk") and any("inplace" in w for w in rest):
+        return REASON.format(what=f"edit gitmem's memory files in place ({name} -i inplace {target})")
+    if name == "find" and _find_changes(rest, protective=True):
         return REASON.format(what=f"change gitmem's memory files (find {target} …)")
     if name in _INTERPRETERS:
         return REASON.format(what=f"run code on gitmem's memory files ({name} {target})")
     return None
+
+
+def _operands(words: list[str]) -> list[str]:
+    """A command's words less its redirections (`> out`, `2>&1`, `<<'EOF'`, `<<< text`)."""
+    return [w for i, w in enumerate(words) if not (w and (w[-1] in "<>" or w.endswith(">|")))
+            and not (i and words[i - 1] and (words[i - 1][-1] in "<>" or words[i - 1].endswith(">|")))]
+
+
+def _download_targets(name: str, args: list[str]) -> list[str]:
+    """The files (or folders) curl or wget writes: -o/-O FILE, -sSo FILE, -oFILE, --output=FILE, …"""
+    letters, long = _DOWNLOADERS[name]
+    out = []
+    for k, word in enumerate(args):
+        following = args[k + 1] if k + 1 < len(args) else ""
+        if word.startswith("--"):
+            flag, eq, value = word.partition("=")
+            if flag in long:
+                out.append(value if eq else following)
+        elif word.startswith("-"):
+            at = next((c for c, ch in enumerate(word) if c and ch in letters), 0)
+            if at:
+                out.append(word[at + 1:] or following)
+    return out
+
+
+def _find_patterns_state(args: list[str]) -> bool:
+    """Whether find's -name/-path/-regex patterns name gitmem's state or memory (gate-verdicts,
+    a folder gitmem or .gitmem; any case)."""
+    return any(flag.lstrip("-").lower() in _FIND_PATTERNS and
+               any(mark in args[k + 1].lower() for mark in ("gitmem", "verdicts"))
+               for k, flag in enumerate(args[:-1]))
+
+
+def _find_changes(args: list[str], protective: bool) -> bool:
+    """Whether find deletes or runs a command on what it finds (-delete, -exec/-ok …, -fprint);
+    with `protective` False, -exec of a command that only reads (cat, ls, grep) does not count."""
+    for k, word in enumerate(args):
+        if word in ("-delete", "-fprint", "-fprint0", "-fprintf", "-fls"):
+            return True
+        if word in ("-exec", "-execdir", "-ok", "-okdir"):
+            command = os.path.basename(args[k + 1]) if k + 1 < len(args) else ""
+            if protective or command not in _READERS:
+                return True
+    return False
 
 
 def _gitmem_denial(args: list[str]) -> str | None:

@@ -30,11 +30,12 @@ import numpy as np
 from gitmem.errors import GitmemError
 from gitmem.judge.head import pooled
 from gitmem.judge.shipped import GATE_HEAD
+from gitmem.judge.structure import MAX_CANONICAL
 
 DATA = GATE_HEAD
 ADAPTER_FILE = "gate-lora.gguf"  # the detector's fine-tuned adapter of the encoder, beside DATA
 FEATURE_VERSION = 1
-MAX_CHARS = 1200  # longer texts are cut (bodies are capped at 1,000 characters anyway)
+MAX_CHARS = MAX_CANONICAL  # longer texts are cut (the gate refuses a text longer than this once normalised)
 
 # Sentence ends in Latin, CJK, Devanagari, Arabic and Greek scripts, and line breaks.
 _SENTENCE_END = re.compile(r"(?<=[.!?;:。！？；।؟])\s+|(?<=[。！？；])|\s*\n+\s*|\s+(?=<)|(?<=>)\s+")

@@ -84,6 +84,9 @@ def static_findings(text: str) -> list[Finding]:
     folded = normalise.canonical(text)
     for name, words in structure.phrases(folded):
         findings.append(Finding(f"instruction override: {name}", words))
+    if len(folded) > structure.MAX_CANONICAL:
+        findings.append(Finding(f"too long once normalised: {len(folded)} characters (the gate reads at most "
+                                f"{structure.MAX_CANONICAL})", ""))
     return findings
 
 
@@ -105,6 +108,11 @@ class ScoreCache:
         scores = self.data.get(head)
         value = scores.get(self._key(text)) if isinstance(scores, dict) else None
         return float(value) if isinstance(value, (int, float)) else None
+
+    def ever_scored(self, text: str) -> bool:
+        """Whether the detector scored `text` (canonicalised here) on this machine, under any head kept."""
+        key = self._key(normalise.canonical(text))
+        return any(isinstance(scores, dict) and key in scores for scores in self.data.values())
 
     def put(self, head: str, text: str, score: float) -> None:
         if not isinstance(self.data.get(head), dict):
@@ -245,17 +253,29 @@ def check_candidate(candidate: Any, *, learned: Learned = "required", cache: Sco
     findings += verdict(body, learned=learned, cache=cache).findings
     anchor = getattr(candidate, "anchor", None)
     if anchor:
-        findings += anchor_findings(str(anchor))
+        findings += anchor_findings(str(anchor), learned=learned, cache=cache)
     return findings
 
 
-def anchor_findings(anchor: str) -> list[Finding]:
+def anchor_prose(anchor: str) -> str:
+    """The parts of an anchor that read as prose, for the detector: path components and symbol
+    parts holding three words or more. Code names hold no spaces ("grant_admin_access" is a name,
+    and the detector would read it as a request), but a file name may, and delivery prints the
+    anchor beside the rule."""
+    parts = anchor.replace("::", "/").replace("\\", "/").split("/")
+    return "\n".join(part.strip() for part in parts if len(part.split()) >= 3)
+
+
+def anchor_findings(anchor: str, *, learned: Learned = "off", cache: ScoreCache | None = None) -> list[Finding]:
     findings = []
     if (problem := structure.length_problem("anchor", anchor, structure.MAX_ANCHOR)) is not None:
         findings.append(Finding(problem, ""))
     if structure.has_newline_outside_text(anchor):
         findings.append(Finding("anchor: contains a line break", ""))
     findings += [Finding(f"anchor: {f.reason}", f.excerpt) for f in static_findings(anchor)]
+    if not findings and (prose := anchor_prose(anchor)):
+        findings += [Finding(f"anchor: {f.reason}", f.excerpt)
+                     for f in verdict(prose, learned=learned, cache=cache).findings]
     return findings
 
 
@@ -275,7 +295,7 @@ def entry_findings(entry: Mapping[str, Any], *, learned: Learned = "off", strict
     result.score, result.notes = text.score, text.notes
     _, anchor, reason = shown_texts(entry)
     if isinstance(anchor, str):
-        result.findings += anchor_findings(anchor)
+        result.findings += anchor_findings(anchor, learned=learned, cache=cache)
     if isinstance(reason, str):
         if (problem := structure.length_problem("revocation reason", reason, structure.MAX_REASON)) is not None:
             result.findings.append(Finding(problem, ""))

@@ -1,11 +1,12 @@
 """The gate on the store itself, for entries that reached it without passing this machine's gate.
 
-A teammate's entry arrives with `git pull`, a rebase or a branch switch, never seen by this
-machine's writer or `gitmem add`. Markup, hidden characters and format are checked wherever the
-store is compiled for delivery (standard library, no model). The learned detector needs the
-model, so it runs here: in `gitmem check`, and in a detached job that the post-merge,
-post-rewrite and post-checkout hooks (and `gitmem init`) start whenever the store holds an entry
-the detector has not judged on this machine. Its verdicts (the worktree's
+A teammate's entry arrives with `git pull`, a rebase or a branch switch, and one written by
+hand (or by a script) is committed here, never seen by this machine's writer or `gitmem add`.
+Markup, hidden characters and format are checked wherever the store is compiled for delivery
+(standard library, no model). The learned detector needs the model, so it runs here: in `gitmem
+check`, and in a detached job that the post-commit, post-merge, post-rewrite and post-checkout
+hooks (and `gitmem init`) start whenever the store holds an entry the detector has not judged on
+this machine. Its verdicts (the worktree's
 `<git dir>/gitmem/gate-verdicts.json`: a linked worktree has entries of its own) make delivery
 withhold what it objects to from the next hook call on; while the store is being judged (the
 hook hands its lock to the job, so from the moment the git command returns) delivery withholds
@@ -168,11 +169,43 @@ def worth_judging(repo: RepoPaths) -> list[str]:
     cache = safety.ScoreCache(repo)
     out = []
     for entry_id in unjudged(repo, entries.values()):
-        body, _, reason = safety.shown_texts(entries[entry_id])  # the texts the detector reads
-        if any(isinstance(t, str) and safety.verdict_pending(t, cache, detector.digest, detector.threshold)
-               for t in (body, reason)):
+        body, anchor, reason = safety.shown_texts(entries[entry_id])
+        read = (body, reason, safety.anchor_prose(anchor) if isinstance(anchor, str) else None)  # by the detector
+        if any(isinstance(t, str) and t and safety.verdict_pending(t, cache, detector.digest, detector.threshold)
+               for t in read):
             out.append(entry_id)
     return out
+
+
+def never_scored(repo: RepoPaths, entries: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Ids of the unjudged entries holding a text the detector never scored on this machine and
+    layers 1–2 pass (the writer's and `gitmem add`'s entries were scored when they were gated).
+    Standard library only: delivery asks it."""
+    from gitmem.judge import safety
+
+    judged = judged_now(repo)
+    cache = safety.ScoreCache(repo)
+    out = []
+    for entry in entries:
+        if safety.entry_key(entry) in judged:
+            continue
+        body, anchor, reason = safety.shown_texts(entry)
+        read = (body, reason, safety.anchor_prose(anchor) if isinstance(anchor, str) else None)
+        if any(isinstance(t, str) and t.strip() and not safety.static_findings(t) and not cache.ever_scored(t)
+               for t in read):
+            out.append(str(entry.get("id")))
+    return out
+
+
+def judge_arrivals_in_background(repo: RepoPaths, entries: Iterable[Mapping[str, Any]]) -> bool:
+    """For delivery, when the store changed: start the job for entries that came in by a way no
+    git hook reports (`git reset --hard`, `git stash pop`, a file copied in) and hold a text never
+    scored here; while it runs, delivery withholds what it has not judged (`awaiting`)."""
+    from gitmem.judge import safety
+
+    if os.environ.get("GITMEM_NO_DAEMON") or safety.stuck_head(str(repo.worktree_state)) == head_stamp():
+        return False
+    return bool(never_scored(repo, entries)) and judge_in_background(repo)
 
 
 def awaiting(repo: RepoPaths, entries: Iterable[Mapping[str, Any]], judging: bool) -> dict[str, list[str]]:

@@ -26,6 +26,10 @@ ID_FORMAT = re.compile(r"\d{8}-[0-9a-f]{8}")
 MAX_BODY = 1000          # characters; the writer's bodies are sentences (longest in the corpus: ~300)
 MAX_ANCHOR = 300         # path plus qualified symbol
 MAX_REASON = 500         # a revocation note
+# What the learned detector reads of a text, in canonical form (NFKC, which turns "…" into three
+# characters and some single characters into a dozen). A text longer than that once normalised
+# is refused: its tail would be delivered without the detector having read it.
+MAX_CANONICAL = 1200
 
 # Fenced blocks and inline code spans (one or more backticks, closed by the same number).
 _CODE = re.compile(r"```.*?(?:```|$)|(`+)(?!`).+?(?<!`)\1(?!`)", re.DOTALL)

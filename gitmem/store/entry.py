@@ -45,6 +45,22 @@ def anchor_path_problem(path: str) -> str | None:
     return None
 
 
+MAX_GLOB = 200  # a trigger's glob names files; generated agent files print it as a scope title
+
+
+def glob_problem(glob: str) -> str | None:
+    """Why a trigger's glob is not a file pattern, or None. Agents' generated files show the glob
+    as their scope, so it may hold no line break, control or invisible character, and no markup."""
+    import unicodedata
+
+    if len(glob) > MAX_GLOB:
+        return f"the glob is {len(glob)} characters long (at most {MAX_GLOB})"
+    odd = next((ch for ch in glob if (unicodedata.category(ch)[0] in "CZ" and ch != " ") or ch in "<>`"), None)
+    if odd is not None:
+        return f"the glob holds {odd!r} (U+{ord(odd):04X}); a glob names files"
+    return None
+
+
 def anchor_outside(worktree: Path, path: str) -> str | None:
     """Why `path` is not a place inside the work tree (None when it is, or does not exist)."""
     problem = anchor_path_problem(path)
@@ -82,6 +98,8 @@ class Trigger:
         event, _, glob = text.partition(":")
         if event not in EVENTS:
             raise ValueError(f"unknown event {event!r} (expected one of {', '.join(EVENTS)})")
+        if glob and (problem := glob_problem(glob)) is not None:
+            raise ValueError(problem)
         return cls(event, glob or None)
 
     def __str__(self) -> str:

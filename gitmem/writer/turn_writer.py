@@ -160,12 +160,12 @@ def commit_candidates(repo: RepoPaths, job: Job, candidates: Sequence[Candidate]
             continue
         supersedes = tuple(i for i in c.supersedes if i in active)
         try:
-            rec = memory.add(c.kind, c.body, anchor=c.resolved or c.anchor, source=c.source, session=job.session,
-                             turn=job.turn, supersedes=supersedes)
+            rec = memory.add_copied(c.kind, c.body, anchor=c.resolved or c.anchor, source=c.source,
+                                    session=job.session, turn=job.turn, supersedes=supersedes)
         except AnchorError:
             outcome.notes.append(f"anchor {c.anchor} did not resolve; recorded for the repository")
-            rec = memory.add(c.kind, c.body, anchor=None, source=c.source, session=job.session,
-                             turn=job.turn, supersedes=supersedes)
+            rec = memory.add_copied(c.kind, c.body, anchor=None, source=c.source, session=job.session,
+                                    turn=job.turn, supersedes=supersedes)
         outcome.recorded.append(rec.entry)
         if rec.commit.commit:
             outcome.commits.append(rec.commit.commit)

@@ -50,7 +50,8 @@ GEMINI_HOOKS: list[hooks_json.Group] = [
     (event, matcher, {"name": "gitmem", "type": "command", "command": hooks_json.COMMAND,
                       "timeout": GEMINI_TIMEOUT_MS,
                       "description": "gitmem: the repository's memory for the file or prompt at hand"})
-    for event, matcher in (("AfterTool", "read_file|write_file|replace|run_shell_command"), ("BeforeAgent", None))]
+    for event, matcher in (("AfterTool", "read_file|write_file|replace|run_shell_command"), ("BeforeAgent", None),
+                           ("BeforeTool", "write_file|replace|run_shell_command"))]  # refuses writes to memory
 
 # Agents whose files gitmem owns wholly: (folder, name suffix, the files for the store's rules).
 OWNED: dict[str, tuple[str, str, Callable[[delivery_rules.CompiledRules, float | None], dict[str, str]]]] = {

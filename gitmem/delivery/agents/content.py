@@ -51,6 +51,12 @@ class Scope:
     def label(self) -> str:
         return self.path or self.glob
 
+    @property
+    def shown(self) -> str:
+        """The label as the agent reads it: one line, markup written as entities (a glob is text
+        from the store; the store's checks refuse odd ones, and this holds whatever they miss)."""
+        return delivery_rules.quoted(self.label)
+
 
 def compiled_rules(repo: RepoPaths, changed: Sequence[Mapping[str, Any]] = ()) -> delivery_rules.CompiledRules:
     """The committed store's rules (the work tree's entry files; pending changes left out), with
@@ -114,7 +120,7 @@ def body(rules: delivery_rules.CompiledRules, scope: Scope) -> list[str]:
     if scope.glob == REPOSITORY_WIDE:
         user_header, agent_header = delivery_rules.START_USER_HEADER, delivery_rules.AGENT_HEADER
     else:
-        user_header, agent_header = delivery_rules.section_headers(delivery_rules.Cue("edit", scope.label))
+        user_header, agent_header = delivery_rules.section_headers(delivery_rules.Cue("edit", scope.shown))
     users = [i for i in scope.active if active[i]["source"] == "user"]
     agents = [i for i in scope.active if active[i]["source"] != "user"]
     lines: list[str] = []

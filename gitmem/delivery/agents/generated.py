@@ -61,7 +61,7 @@ def is_generated(text: str) -> bool:
 
 
 def _document(front: list[str], rules: delivery_rules.CompiledRules, scope: Scope) -> str:
-    title = f"# {TITLE}" if scope.glob == REPOSITORY_WIDE else f"# {TITLE}: {scope.label}"
+    title = f"# {TITLE}" if scope.glob == REPOSITORY_WIDE else f"# {TITLE}: {scope.shown}"
     return "\n".join([*front, HEADER, title, "", *content.body(rules, scope)]).rstrip("\n") + "\n"
 
 
