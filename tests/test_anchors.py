@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -418,3 +419,272 @@ def test_cache_write_failure_is_not_an_error(tmp_path: Path) -> None:
 def test_cache_rejects_non_object_ids(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         DeclarationCache(tmp_path).get("../../etc", "python", Loader(b""))
+
+
+# --- parse problems -----------------------------------------------------------
+
+
+def test_parse_problem_says_why_declarations_may_be_incomplete(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert anchors.parse_problem(b"def f():\n    return 1\n", "python") is None
+    assert anchors.parse_problem(b"", "python") is None
+    # An unclosed paren in f: the recovered tree loses g, which follows it.
+    broken = b"def f():\n    x = foo(1,\n    return 1\n\n\ndef g():\n    return 2\n"
+    assert "g" not in {d.name for d in declarations(broken, "python")}
+    assert anchors.parse_problem(broken, "python") == "syntax error at line 2"
+    assert anchors.parse_problem(b"def f(:\n    return 1\n", "python") == "syntax error at line 1"  # a MISSING node
+    assert anchors.parse_problem(b"export function f() {\n  return 1;\n}\n}\n", "javascript") == "syntax error at line 4"
+    huge = b"def f():\n    pass\n" * (anchors.MAX_SOURCE_BYTES // 17 + 1)
+    assert anchors.parse_problem(huge, "python") == "larger than 2 MiB, not parsed"
+    assert anchors.parse_problem(b"\0\x01def f(): pass\n", "python") == "binary content, not parsed"
+    junk = bytes(random.Random(7).choice(b"abc(){}[]<>:;=,.'\"\n\t ") for _ in range(200_000))
+    monkeypatch.setattr(anchors, "PARSE_TIMEOUT_S", 0.000001)
+    assert anchors.parse_problem(junk, "python") == "the parser gave up (time limit 1e-06 s)"
+    assert declarations(junk, "python") == []
+    with pytest.raises(ValueError):
+        anchors.parse_problem(b"x", "cobol")
+
+
+def _collapsed(text: bytes) -> bytes:
+    return b" ".join(text.split())
+
+
+def test_rename_evidence_is_the_words_beyond_the_language_s_own() -> None:
+    from gitmem.githooks.recheck import _alike
+
+    # Same shape, different subject: no evidence, in any language.
+    assert _alike(b"def \0(self): return self._email", "python", b"def \0(self): return self._name", "python") == 0
+    getter = b"get \0(): string { return this._%s; }"
+    assert _alike(getter % b"email", "typescript", getter % b"name", "typescript") == 0
+    # Renamed and edited: most of the old words kept, in order (a body that grew keeps them all).
+    total = _collapsed(b"\0(items: Item[]): number { let total = 0; for (const item of items) "
+                    b"{ total += item.price * item.qty; } return total; }")
+    discounted = total.replace(b"): number", b", discount = 0): number").replace(
+        b"return total;", b"return total * (1 - discount);")
+    assert _alike(total, "typescript", discounted, "typescript") > 0.8
+    get = _collapsed(b"func (s *Store) \0(k string) (int, error) { v, ok := s.m[k]; if !ok { return 0, ErrMissing }; return v, nil }")
+    locked = get.replace(b"{ v, ok", b"{ s.mu.Lock(); defer s.mu.Unlock(); v, ok")
+    assert _alike(get, "go", locked, "go") > 0.7
+    assert _alike(get, "go", b"func (s *Store) \0(k string) (int, error) { return len(k), nil }", "go") == 0
+
+
+# --- re-checks through the installed git hooks ----------------------------------
+# Real commits in a real repository: the pre-commit hook re-checks the anchors the commit touches.
+
+USER_PY = """\
+class User:
+    def get_name(self):
+        return self._name
+
+    def get_email(self):
+        return self._email
+"""
+
+# Longer bodies that differ in one word: alike enough that, on their own, the deleted one would
+# pass for a renamed and edited version of the other.
+PROFILE_PY = """\
+class Profile:
+    def get_name(self):
+        value = self._data.get("name")
+        return value.strip()
+
+    def get_email(self):
+        value = self._data.get("email")
+        return value.strip()
+"""
+
+
+def _anchor(repo: Any, body: str, anchor: str) -> str:
+    return str(repo.gitmem("add", "law", body, "--anchor", anchor).stdout.split()[0])
+
+
+def _commit(repo: Any, message: str, files: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Write `files`, stage everything and `git commit` through the hooks; the commit must succeed."""
+    for rel, text in (files or {}).items():
+        repo.write(rel, text)
+    repo.git("add", "-A")
+    proc = subprocess.run(["git", "commit", "-q", "-m", message], cwd=repo.path, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert repo.git("log", "-1", "--format=%s").strip() == message
+    return proc
+
+
+def _entry_files(repo: Any) -> list[str]:
+    return [f for f in repo.git("show", "--name-only", "--format=", "HEAD").split() if f.startswith(".gitmem/")]
+
+
+@pytest.mark.parametrize(("source", "cls"), [(USER_PY, "User"), (PROFILE_PY, "Profile")])
+def test_deleting_a_method_while_renaming_its_sibling_retires_it(repo: Any, source: str, cls: str) -> None:
+    repo.with_gitmem({"src/user.py": source})
+    name = _anchor(repo, "get_name must never return None", f"src/user.py::{cls}.get_name")
+    email = _anchor(repo, "get_email leaks PII into logs", f"src/user.py::{cls}.get_email")
+    renamed = source.split("    def get_email")[0].rstrip() + "\n"
+    repo.write("src/user.py", renamed.replace("def get_name", "def display_name"))
+    out = _commit(repo, "rename get_name -> display_name; remove get_email").stderr
+    entries = repo.entries()
+    assert entries[name]["status"] == "active"
+    assert entries[name]["anchor"] == f"src/user.py::{cls}.display_name"
+    # display_name is where get_name went (same body): get_email cannot follow it there.
+    assert entries[email]["status"] == "revoked", entries[email]
+    assert f"`{cls}.get_email` was removed from src/user.py" in entries[email]["revocation"]["reason"]
+    assert f"retired {email}" in out and f"reanchored {name}" in out
+
+
+def test_a_short_new_sibling_is_not_a_renamed_deleted_method(repo: Any) -> None:
+    # get_email deleted, get_phone added: the same shape (`return self._...`) and 88% alike
+    # character by character, but nothing beyond the shape in common.
+    repo.with_gitmem({"src/user.py": USER_PY})
+    email = _anchor(repo, "get_email leaks PII into logs", "src/user.py::User.get_email")
+    repo.write("src/user.py", USER_PY.replace("get_email", "get_phone").replace("_email", "_phone"))
+    _commit(repo, "phone instead of email")
+    assert repo.entries()[email]["status"] == "revoked"
+
+
+def test_a_renamed_and_edited_function_is_still_reanchored(repo: Any) -> None:
+    source = "def retry(fn, attempts=3):\n    for _ in range(attempts):\n        fn()\n\n\ndef other():\n    return 1\n"
+    repo.with_gitmem({"src/net.py": source})
+    entry = _anchor(repo, "retry hammers the API", "src/net.py::retry")
+    repo.write("src/net.py", source.replace(
+        "def retry(fn, attempts=3):", "def retry_call(fn, attempts=5, delay=0.1):").replace(
+        "        fn()\n", "        fn()\n        time.sleep(delay)\n"))
+    _commit(repo, "retry -> retry_call, with a delay")
+    moved = repo.entries()[entry]
+    assert moved["status"] == "active" and moved["anchor"] == "src/net.py::retry_call"
+
+
+def test_one_new_method_like_two_deleted_ones_is_neither(repo: Any) -> None:
+    # Two deleted methods nearly alike, one new method like both: neither is clearly the one
+    # renamed, so it takes neither entry (before, both entries moved onto it).
+    source = """\
+class Cart:
+    def total(self, items):
+        amount = 0
+        for item in items:
+            amount += item.price * item.quantity
+        return round(amount, 2)
+
+    def net_total(self, items):
+        amount = 0
+        for item in items:
+            amount += item.net_price * item.quantity
+        return round(amount, 2)
+"""
+    repo.with_gitmem({"src/cart.py": source})
+    total = _anchor(repo, "total includes tax", "src/cart.py::Cart.total")
+    net = _anchor(repo, "net_total excludes tax", "src/cart.py::Cart.net_total")
+    repo.write("src/cart.py", """\
+class Cart:
+    def sum_prices(self, items):
+        amount = 0
+        for item in items:
+            amount += item.gross_price * item.quantity
+        return round(amount, 2)
+""")
+    _commit(repo, "one way to add up")
+    entries = repo.entries()
+    assert entries[total]["status"] == entries[net]["status"] == "revoked"
+
+
+def test_two_methods_renamed_and_edited_each_follow_their_own(repo: Any) -> None:
+    source = """\
+class Store:
+    def load(self, key):
+        path = self.root / key
+        with open(path) as handle:
+            return json.load(handle)
+
+    def save(self, key, value):
+        path = self.root / key
+        write_atomic(path, json.dumps(value))
+        self.saved.append(key)
+"""
+    repo.with_gitmem({"src/store.py": source})
+    load = _anchor(repo, "load must not create files", "src/store.py::Store.load")
+    save = _anchor(repo, "save is atomic", "src/store.py::Store.save")
+    repo.write("src/store.py", source.replace("def load(self, key)", "def read(self, key, default=None)").replace(
+        "def save(self, key, value)", "def write(self, key, value)").replace(
+        "self.saved.append(key)", "self.saved.append(key)\n        self.dirty = True"))
+    _commit(repo, "load/save -> read/write")
+    entries = repo.entries()
+    assert entries[load]["anchor"] == "src/store.py::Store.read"
+    assert entries[save]["anchor"] == "src/store.py::Store.write"
+
+
+APP_PY = "def f():\n    return 1\n\n\ndef g():\n    return 2\n"
+BROKEN_F = "def f():\n    x = foo(1,\n    return 1\n\n\ndef g():\n    return 2\n"  # the unclosed paren hides g
+
+
+def test_a_syntax_error_that_hides_a_declaration_retires_nothing(repo: Any) -> None:
+    repo.with_gitmem({"src/app.py": APP_PY})
+    entry = _anchor(repo, "g is slow", "src/app.py::g")
+    before = repo.entries()[entry]
+    err = _commit(repo, "wip", {"src/app.py": BROKEN_F}).stderr
+    notes = [line for line in err.splitlines() if "does not parse cleanly" in line]
+    assert notes == ["gitmem: src/app.py does not parse cleanly (syntax error at line 2); 1 entry anchored "
+                     "there is left as it is, to be re-checked at the next commit that changes it"]
+    assert _entry_files(repo) == []  # the commit carries no entry change
+    assert repo.entries()[entry] == before
+    _commit(repo, "fix typo", {"src/app.py": BROKEN_F.replace("foo(1,", "foo(1)")})
+    assert repo.entries()[entry] == before
+    assert repo.git("status", "--porcelain") == ""
+
+
+def test_a_removal_in_a_file_that_does_not_parse_waits_for_a_clean_commit(repo: Any) -> None:
+    repo.with_gitmem({"src/app.py": APP_PY})
+    entry = _anchor(repo, "g is slow", "src/app.py::g")
+    # g really is removed, but the file does not parse: that parse cannot tell.
+    _commit(repo, "wip: drop g", {"src/app.py": "def f():\n    x = foo(1,\n    return 1\n"})
+    assert repo.entries()[entry]["status"] == "active"
+    _commit(repo, "fix typo", {"src/app.py": "def f():\n    x = foo(1)\n    return 1\n"})
+    retired = repo.entries()[entry]
+    assert retired["status"] == "revoked"
+    assert "`g` was removed from src/app.py" in retired["revocation"]["reason"]
+
+
+def test_a_syntax_error_elsewhere_in_the_file_keeps_a_declaration_it_did_not_hide(repo: Any) -> None:
+    repo.with_gitmem({"src/app.py": APP_PY})
+    f = _anchor(repo, "f is pure", "src/app.py::f")
+    g = _anchor(repo, "g is slow", "src/app.py::g")
+    # Before f, so the full re-check runs (an edit after g cannot change how f and g parse).
+    err = _commit(repo, "wip: h", {"src/app.py": "def h(:\n    pass\n\n\n" + APP_PY}).stderr
+    assert "does not parse cleanly" not in err  # f and g are both still found: nothing to re-check
+    entries = repo.entries()
+    assert entries[f]["status"] == entries[g]["status"] == "active"
+
+
+def test_a_file_over_the_size_cap_retires_nothing(repo: Any) -> None:
+    repo.with_gitmem({"src/app.py": APP_PY})
+    entry = _anchor(repo, "g is slow", "src/app.py::g")
+    table = "".join(f"ROW_{i} = {i}\n" for i in range(anchors.MAX_SOURCE_BYTES // 10))
+    err = _commit(repo, "add a generated table", {"src/app.py": table + APP_PY}).stderr
+    assert "gitmem: src/app.py does not parse cleanly (larger than 2 MiB, not parsed)" in err
+    assert repo.entries()[entry]["status"] == "active"
+
+
+def test_a_renamed_file_that_does_not_parse_keeps_the_entry_on_its_new_path(repo: Any) -> None:
+    repo.with_gitmem({"src/app.py": APP_PY})
+    entry = _anchor(repo, "g is slow", "src/app.py::g")
+    repo.git("mv", "src/app.py", "src/core.py")
+    repo.write("src/core.py", BROKEN_F)
+    _commit(repo, "move and break")
+    moved = repo.entries()[entry]
+    # Git says where the file went; whether g is still in it waits for a clean parse.
+    assert moved["status"] == "active" and moved["anchor"] == "src/core.py::g"
+    repo.write("src/core.py", APP_PY.replace("return 2", "return 3"))
+    _commit(repo, "fix")
+    assert repo.entries()[entry]["anchor"] == "src/core.py::g"
+
+
+def test_a_merge_bringing_in_a_file_that_does_not_parse_retires_nothing(repo: Any) -> None:
+    repo.with_gitmem({"src/app.py": APP_PY, "README.md": "demo\n"})
+    entry = _anchor(repo, "g is slow", "src/app.py::g")
+    repo.git("checkout", "-q", "-b", "wip")
+    repo.write("src/app.py", BROKEN_F)
+    repo.git("commit", "-q", "--no-verify", "-am", "wip without hooks")
+    repo.git("checkout", "-q", "main")
+    repo.write("README.md", "diverge\n")
+    _commit(repo, "docs")
+    proc = subprocess.run(["git", "merge", "-q", "--no-edit", "wip"], cwd=repo.path, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "gitmem: src/app.py does not parse cleanly (syntax error at line 2)" in proc.stderr
+    assert repo.git("log", "-1", "--format=%s").startswith("Merge branch 'wip'")  # no follow-up commit
+    assert repo.entries()[entry]["status"] == "active"

@@ -77,18 +77,58 @@ def declarations(source: bytes, language: str) -> list[Declaration]:
 
     Never raises because of the source's content (invalid UTF-8, syntax
     errors): it returns whatever the parser recovered. Binary content, files
-    over MAX_SOURCE_BYTES and parses over PARSE_TIMEOUT_S yield [].
+    over MAX_SOURCE_BYTES and parses over PARSE_TIMEOUT_S yield []. So a
+    declaration missing from the result may still be in the source unless
+    parse_problem(source, language) is None.
     An unsupported ``language`` is a ValueError.
     """
     query = grammar.tags_query(language)
-    if len(source) > MAX_SOURCE_BYTES or b"\0" in source[:_BINARY_SNIFF_BYTES]:
+    tree, _ = _parse(source, language)
+    if tree is None:
         return []
     try:
-        tree = grammar.parse(source, language, timeout_s=PARSE_TIMEOUT_S)
         matches = query.matches(tree.root_node)
-    except Exception:  # a timeout, or a backend failure on odd input: never break a hook
+    except Exception:  # a backend failure on odd input: never break a hook
         return []
     return _qualify(source, _collect(matches))
+
+
+def parse_problem(source: bytes, language: str) -> str | None:
+    """Why ``declarations(source, language)`` may miss declarations the source has, or None
+    when it parsed cleanly. A syntax error anywhere counts: tree-sitter's error recovery can
+    swallow declarations far from the error (an unclosed paren in one function can hide the
+    next one), so the declarations of such a source prove nothing about what is gone.
+    An unsupported ``language`` is a ValueError.
+    """
+    if language not in grammar.LANGUAGES:
+        raise ValueError(f"unsupported language: {language!r}")
+    return _parse(source, language)[1]
+
+
+def _parse(source: bytes, language: str) -> tuple[Any, str | None]:
+    """The tree (None when the source was not parsed) and why its declarations may be incomplete."""
+    if len(source) > MAX_SOURCE_BYTES:
+        return None, f"larger than {MAX_SOURCE_BYTES // (1024 * 1024)} MiB, not parsed"
+    if b"\0" in source[:_BINARY_SNIFF_BYTES]:
+        return None, "binary content, not parsed"
+    try:
+        tree = grammar.parse(source, language, timeout_s=PARSE_TIMEOUT_S)
+        root = tree.root_node
+    except Exception:  # a timeout, or a backend failure on odd input: never break a hook
+        return None, f"the parser gave up (time limit {PARSE_TIMEOUT_S:g} s)"
+    if not root.has_error:
+        return tree, None
+    return tree, f"syntax error at line {_first_error_line(root)}"
+
+
+def _first_error_line(node: Any) -> int:
+    """1-based line of the first ERROR or MISSING node under ``node`` (which has an error)."""
+    while node.type != "ERROR" and not node.is_missing:
+        child = next((c for c in node.children if c.has_error), None)
+        if child is None:
+            break
+        node = child
+    return int(node.start_point[0]) + 1
 
 
 def _collect(matches: Iterable[tuple[int, dict[str, Any]]]) -> list[_Match]:

@@ -6,12 +6,14 @@ change touches are parsed, so the cost grows with the change, not the repository
 
 from __future__ import annotations
 
+import re
+import sys
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gitmem import git
 from gitmem.base.paths import RepoPaths
-from gitmem.code.anchors import Declaration, DeclarationCache, find
+from gitmem.code.anchors import Declaration, DeclarationCache, find, parse_problem
 from gitmem.code.grammar import language_for_path
 from gitmem.code.resolve import anchor_of
 from gitmem.store.entry import Entry, anchor_path_problem
@@ -32,6 +34,7 @@ class Snapshot:
         self.rev = rev
         self.cache = DeclarationCache(repo.state / "decl-cache")
         self._blobs: dict[str, str] = {}
+        self._problems: dict[str, str | None] = {}
 
     def prefetch(self, paths: Iterable[str]) -> None:
         wanted = [p for p in paths if p not in self._blobs]
@@ -62,25 +65,71 @@ class Snapshot:
         blob = self._blobs[path]
         return self.cache.get(blob, language, lambda: git.read_blobs(self.repo.worktree, [blob]).get(blob, b""))
 
+    def problem(self, path: str) -> str | None:
+        """Why the file's declarations may miss some it has (anchors.parse_problem); None when it
+        parsed cleanly, is absent or has no grammar. Parses again (the cache keeps declarations
+        only), so it is asked only where an answer would change an entry."""
+        language = language_for_path(path)
+        if language is None or not self.exists(path):
+            return None
+        if path not in self._problems:
+            self._problems[path] = parse_problem(self.content(path), language)
+        return self._problems[path]
 
-def _unique(matches: list[tuple[str, Declaration]], symbol: str) -> tuple[str, Declaration] | None:
-    """One candidate, preferring the one that kept the symbol's own name; ambiguity means no match."""
-    if len(matches) == 1:
-        return matches[0]
-    last = symbol.rsplit(".", 1)[-1]
-    named = [m for m in matches if m[1].name.rsplit(".", 1)[-1] == last]
-    return named[0] if len(named) == 1 else None
+
+Target = tuple[str, Declaration]  # a declaration after the change, with its file
+
+
+@dataclass(slots=True)
+class _Lost:
+    """A declaration entries are anchored to that the change took from where it was."""
+
+    path: str                  # the anchored file, before the change
+    symbol: str
+    new_path: str | None       # that file after the change; None when it was deleted
+    old: Declaration | None    # as parsed before the change; None when that parse lost it
+    fingerprint: str | None
+    entries: list[Entry]
+
+
+class _Gained:
+    """Declarations the change added: in a touched file after it, under a name that file did not
+    have before (a renamed file is compared with its old self). Only these can be where a lost
+    declaration went; a declaration that was already there is something else."""
+
+    def __init__(self, before: Snapshot, after: Snapshot, changes: list[git.Change]) -> None:
+        self.before, self.after = before, after
+        self.old_of = {c.path: c.old_path or c.path for c in changes if c.status != "D"}
+        self.added = [c.path for c in changes if c.status == "A"]
+        self._found: dict[str, list[Declaration]] = {}
+
+    def of(self, path: str) -> list[Declaration]:
+        if path not in self._found:
+            existed = {d.name for d in self.before.declarations(self.old_of[path])}
+            self._found[path] = [d for d in self.after.declarations(path) if d.name not in existed]
+        return self._found[path]
+
+    def provable(self, path: str) -> bool:
+        """Both versions parsed cleanly: else a name the old parse lost looks added, or the new
+        parse's extents are guesses. Asked only of files holding a candidate (it parses again)."""
+        return self.before.problem(self.old_of[path]) is None and self.after.problem(path) is None
 
 
 def recheck(repo: RepoPaths, entries: Iterable[Entry], changes: list[git.Change],
             before: Snapshot, after: Snapshot, commit: str | None = None) -> list[Outcome]:
+    """What becomes of the active entries anchored to files the change touches: re-anchored,
+    retired, or (absent from the result) left as they are. Entries anchored in a file whose new
+    version does not parse cleanly are left as they are, said in one line on stderr per file."""
     by_old_path = {c.old_path or c.path: c for c in changes if c.status != "A"}
     touched = [e for e in entries if e.active and e.anchor and e.anchor.path in by_old_path]
     if not touched:
         return []
-    candidates = [c.path for c in changes if c.status != "D"]
-    after.prefetch(candidates)
-    outcomes: list[Outcome] = []
+    gained = _Gained(before, after, changes)
+    after.prefetch(gained.old_of)
+    done: dict[str, Outcome] = {}
+    claimed: set[Target] = set()
+    lost: dict[tuple[str, str], _Lost] = {}
+    unparsed: dict[str, tuple[str, int]] = {}  # file -> (its problem, entries not re-checked)
     for entry in touched:
         anchor = entry.anchor
         assert anchor is not None
@@ -89,92 +138,218 @@ def recheck(repo: RepoPaths, entries: Iterable[Entry], changes: list[git.Change]
 
         if anchor.symbol is None:
             if new_path is None:
-                outcomes.append(_retire(entry, f"{anchor.path} was deleted", commit))
+                done[entry.id] = _retire(entry, f"{anchor.path} was deleted", commit)
             elif new_path != anchor.path:
                 moved = anchor_of(new_path, language_for_path(new_path))
-                outcomes.append(Outcome(entry.reanchored(moved, "file renamed"), "reanchored",
-                                        f"{anchor.path} → {new_path}"))
+                done[entry.id] = Outcome(entry.reanchored(moved, "file renamed"), "reanchored",
+                                         f"{anchor.path} → {new_path}")
             continue
 
         symbol = anchor.symbol
-        old = find(before.declarations(anchor.path), symbol)
-        fingerprint = old.fingerprint if old else anchor.fingerprint
-        found: tuple[str, Declaration] | None = None
-        why = ""
         if new_path is not None:
             same = find(after.declarations(new_path), symbol)
             if same is not None:
-                if new_path == anchor.path:
-                    continue  # still there: nothing to do
-                found, why = (new_path, same), "file renamed"
-        if found is None and fingerprint:
-            # Renamed in place, moved to another file, or moved into a base class elsewhere:
-            # the body (with its own name masked) is unchanged.
-            matches = [(p, d) for p in candidates for d in after.declarations(p)
-                       if d.fingerprint == fingerprint]
-            found = _unique(matches, symbol)
-            why = "same body found"
-        if found is None:
-            # Moved to another file under the same qualified name (body may have changed).
-            matches = [(p, d) for p in candidates if p != new_path
-                       for d in after.declarations(p) if d.name == symbol
-                       and find(before.declarations(p), symbol) is None]
-            found = _unique(matches, symbol)
-            why = "same name found in another file"
-        if found is None and old is not None:
-            # Renamed and then edited (or moved and edited, several commits in one merge or
-            # rebase): a new declaration beside the old one's siblings whose body is nearly the same.
-            places = [new_path] if new_path is not None else [c.path for c in changes if c.status == "A"]
-            found = _similar(before, after, anchor.path, old, places)
-            why = "renamed, nearly the same body"
-        if found is not None:
-            path, decl = found
-            moved = anchor_of(path, language_for_path(path), decl)
-            outcomes.append(Outcome(entry.reanchored(moved, why), "reanchored", f"{anchor} → {moved} ({why})"))
-        else:
-            where = f"{anchor.path} was deleted" if new_path is None else f"`{symbol}` was removed from {new_path}"
-            outcomes.append(_retire(entry, where, commit))
-    return outcomes
+                if new_path != anchor.path:
+                    claimed.add((new_path, same))
+                    done[entry.id] = _moved(entry, (new_path, same), "file renamed")
+                continue  # still there, under its name
+            problem = after.problem(new_path)
+            if problem is not None:
+                # The parse proves nothing about what is gone (an unclosed paren in one function can
+                # hide the next): leave the entry; the next commit that changes the file re-checks it.
+                count = unparsed.get(new_path, (problem, 0))[1]
+                unparsed[new_path] = (problem, count + 1)
+                if new_path != anchor.path:
+                    # Git, not the parse, says the file moved; left on a path that no longer exists,
+                    # no later commit would re-check the entry.
+                    moved = replace(anchor, path=new_path, language=language_for_path(new_path))
+                    why = f"file renamed; {new_path} does not parse cleanly, `{symbol}` not re-checked"
+                    done[entry.id] = Outcome(entry.reanchored(moved, why), "reanchored", f"{anchor} → {moved} ({why})")
+                continue
+        key = (anchor.path, symbol)
+        if key not in lost:
+            old = find(before.declarations(anchor.path), symbol)
+            fingerprint = old.fingerprint if old else anchor.fingerprint
+            lost[key] = _Lost(anchor.path, symbol, new_path, old, fingerprint, [])
+        lost[key].entries.append(entry)
+
+    gone = list(lost.values())
+    found = _match(gone, gained, claimed)
+    for i, item in enumerate(gone):
+        for entry in item.entries:
+            if i in found:
+                target, why = found[i]
+                done[entry.id] = _moved(entry, target, why)
+            else:
+                where = (f"{item.path} was deleted" if item.new_path is None
+                         else f"`{item.symbol}` was removed from {item.new_path}")
+                done[entry.id] = _retire(entry, where, commit)
+    for path, (problem, count) in unparsed.items():
+        left = "1 entry anchored there is left as it is" if count == 1 else \
+            f"{count} entries anchored there are left as they are"
+        print(f"gitmem: {path} does not parse cleanly ({problem}); {left}, "
+              "to be re-checked at the next commit that changes it", file=sys.stderr)
+    return [done[e.id] for e in touched if e.id in done]
 
 
-SIMILAR_AT_LEAST = 0.7   # difflib ratio of the name-masked bodies
-SIMILAR_MARGIN = 0.1     # ahead of the second best, or it is ambiguous
+def _moved(entry: Entry, target: Target, why: str) -> Outcome:
+    path, decl = target
+    moved = anchor_of(path, language_for_path(path), decl)
+    return Outcome(entry.reanchored(moved, why), "reanchored", f"{entry.anchor} → {moved} ({why})")
 
 
-def _similar(before: Snapshot, after: Snapshot, old_path: str, old: Declaration,
-             places: list[str]) -> tuple[str, Declaration] | None:
-    """The declaration in `places` that `old` most plausibly became: same kind, same enclosing
-    scope, a name that did not exist before, and a body at least SIMILAR_AT_LEAST alike."""
+EXACT_MARGIN = 0.5       # exact matches score 1 (kept its own name) or 0.5: the better one must be unique
+SIMILAR_AT_LEAST = 0.7   # difflib ratio of the name-masked bodies, character by character
+KEPT_SHARE_AT_LEAST = 0.6  # of the old body's own words (see _words), kept in order
+KEPT_WORDS_AT_LEAST = 3
+SIMILAR_MARGIN = 0.1     # ahead of the runner-up, on either side, or it is ambiguous
+
+
+def _match(gone: list[_Lost], gained: _Gained, claimed: set[Target]) -> dict[int, tuple[Target, str]]:
+    """Where each lost declaration went (by index in `gone`); absent where nothing qualifies.
+
+    A declaration the change added can become at most one lost declaration. The strongest
+    evidence is settled first, over all of them, and what it claims is out of reach of weaker
+    evidence: a sibling deleted in the same commit as another is renamed cannot follow the rename.
+    """
+    found: dict[int, tuple[Target, str]] = {}
+
+    def settle(options: dict[int, list[tuple[float, Target]]], margin: float, why: str) -> None:
+        for i, target in _settle(options, margin).items():
+            found[i] = (target, why)
+            claimed.add(target)
+
+    def free(i: int) -> bool:
+        return i not in found
+
+    # Renamed in place, moved to another file, or moved into a base class elsewhere: the body
+    # (with its own name masked) is unchanged. Keeping its own name breaks a tie.
+    settle({i: [(1.0 if _leaf(d.name) == _leaf(item.symbol) else 0.5, (p, d))
+                for p in gained.old_of for d in gained.of(p)
+                if d.fingerprint == item.fingerprint and (p, d) not in claimed]
+            for i, item in enumerate(gone) if free(i) and item.fingerprint}, EXACT_MARGIN, "same body found")
+    # Moved to another file under the same qualified name (body may have changed).
+    settle({i: [(1.0, (p, d)) for p in gained.old_of if p != item.new_path
+                for d in gained.of(p) if d.name == item.symbol and (p, d) not in claimed]
+            for i, item in enumerate(gone) if free(i)}, EXACT_MARGIN, "same name found in another file")
+    # Renamed and then edited (or moved and edited, several commits in one merge or rebase): a new
+    # declaration beside the old one's siblings whose body is nearly the same.
+    settle({i: _similar(gained, item, claimed) for i, item in enumerate(gone) if free(i) and item.old},
+           SIMILAR_MARGIN, "renamed, nearly the same body")
+    return found
+
+
+def _settle(options: dict[int, list[tuple[float, Target]]], margin: float) -> dict[int, Target]:
+    """Pairs each lost declaration with its best option where that option is at least `margin`
+    ahead of its own runner-up, and the lost declaration is as far ahead of every other one that
+    has the same option. A tie on either side pairs nothing."""
+    rivals: dict[Target, list[float]] = {}
+    for scored in options.values():
+        for score, target in scored:
+            rivals.setdefault(target, []).append(score)
+    paired: dict[int, Target] = {}
+    for i, scored in options.items():
+        ranked = sorted(scored, key=lambda s: -s[0])
+        if not ranked or ranked[0][0] <= 0 or (len(ranked) > 1 and ranked[0][0] - ranked[1][0] < margin):
+            continue
+        score, target = ranked[0]
+        others = sorted(rivals[target], reverse=True)[1:]  # this one's own score is among them
+        if others and score - others[0] < margin:
+            continue
+        paired[i] = target
+    return paired
+
+
+def _similar(gained: _Gained, item: _Lost, claimed: set[Target]) -> list[tuple[float, Target]]:
+    """The declarations `item` may have become by a rename and an edit, each with its score:
+    same kind and enclosing scope, a name the anchored file did not have, not claimed, in a file
+    that parsed cleanly before and after the change (else a name the old parse lost looks new), and
+    a body alike enough (see _alike). Every candidate is scored, so a close runner-up makes it
+    ambiguous."""
+    old = item.old
+    assert old is not None
+    scope = old.name.rpartition(".")[0]
+    old_text = _masked(gained.before.content(item.path), old)
+    if not old_text:
+        return []
+    old_language = language_for_path(item.path)
+    existed = {d.name for d in gained.before.declarations(item.path)}
+    places = [item.new_path] if item.new_path is not None else gained.added
+    scored: list[tuple[float, Target]] = []
+    for path in places:
+        source = b""
+        for decl in gained.of(path):
+            if (decl.kind != old.kind or decl.name.rpartition(".")[0] != scope or decl.name in existed
+                    or (path, decl) in claimed or not gained.provable(path)):
+                continue
+            source = source or gained.after.content(path)
+            score = _alike(old_text, old_language, _masked(source, decl), language_for_path(path))
+            scored.append((score, (path, decl)))
+    return scored
+
+
+def _alike(old: bytes, old_language: str | None, new: bytes, new_language: str | None) -> float:
+    """How surely `new` is `old` renamed and edited, from 0 to 1; 0 unless the evidence is real.
+
+    Character similarity alone is met by any two short bodies of the same shape (`return
+    self._name` and `return self._email`): the words beyond the language's own must agree too.
+    Most of the old body's words must still be there, in order, and at least a few of them (a
+    body that grew keeps its words); the score, what ranks candidates, is the words' ratio.
+    """
     import difflib
 
-    scope = old.name.rpartition(".")[0]
-    old_text = _masked(before.content(old_path), old)
-    if not old_text:
-        return None
-    scored: list[tuple[float, str, Declaration]] = []
-    for path in places:
-        existed = {d.name for d in before.declarations(path)} | {d.name for d in before.declarations(old_path)}
-        source = b""
-        for decl in after.declarations(path):
-            if decl.kind != old.kind or decl.name.rpartition(".")[0] != scope or decl.name in existed:
-                continue
-            source = source or after.content(path)
-            ratio = difflib.SequenceMatcher(None, old_text, _masked(source, decl), autojunk=False).ratio()
-            scored.append((ratio, path, decl))
-    scored.sort(key=lambda s: -s[0])
-    if not scored or scored[0][0] < SIMILAR_AT_LEAST:
-        return None
-    if len(scored) > 1 and scored[0][0] - scored[1][0] < SIMILAR_MARGIN:
-        return None
-    return scored[0][1], scored[0][2]
+    if difflib.SequenceMatcher(None, old, new, autojunk=False).ratio() < SIMILAR_AT_LEAST:
+        return 0.0
+    old_words, new_words = _words(old, old_language), _words(new, new_language)
+    if not old_words:
+        return 0.0
+    matcher = difflib.SequenceMatcher(None, old_words, new_words, autojunk=False)
+    kept = sum(block.size for block in matcher.get_matching_blocks())
+    if kept < KEPT_WORDS_AT_LEAST or kept / len(old_words) < KEPT_SHARE_AT_LEAST:
+        return 0.0
+    return 2 * kept / (len(old_words) + len(new_words))
+
+
+# Identifiers, numbers and string literals: the words of a body.
+_WORD = re.compile(rb"""[A-Za-z_$][\w$]*|\d[\w.]*|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`[^`]*`""")
+_JS = b"""async await break case catch class const continue debugger default delete do else export extends
+    false finally for function if import in instanceof let new null of return static super switch this
+    throw true try typeof undefined var void while with yield"""
+_TS = _JS + b" abstract any as boolean declare enum implements interface keyof never number private protected" \
+            b" public readonly string type unknown"
+# Each language's keywords, receivers, literals and basic types: words any body has, so sharing
+# them says nothing about one body having become the other.
+_LANGUAGE_WORDS: dict[str, frozenset[bytes]] = {language: frozenset(words.split()) for language, words in {
+    "python": b"""and as assert async await class cls def del elif else except False finally for from global
+        if import in is lambda None nonlocal not or pass raise return self True try while with yield""",
+    "javascript": _JS,
+    "typescript": _TS,
+    "tsx": _TS,
+    "go": b"""bool break byte case chan const continue default defer else error fallthrough false for func go
+        goto if import int interface map nil package range return select string struct switch true type var""",
+    "rust": b"""as async await bool break const continue crate dyn else enum Err extern false fn for i32 i64 if
+        impl in let loop match mod move mut None Ok Option pub ref Result return self Self Some static str
+        String struct super trait true type u8 u32 u64 unsafe use usize where while""",
+    "java": b"""abstract assert boolean break byte case catch char class continue default do double else enum
+        extends false final finally float for if implements import instanceof int interface long native new
+        null package private protected public return short static String super switch synchronized this
+        throw throws transient true try var void volatile while""",
+}.items()}
+
+
+def _words(text: bytes, language: str | None) -> list[bytes]:
+    common = _LANGUAGE_WORDS.get(language or "", frozenset())
+    return [word for word in _WORD.findall(text) if word not in common]
+
+
+def _leaf(name: str) -> str:
+    return name.rsplit(".", 1)[-1]
 
 
 def _masked(source: bytes, decl: Declaration) -> bytes:
     """The declaration's text with its own name left out and whitespace collapsed."""
-    import re
-
     text = source[decl.start_byte:decl.end_byte]
-    leaf = decl.name.rsplit(".", 1)[-1].encode("utf-8", "replace")
+    leaf = _leaf(decl.name).encode("utf-8", "replace")
     text = text.replace(leaf, b"\0", 1)
     return re.sub(rb"\s+", b" ", text).strip()
 
@@ -203,7 +378,9 @@ def check_all(repo: RepoPaths, entries: Iterable[Entry], rev: str) -> list[tuple
         elif not snap.exists(anchor.path):
             problems.append((entry, f"{anchor.path} does not exist at {rev}"))
         elif anchor.symbol and find(snap.declarations(anchor.path), anchor.symbol) is None:
-            problems.append((entry, f"`{anchor.symbol}` not found in {anchor.path} at {rev}"))
+            unparsed = snap.problem(anchor.path)
+            why = f" (the file does not parse cleanly: {unparsed})" if unparsed else ""
+            problems.append((entry, f"`{anchor.symbol}` not found in {anchor.path} at {rev}{why}"))
     return problems
 
 
