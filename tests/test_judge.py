@@ -464,17 +464,23 @@ def test_judging_a_turn_imports_no_training_library(repo, loaded):
 # -- the fine-tuned judge's files ---------------------------------------------------------------
 
 
+def _configure_another_model(repo: RepoPaths) -> Path:
+    """writer.model set to a GGUF file no head was trained for (outside the repository: no opt-in needed)."""
+    other = repo.worktree.parent / "models" / "other.gguf"
+    other.parent.mkdir()
+    other.write_bytes(b"GGUF" + bytes(64))
+    (repo.worktree / ".gitmem").mkdir(exist_ok=True)
+    (repo.worktree / ".gitmem" / "config.yaml").write_text(f"writer:\n  model: {other}\n")
+    return other
+
+
 def test_the_judge_checks_its_heads_were_trained_for_the_model_in_use(repo, loaded):
     from gitmem.judge.head import HeadError, TunedHead
 
     tuned = TunedHead.load()
     if tuned is None:
         pytest.skip("this installation ships the frozen-encoder head only")
-    other = repo.worktree.parent / "models" / "other.gguf"  # outside the repository: no opt-in needed
-    other.parent.mkdir()
-    other.write_bytes(b"GGUF" + bytes(64))
-    (repo.worktree / ".gitmem").mkdir(exist_ok=True)
-    (repo.worktree / ".gitmem" / "config.yaml").write_text(f"writer:\n  model: {other}\n")
+    _configure_another_model(repo)
     with pytest.raises(HeadError, match=r"trained for gemma-3-270m-q4_k_m\.gguf .*not other\.gguf"):
         Judge(repo).load()
     # ...and the adapter beside the heads must be the one they were trained with
@@ -496,11 +502,7 @@ def test_the_frozen_encoder_head_checks_it_was_trained_for_the_model_in_use(repo
     judge = Judge(repo, tuned_head=no_tuned).load()  # the embedded model: the one it was trained for
     assert isinstance(judge.head, Head)
     assert judge.head.meta["encoder_file"] == "gemma-3-270m-q4_k_m.gguf"
-    other = repo.worktree.parent / "models" / "other.gguf"  # outside the repository: no opt-in needed
-    other.parent.mkdir()
-    other.write_bytes(b"GGUF" + bytes(64))
-    (repo.worktree / ".gitmem").mkdir(exist_ok=True)
-    (repo.worktree / ".gitmem" / "config.yaml").write_text(f"writer:\n  model: {other}\n")
+    other = _configure_another_model(repo)
     with pytest.raises(HeadError, match=r"head was trained for gemma-3-270m-q4_k_m\.gguf .*not other\.gguf"):
         Judge(repo, tuned_head=no_tuned).load()
     # a head that does not say which model it was trained for is refused too
