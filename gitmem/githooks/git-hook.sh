@@ -47,12 +47,15 @@ fi
 if [ "$GITMEM_HOOK" = post-commit ] || [ "$GITMEM_HOOK" = post-checkout ]; then
   # Work only after a partial commit in which pre-commit staged entry changes, when entries wait
   # pending for a safe moment (this is one), when a commit changed the entries (one written by
-  # hand), or when a checkout changed them, a branch switch or `git checkout REV -- .gitmem/entries`
+  # hand), after a cherry-pick or revert (git runs no pre-commit for them and leaves MERGE_MSG
+  # while post-commit runs; a plain commit removes it first: their anchors are re-checked here),
+  # or when a checkout changed the entries, a branch switch or `git checkout REV -- .gitmem/entries`
   # (same HEAD: the work tree then differs from it); the gate judges what came in. Otherwise exit
   # in shell, without Python.
   for waiting in "$state"/pending/*.json; do break; done
   if [ ! -e "$waiting" ] && { [ "$GITMEM_HOOK" = post-checkout ] || [ ! -f "$state/partial-commit.json" ]; } && \
-     { { [ "$GITMEM_HOOK" = post-commit ] && git diff-tree --quiet HEAD -- .gitmem/entries 2>/dev/null; } || \
+     { { [ "$GITMEM_HOOK" = post-commit ] && { [ ! -f "${state%/gitmem}/MERGE_MSG" ] || [ -d "${state%/gitmem}/rebase-merge" ]; } && \
+         git diff-tree --quiet --no-commit-id HEAD -- .gitmem/entries 2>/dev/null; } || \
        { [ "$GITMEM_HOOK" = post-checkout ] && \
          { { [ "$1" = "$2" ] && git diff --quiet HEAD -- .gitmem/entries 2>/dev/null; } || \
            { [ "$1" != "$2" ] && git diff --quiet "$1" "$2" -- .gitmem/entries 2>/dev/null; }; }; }; }; then

@@ -18,7 +18,8 @@ from gitmem import git
 from gitmem.base.paths import RepoPaths
 from gitmem.errors import GitmemError
 
-HOOK_NAMES = ("pre-commit", "prepare-commit-msg", "post-commit", "post-merge", "post-rewrite", "post-checkout")
+HOOK_NAMES = ("pre-commit", "prepare-commit-msg", "post-commit", "post-merge", "post-rewrite", "post-checkout",
+              "post-applypatch")
 MARKER = "# gitmem: managed hook stub"
 ORIG_SUFFIX = ".gitmem-orig"
 TEXTCONV_KEY = "diff.gitmem.textconv"

@@ -6,8 +6,16 @@ A partial commit (`git commit -- PATH`) is built in a temporary index, and git u
 main index afterwards only for the named paths; so pre-commit notes the files it staged and
 post-commit brings them in step in the main index (else the next plain `git commit` would
 commit the old entry back).
+Where the developer has their own unstaged (or, after a partial commit, staged) version of an
+entry file, gitmem's change is re-applied onto it (their other edits kept), or a warning names
+the file when they changed the same fields.
 post-merge and post-rewrite cannot change the commit that triggered them, so they
-commit their entry changes as one follow-up commit. After a commit, a merge, a rebase or a
+commit their entry changes as one follow-up commit; so do post-commit after a commit made by
+`git cherry-pick` or `git revert`, and post-applypatch after each patch of `git am` (neither runs
+pre-commit). After an amend or a squash, a retirement whose declaration the final commit still
+has is undone (post-rewrite). A follow-up kept pending (a detached HEAD, an operation in
+progress) records the commit and file versions it was computed for, and is committed only onto a
+HEAD where it still holds (gitmem.store.commit). After a commit, a merge, a rebase or a
 checkout, entries the gate's learned detector has not judged on this machine (a teammate's, brought
 in by a pull; one written by hand and committed) are judged by a detached job
 (gitmem.judge.store_gate). Every path fails open.
@@ -20,7 +28,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from gitmem.base import faillog, fastjson
@@ -51,10 +59,12 @@ def _changes(old: Entry, new: Entry) -> dict[str, object]:
     return changes
 
 
-def _stage_outcomes(repo: RepoPaths, outcomes: Sequence[Outcome], old: dict[str, Entry]) -> list[str]:
+def _stage_outcomes(repo: RepoPaths, outcomes: Sequence[Outcome],
+                    old: dict[str, Entry]) -> dict[str, dict[str, object]]:
     """pre-commit: each entry change is made on the STAGED version of its file (in the index the
     commit is built from) and staged there; the work-tree file follows only where it had that
-    staged version, so an unstaged edit of the developer's stays unstaged."""
+    staged version, so an unstaged edit of the developer's stays unstaged (gitmem's field changes
+    are re-applied onto it). Returns the fields set, by file."""
     from gitmem import git
     from gitmem.base.files import write_atomic
     from gitmem.store.commit import blob_id as _blob_id
@@ -62,10 +72,11 @@ def _stage_outcomes(repo: RepoPaths, outcomes: Sequence[Outcome], old: dict[str,
 
     store = Store(repo)
     paths = [store.relpath_of(o.entry.id) for o in outcomes]
+    sets_of: dict[str, dict[str, object]] = {}
     staged = git.index_blob_ids(repo.worktree, paths)  # GIT_INDEX_FILE: the commit's own index
     contents = git.read_blobs(repo.worktree, staged.values())
     lines = []
-    worktree: list[tuple[str, str, str | None]] = []
+    worktree: list[tuple[str, str, str | None, str | None, dict[str, object]]] = []
     for outcome, path in zip(outcomes, paths, strict=True):
         blob = staged.get(path)
         current = contents.get(blob, b"").decode("utf-8", "replace") if blob else None
@@ -74,10 +85,11 @@ def _stage_outcomes(repo: RepoPaths, outcomes: Sequence[Outcome], old: dict[str,
         text = overlay_text(current, sets) if current else store.render_onto(None, outcome.entry)
         new_blob = git.git(repo.worktree, "hash-object", "-w", "--stdin", input=text.encode("utf-8")).decode().strip()
         lines.append(f"100644 {new_blob}\t{path}\n")
-        worktree.append((path, text, blob))
+        worktree.append((path, text, blob, current, sets))
+        sets_of[path] = sets
         print(f"gitmem: {outcome.action} {outcome.entry.id} ({outcome.detail})", file=sys.stderr)
     git.git(repo.worktree, "update-index", "--index-info", input="".join(lines).encode("utf-8"))
-    for path, text, blob in worktree:
+    for path, text, blob, current, sets in worktree:
         file = repo.worktree / path
         try:
             data = file.read_bytes() if file.is_file() else None
@@ -85,7 +97,63 @@ def _stage_outcomes(repo: RepoPaths, outcomes: Sequence[Outcome], old: dict[str,
             continue
         if (data is None and blob is None and not file.exists()) or (data is not None and _blob_id(data) == blob):
             write_atomic(file, text)
-    return paths
+        elif data is not None and current is not None:
+            # The developer's unstaged version: gitmem's change goes onto it too, or their next
+            # `git commit -a` would commit the entry back as it was.
+            merged = _onto_theirs(current, data.decode("utf-8", "replace"), sets)
+            if merged is None:
+                _warn_unmerged(path, "unstaged", sets)
+            else:
+                write_atomic(file, merged)
+    return sets_of
+
+
+def _plain(value: object) -> object:
+    """A YAML value as plain dicts and lists (ruamel's round-trip types compare by order)."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _fields(text: str) -> dict[str, object] | None:
+    from gitmem.store.yaml_files import MAX_ENTRY_BYTES, _yaml
+
+    if len(text) > MAX_ENTRY_BYTES:
+        return None
+    try:
+        doc = _yaml().load(text)
+    except Exception:
+        return None
+    plain = _plain(doc)
+    return plain if isinstance(plain, dict) else None
+
+
+def _onto_theirs(base: str, theirs: str, sets: Mapping[str, object]) -> str | None:
+    """gitmem's field changes `sets` (made on `base`) applied onto the developer's version
+    `theirs` of the same entry file, keeping their other edits; None when they changed one of
+    those fields themselves (a conflict, for the developer to settle)."""
+    from gitmem.errors import GitmemError
+    from gitmem.store.yaml_files import overlay_text
+
+    mine, yours = _fields(base), _fields(theirs)
+    if mine is None or yours is None:
+        return None
+    if any(yours.get(k) != mine.get(k) and yours.get(k) != _plain(v) for k, v in sets.items()):
+        return None
+    try:
+        return overlay_text(theirs, {k: v for k, v in sets.items() if yours.get(k) != _plain(v)})
+    except GitmemError:
+        return None
+
+
+def _warn_unmerged(path: str, which: str, sets: Mapping[str, object]) -> None:
+    fields = ", ".join(sorted(sets))
+    print(f"gitmem: WARNING: {path}: your {which} version of this entry changes the fields gitmem "
+          f"changed ({fields}), so gitmem's change (committed) is not in it; merge it in "
+          f"(`git diff HEAD -- {path}`) before you commit it, or your commit undoes gitmem's change",
+          file=sys.stderr)
 
 
 def pre_commit(repo: RepoPaths) -> None:
@@ -104,7 +172,8 @@ def pre_commit(repo: RepoPaths) -> None:
         refreshed = _refresh_delivery(repo)
         git.stage(repo.worktree, refreshed)
         if os.path.basename(os.environ.get("GIT_INDEX_FILE", "")).startswith("next-index-"):
-            fastjson.write_file(os.path.join(_local(repo), PARTIAL_COMMIT), staged + refreshed)
+            fastjson.write_file(os.path.join(_local(repo), PARTIAL_COMMIT),
+                                {"paths": [*staged, *refreshed], "sets": staged})
 
 
 PARTIAL_COMMIT = "partial-commit.json"  # files pre-commit staged into a partial commit's index
@@ -112,23 +181,100 @@ PARTIAL_COMMIT = "partial-commit.json"  # files pre-commit staged into a partial
 
 def post_commit(repo: RepoPaths) -> None:
     """After a partial commit: the main index takes the committed version of the files
-    pre-commit staged, where the work tree has that version too (nothing of the user's lost).
-    Then entries kept pending while the repository was busy are committed."""
+    pre-commit staged, where the work tree has that version too (nothing of the user's lost), or
+    where the developer staged nothing of them; where they staged their own version of an entry
+    file, gitmem's change goes onto it. After a commit made by `git cherry-pick` or `git revert`
+    (no pre-commit ran): its anchors are re-checked, as after a merge. Then entries kept pending
+    while the repository was busy are committed."""
     from gitmem import git
 
     marker = os.path.join(_local(repo), PARTIAL_COMMIT)
-    paths = fastjson.read_file(marker)
+    data = fastjson.read_file(marker)
     if os.path.exists(marker):
         os.unlink(marker)
-    if isinstance(paths, list) and paths:
-        committed = git.tree_blob_ids(repo.worktree, "HEAD", paths)
-        present = [p for p in paths if p in committed and (repo.worktree / p).is_file()]
-        if present:
-            in_tree = git.git_text(repo.worktree, "hash-object", "--", *present).split()
-            in_step = [p for p, blob in zip(present, in_tree, strict=False) if committed[p] == blob]
-            if in_step:
-                git.git(repo.worktree, "reset", "-q", "HEAD", "--", *in_step)
-    commit_pending(repo)
+    paths: object = data.get("paths") if isinstance(data, dict) else data
+    sets: object = data.get("sets") if isinstance(data, dict) else None
+    if isinstance(paths, list) and paths and all(isinstance(p, str) for p in paths):
+        _after_partial_commit(repo, paths, sets if isinstance(sets, dict) else {})
+    picked = _picked(repo)
+    if picked:
+        # One pick: its follow-up is committed now, as after a merge. A series (git's sequencer
+        # goes on from its own copy of the index, and would refuse the next pick): kept pending,
+        # each pick's re-check holding only if later picks leave its files alone, and committed by
+        # the background retry once the series is over.
+        series = (repo.git_dir / "sequencer").exists()
+        after_history_change(repo, git.rev_parse(repo.worktree, "HEAD~1"), picked,
+                             finishing=PICKING[:2] if series else PICKING)
+    else:
+        commit_pending(repo)
+
+
+PICKING = ("cherry-pick", "revert", "cherry-pick or revert")
+
+
+def post_applypatch(repo: RepoPaths) -> None:
+    """After each patch `git am` commits (it runs no pre-commit): its anchors are re-checked. After
+    the last patch the follow-up is committed now; before it, kept pending (git am goes on from
+    its own copy of the index) and committed by the background retry once the am is over."""
+    from gitmem import git
+
+    state = repo.git_dir / "rebase-apply"
+    try:
+        last = (state / "next").read_text().strip() == (state / "last").read_text().strip()
+    except OSError:
+        last = False
+    after_history_change(repo, git.rev_parse(repo.worktree, "HEAD~1"), "am",
+                         finishing=("am", "rebase") if last else ())
+
+
+def _picked(repo: RepoPaths) -> str | None:
+    """"cherry-pick" or "revert" when HEAD's last move is a commit git's sequencer made without
+    running pre-commit (its reflog message; a conflict resolved by `git commit` runs pre-commit
+    and reads `commit (cherry-pick): …`)."""
+    from gitmem import git
+
+    subject = git.git_text(repo.worktree, "reflog", "-1", "--format=%gs", "HEAD", check=False)
+    return next((what for what in ("cherry-pick", "revert") if subject.startswith(what + ": ")), None)
+
+
+def _after_partial_commit(repo: RepoPaths, paths: list[str], sets: Mapping[str, object]) -> None:
+    from gitmem import git
+
+    committed = git.tree_blob_ids(repo.worktree, "HEAD", paths)
+    present = [p for p in paths if p in committed and (repo.worktree / p).is_file()]
+    if not present:
+        return
+    in_tree = git.git_text(repo.worktree, "hash-object", "--", *present).split()
+    in_step = [p for p, blob in zip(present, in_tree, strict=False) if committed[p] == blob]
+    # The others: the developer has an unstaged (pre-commit put gitmem's change onto it) or a
+    # staged version of their own.
+    others = [p for p in present if p not in in_step and isinstance(sets.get(p), dict)]
+    if others:
+        parent = git.rev_parse(repo.worktree, "HEAD~1")
+        before = git.tree_blob_ids(repo.worktree, parent, others) if parent else {}
+        staged = git.index_blob_ids_of(repo, others)
+        ours = [p for p in others if staged.get(p) == before.get(p)]
+        in_step += ours  # nothing of theirs staged: the index takes the commit's version
+        theirs = [p for p in others if p not in ours and p in staged and staged[p] != committed[p]]
+        texts = git.read_blobs(repo.worktree, [*(before[p] for p in theirs if p in before),
+                                               *(staged[p] for p in theirs)])
+        lines = []
+        for path in theirs:
+            base = texts.get(before.get(path, ""), b"").decode("utf-8", "replace")
+            change = sets[path]
+            assert isinstance(change, dict)
+            mine = texts.get(staged[path], b"").decode("utf-8", "replace")
+            merged = _onto_theirs(base, mine, change) if base else None
+            if merged is None:
+                _warn_unmerged(path, "staged", change)
+                continue
+            blob = git.git(repo.worktree, "hash-object", "-w", "--stdin", input=merged.encode("utf-8")).decode().strip()
+            lines.append(f"100644 {blob}\t{path}\n")
+        if lines:
+            env = {**git.env_without_index(), "GIT_INDEX_FILE": os.fspath(repo.git_dir / "index")}
+            git.run(repo.worktree, "update-index", "--index-info", input="".join(lines).encode("utf-8"), env=env)
+    if in_step:
+        git.git(repo.worktree, "reset", "-q", "HEAD", "--", *in_step)
 
 
 def commit_pending(repo: RepoPaths, finishing: Sequence[str] = ()) -> None:
@@ -143,64 +289,162 @@ def commit_pending(repo: RepoPaths, finishing: Sequence[str] = ()) -> None:
     index.current(repo)
     if reason is None:
         _refresh_delivery(repo)
-    elif any(word in reason for word in (*commit.TRANSIENT, "another gitmem")):
+    elif any(word in reason for word in commit.RETRY_WHILE):
         commit.retry_in_background(repo)
 
 
-def after_history_change(repo: RepoPaths, base: str | None, what: str, finishing: Sequence[str] = ()) -> None:
-    """post-merge / post-rewrite: check anchors between `base` and the new HEAD."""
+def after_history_change(repo: RepoPaths, base: str | None, what: str, finishing: Sequence[str] = (),
+                         rewritten: Sequence[str] = ()) -> None:
+    """post-merge / post-rewrite (and post-commit after a cherry-pick or revert, post-applypatch):
+    check anchors between `base` and the new HEAD; `rewritten`: the commits a rewrite made
+    (post-rewrite's new ids), whose retirements are undone where they still have the declaration."""
     from dataclasses import replace
 
     from gitmem import git
     from gitmem.githooks.recheck import Snapshot, recheck
     from gitmem.store import index
-    from gitmem.store.commit import Change, FileChange, record
-    from gitmem.store.yaml_files import Store, overlay_text
 
     commit_pending(repo, finishing)
     head = git.rev_parse(repo.worktree, "HEAD")
     base = base and git.rev_parse(repo.worktree, base)
-    if not base or not head or base == head:
+    if not head or ((not base or base == head) and not rewritten):
         index.current(repo)
         return
-    changes = git.changes_between(repo.worktree, base, head)
-    entries = _entries(repo)
-    outcomes = recheck(repo, entries, changes, Snapshot(repo, base), Snapshot(repo, head))
-    # The commit that removed a retired entry's subject is knowable here: the last one
-    # between base and head that touched the anchored file.
-    for i, outcome in enumerate(outcomes):
-        if outcome.action == "retired" and outcome.entry.anchor and outcome.entry.revocation:
-            sha = git.git_text(repo.worktree, "log", "-1", "--format=%H", f"{base}..{head}",
-                               "--", outcome.entry.anchor.path, check=False) or head
-            entry = replace(outcome.entry, revocation=replace(outcome.entry.revocation, commit=sha))
-            outcomes[i] = replace(outcome, entry=entry)
+    before: dict[str, Entry] = {}
+    outcomes: list[Outcome] = []
+    if base and base != head:
+        entries = _entries(repo)
+        before.update((e.id, e) for e in entries)
+        changes = git.changes_between(repo.worktree, base, head)
+        outcomes = recheck(repo, entries, changes, Snapshot(repo, base), Snapshot(repo, head))
+        # The commit that removed a retired entry's subject is knowable here: the last one
+        # between base and head that touched the anchored file.
+        for i, outcome in enumerate(outcomes):
+            if outcome.action == "retired" and outcome.entry.anchor and outcome.entry.revocation:
+                sha = git.git_text(repo.worktree, "log", "-1", "--format=%H", f"{base}..{head}",
+                                   "--", outcome.entry.anchor.path, check=False) or head
+                entry = replace(outcome.entry, revocation=replace(outcome.entry.revocation, commit=sha))
+                outcomes[i] = replace(outcome, entry=entry)
+    if rewritten:
+        done = {o.entry.id for o in outcomes}
+        for outcome, was in _restorations(repo, rewritten, head):
+            if outcome.entry.id not in done:
+                outcomes.append(outcome)
+                before[outcome.entry.id] = was
     if outcomes:
-        store = Store(repo)
-        old = {e.id: e for e in entries}
-        paths = [store.relpath_of(o.entry.id) for o in outcomes]
-        committed = git.tree_blob_ids(repo.worktree, head, paths)
-        contents = git.read_blobs(repo.worktree, committed.values())
-        files = []
-        for outcome, path in zip(outcomes, paths, strict=True):
-            blob = committed.get(path)
-            current = contents.get(blob, b"").decode("utf-8", "replace") if blob else None
-            sets = _changes(old.get(outcome.entry.id, outcome.entry), outcome.entry)
-            text = overlay_text(current, sets) if current else store.render_onto(None, outcome.entry)
-            files.append(FileChange(path, text, blob, sets))
-            print(f"gitmem: {outcome.action} {outcome.entry.id} ({outcome.detail})", file=sys.stderr)
-        trailers = [("Gitmem-Entry", o.entry.id) for o in outcomes]
-        retired = sum(o.action == "retired" for o in outcomes)
-        moved = len(outcomes) - retired
-        subject = f"gitmem: re-check anchors after {what}: {retired} retired, {moved} re-anchored"
-        result = record(repo, Change(subject, files, trailers, [o.entry.to_dict() for o in outcomes]),
-                        finishing=finishing, quiet=0.0, wait=0.3)
-        print(f"gitmem: {result.note}", file=sys.stderr)
-        if result.pending:
-            from gitmem.store.commit import retry_in_background
-
-            retry_in_background(repo)
+        _commit_outcomes(repo, outcomes, before, head, what, finishing)
     index.current(repo)
-    _refresh_delivery(repo)
+    if outcomes or (base and base != head):  # an amend that changed no entry leaves all as it was
+        _refresh_delivery(repo)
+
+
+def _commit_outcomes(repo: RepoPaths, outcomes: Sequence[Outcome], before: Mapping[str, Entry], head: str,
+                     what: str, finishing: Sequence[str]) -> None:
+    """The entry changes as one follow-up commit on `head`, or pending with the premise they were
+    computed from (the commit, the blobs of the files the re-check read, each entry's state)."""
+    from gitmem import git
+    from gitmem.store.commit import Change, FileChange, record
+    from gitmem.store.yaml_files import Store, overlay_text
+
+    store = Store(repo)
+    paths = [store.relpath_of(o.entry.id) for o in outcomes]
+    committed = git.tree_blob_ids(repo.worktree, head, paths)
+    contents = git.read_blobs(repo.worktree, committed.values())
+    read: set[str] = set()
+    files = []
+    for outcome, path in zip(outcomes, paths, strict=True):
+        blob = committed.get(path)
+        current = contents.get(blob, b"").decode("utf-8", "replace") if blob else None
+        was = before.get(outcome.entry.id, outcome.entry)
+        sets = _changes(was, outcome.entry)
+        if outcome.action == "restored":  # fields go away: render, so no `revocation: null` is left
+            text = store.render_onto(current, outcome.entry)
+        else:
+            text = overlay_text(current, sets) if current else store.render_onto(None, outcome.entry)
+        expect = {"status": was.status,
+                  "anchor": {"path": was.anchor.path, "symbol": was.anchor.symbol} if was.anchor else None}
+        files.append(FileChange(path, text, blob, sets, expect=expect))
+        read.update(a.path for a in (was.anchor, outcome.entry.anchor) if a)
+        print(f"gitmem: {outcome.action} {outcome.entry.id} ({outcome.detail})", file=sys.stderr)
+    blobs = git.tree_blob_ids(repo.worktree, head, sorted(read))
+    holds: dict[str, str | None] = {p: blobs.get(p) for p in sorted(read)}
+    trailers = [("Gitmem-Entry", o.entry.id) for o in outcomes]
+    retired = sum(o.action == "retired" for o in outcomes)
+    restored = sum(o.action == "restored" for o in outcomes)
+    moved = len(outcomes) - retired - restored
+    subject = f"gitmem: re-check anchors after {what}: {retired} retired, {moved} re-anchored"
+    if restored:
+        subject += f", {restored} restored"
+    change = Change(subject, files, trailers, [o.entry.to_dict() for o in outcomes], computed_for=head, holds=holds)
+    result = record(repo, change, finishing=finishing, quiet=0.0, wait=0.3)
+    print(f"gitmem: {result.note}", file=sys.stderr)
+    if result.pending:
+        from gitmem.store.commit import retry_in_background
+
+        retry_in_background(repo)
+
+
+
+
+def _restorations(repo: RepoPaths, rewritten: Sequence[str], head: str) -> list[tuple[Outcome, Entry]]:
+    """Retirements made by a rewritten commit (an amend, a squash) whose tree, and HEAD's, still
+    has the declaration: the entry restored as it was before (with the entry as HEAD has it)."""
+    from dataclasses import replace
+
+    from gitmem import git
+    from gitmem.code.anchors import find
+    from gitmem.githooks.recheck import RETIRED_NOTE, Outcome, Snapshot
+    from gitmem.store.entry import Anchor
+    from gitmem.store.yaml_files import parse_entry_text
+
+    def entries_at(rev: str, paths: list[str]) -> dict[str, Entry]:
+        blobs = git.tree_blob_ids(repo.worktree, rev, paths)
+        texts = git.read_blobs(repo.worktree, blobs.values())
+        out = {}
+        for path, blob in blobs.items():
+            try:
+                out[path] = parse_entry_text(texts.get(blob, b"").decode("utf-8"), path)
+            except Exception:
+                continue
+        return out
+
+    def resolves(snap: Snapshot, anchor: Anchor) -> bool:
+        if anchor.symbol is None:
+            return snap.exists(anchor.path)
+        return find(snap.declarations(anchor.path), anchor.symbol) is not None
+
+    found: list[tuple[Outcome, Entry]] = []
+    seen: set[str] = set()
+    at_head = Snapshot(repo, head)
+    # The rewritten commits that change entry files, with those files (one git call for them all).
+    revs = "".join(f"{c}\n" for c in dict.fromkeys(rewritten)).encode()
+    log = git.git(repo.worktree, "log", "--no-walk=unsorted", "--no-renames", "--format=%x00%H", "--name-only",
+                  "--stdin", "--", ".gitmem/entries/", input=revs, check=False).decode("utf-8", "replace")
+    touching = {}
+    for record in log.split("\0")[1:]:
+        sha, _, names = record.partition("\n")
+        touching[sha.strip()] = [p for p in names.split() if p.endswith(".yaml")]
+    for new, paths in touching.items():
+        parent = git.rev_parse(repo.worktree, f"{new}~1")
+        if not paths or not parent or (
+                new != head and git.run(repo.worktree, "merge-base", "--is-ancestor", new, head).returncode):
+            continue
+        was, then, now = entries_at(parent, paths), entries_at(new, paths), entries_at(head, paths)
+        in_new = Snapshot(repo, new)
+        for path in paths:
+            old, retired, current = was.get(path), then.get(path), now.get(path)
+            if old is None or retired is None or current is None or current.id in seen:
+                continue
+            anchor = old.anchor
+            if (not old.active or retired.status != "revoked" or anchor is None or retired.anchor != anchor
+                    or retired.revocation is None or RETIRED_NOTE.format(anchor=anchor) not in retired.revocation.reason
+                    or current.status != "revoked" or current.revocation != retired.revocation):
+                continue
+            if resolves(in_new, anchor) and resolves(at_head, anchor):
+                seen.add(current.id)
+                restored = replace(current, status=old.status, revocation=old.revocation)
+                found.append((Outcome(restored, "restored", f"{anchor} is still there"), current))
+    return found
 
 
 def _refresh_delivery(repo: RepoPaths) -> list[str]:
@@ -226,12 +470,18 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 commit_pending(repo, ("merge",))
         elif hook == "post-rewrite":
-            sys.stdin.read()
-            if argv[1:2] == ["rebase"]:  # an amend already went through pre-commit
-                after_history_change(repo, "ORIG_HEAD", "rebase", finishing=("rebase", "am"))
+            rewritten = [line.split()[1] for line in sys.stdin.read().splitlines() if len(line.split()) >= 2]
+            if argv[1:2] == ["rebase"]:
+                after_history_change(repo, "ORIG_HEAD", "rebase", finishing=("rebase", "am"), rewritten=rewritten)
+            else:  # an amend went through pre-commit, but against the commit it replaces
+                after_history_change(repo, None, "amend", rewritten=rewritten)
+        elif hook == "post-applypatch":
+            # `git am` runs no pre-commit; `git rebase --apply` runs this too, and post-rewrite after it
+            if not (repo.git_dir / "rebase-apply" / "rebasing").exists():
+                post_applypatch(repo)
         elif hook == "post-checkout":
             commit_pending(repo)
-        if hook in ("post-commit", "post-merge", "post-rewrite", "post-checkout"):
+        if hook in ("post-commit", "post-merge", "post-rewrite", "post-checkout", "post-applypatch"):
             # a teammate's entries may have come in, or entries written by hand been committed
             from gitmem.judge.store_gate import judge_in_background
 

@@ -354,9 +354,14 @@ def _masked(source: bytes, decl: Declaration) -> bytes:
     return re.sub(rb"\s+", b" ", text).strip()
 
 
+# The automatic retirement's note ends with this: an amend that brings the declaration back
+# restores only entries retired this way, never a developer's `gitmem revoke` (on_commit).
+RETIRED_NOTE = "The entry was anchored to {anchor}, so it no longer holds."
+
+
 def _retire(entry: Entry, what: str, commit: str | None) -> Outcome:
     reason = (f"{what}; no declaration with the same name or body remains in the change. "
-              f"The entry was anchored to {entry.anchor}, so it no longer holds.")
+              + RETIRED_NOTE.format(anchor=entry.anchor))
     return Outcome(entry.revoked(reason, commit), "retired", what)
 
 

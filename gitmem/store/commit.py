@@ -23,10 +23,14 @@ When the repository is busy — an index or ref lock held by someone else, a mer
 cherry-pick, revert, bisect or am in progress, a detached HEAD, or a `git commit` waiting for
 its editor (the pre-commit stub leaves its pid in `<git dir>/gitmem/committing`) — nothing is
 committed or staged: the change is kept pending (gitmem.store.pending) and committed at the next
-safe moment, pending changes first and in order. A lock that was just released may belong to a
-series of git commands (a commit loop, a rebase), so a command waits until the repository has
-been quiet for QUIET_S, for at most WAIT_S; gitmem never deletes or breaks a lock it did not
-take. gitmem's own writers of one worktree take turns on an flock.
+safe moment, pending changes first and in order. An anchor re-check's change carries its premise
+(the commit it was computed for, the blobs of the files it read, the state of each entry it
+changes): at that moment it is committed only where the premise still holds, and otherwise
+dropped with a note, so a re-check computed on a detached HEAD is never replayed onto a branch it
+is not true of. A lock that was just released may belong to a series of git commands (a commit
+loop, a rebase), so a command waits until the repository has been quiet for QUIET_S, for at most
+WAIT_S; gitmem never deletes or breaks a lock it did not take. gitmem's own writers of one
+worktree take turns on an flock.
 
 What agents read from the store rides along, rendered for the store after the change: AGENTS.md's
 managed section and the files generated for the repository's other agents (_agents_md,
@@ -67,6 +71,10 @@ COMMITTING = "committing"         # the pid of a `git commit` between its pre-co
 JOURNAL = "transaction.json"
 LOCK_NAME = "commit.lock"
 TRANSIENT = ("locked", "git commit")  # busy reasons worth waiting for
+# What the background retry waits out: those, another gitmem committing, a cherry-pick or revert
+# and a `git am` (series that go on from their own copy of the index: a commit of ours between two
+# of their commits would make git refuse the next, or leave the index behind the work tree).
+RETRY_WHILE = (*TRANSIENT, "another gitmem", "a cherry-pick", "a revert", "a am ")
 
 
 class Busy(GitmemError):
@@ -80,6 +88,9 @@ class FileChange:
     base: str | None = None                    # blob id `text` was made from (None: not committed)
     changes: Mapping[str, Any] | None = None   # entry fields it sets, to re-apply onto another version
     create: bool = False                       # a new file: where it exists already, it stays as it is
+    # The entry fields (status; anchor path and symbol) the version it goes onto must have for the
+    # change to still be true there (an anchor re-check's premise); None: any version.
+    expect: Mapping[str, Any] | None = None
 
     def apply(self, blob: str | None, current: str | None) -> str:
         """This change made against the version `blob` (text `current`) of the file."""
@@ -96,15 +107,45 @@ class FileChange:
                 return self.text
         return self.text
 
+    def holds_on(self, current: str | None) -> bool:
+        """Whether the entry file `current` (a branch's version of it) is in the state this change
+        was computed from (always, for a change without `expect`)."""
+        if self.expect is None:
+            return True
+        if current is None:
+            return False
+        return _entry_state(current) == _entry_state_of(self.expect)
+
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "text": self.text, "base": self.base, "create": self.create,
-                "changes": dict(self.changes) if self.changes is not None else None}
+                "changes": dict(self.changes) if self.changes is not None else None,
+                "expect": dict(self.expect) if self.expect is not None else None}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> FileChange:
-        changes = data.get("changes")
+        changes, expect = data.get("changes"), data.get("expect")
         return cls(str(data["path"]), str(data["text"]), data.get("base"),
-                   dict(changes) if isinstance(changes, dict) else None, bool(data.get("create")))
+                   dict(changes) if isinstance(changes, dict) else None, bool(data.get("create")),
+                   dict(expect) if isinstance(expect, dict) else None)
+
+
+def _entry_state_of(fields: Mapping[str, Any]) -> tuple[Any, ...]:
+    anchor = fields.get("anchor")
+    anchor = anchor if isinstance(anchor, Mapping) else {}
+    return fields.get("status"), anchor.get("path"), anchor.get("symbol")
+
+
+def _entry_state(text: str) -> tuple[Any, ...] | None:
+    """(status, anchor path, anchor symbol) of an entry file's text; None when it does not parse."""
+    from gitmem.store.yaml_files import MAX_ENTRY_BYTES, _yaml
+
+    if len(text) > MAX_ENTRY_BYTES:
+        return None
+    try:
+        doc = _yaml().load(text)
+    except Exception:
+        return None
+    return _entry_state_of(doc) if isinstance(doc, Mapping) else None
 
 
 @dataclass(slots=True)
@@ -116,6 +157,13 @@ class Change:
     trailers: list[tuple[str, str]] = field(default_factory=list)
     entries: list[dict[str, Any]] = field(default_factory=list)   # Entry.to_dict() of what it writes
     agents_md: bool = True   # AGENTS.md's managed section joins the commit when it can
+    # An anchor re-check's premise: the commit it was computed for, and the blob (None: absent)
+    # each file it read had there. Kept pending (a detached HEAD, a rebase in progress), the
+    # change is committed only onto a HEAD whose tree still has those blobs, and only for the
+    # entries still in the state it was computed from (FileChange.expect); else it is dropped,
+    # never replayed onto a branch where it is not true.
+    computed_for: str | None = None
+    holds: dict[str, str | None] | None = None
 
     @property
     def message(self) -> str:
@@ -127,13 +175,17 @@ class Change:
     def to_json(self) -> dict[str, Any]:
         return {"subject": self.subject, "trailers": [list(t) for t in self.trailers],
                 "files": [f.to_json() for f in self.files], "entries": self.entries,
-                "agents_md": self.agents_md, "recorded": time.time()}
+                "agents_md": self.agents_md, "recorded": time.time(),
+                "computed_for": self.computed_for, "holds": self.holds}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Change:
+        holds = data.get("holds")
         return cls(str(data["subject"]), [FileChange.from_json(f) for f in data["files"]],
                    [(str(k), str(v)) for k, v in data.get("trailers") or []],
-                   list(data.get("entries") or []), bool(data.get("agents_md", True)))
+                   list(data.get("entries") or []), bool(data.get("agents_md", True)),
+                   data.get("computed_for"),
+                   {str(k): (str(v) if v else None) for k, v in holds.items()} if isinstance(holds, dict) else None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -341,6 +393,10 @@ def _transaction(repo: RepoPaths, change: Change, finishing: Sequence[str]) -> s
     old = git.rev_parse(repo.worktree, "HEAD")
     parent = r[old].peel(pygit2.Commit) if old else None
     head_blobs = _tree_blobs(r, parent.tree if parent else None, [f.path for f in change.files])
+    if change.holds is not None:
+        change = _still_true(r, parent, change, head_blobs, ref)
+        if not change.files:
+            return None
     texts: dict[str, str | None] = {
         f.path: f.apply(head_blobs.get(f.path), _blob_text(r, head_blobs.get(f.path))) for f in change.files}
     joined: dict[str, str | None] = {}  # what agents read, carried along: path -> text (None: removed)
@@ -406,6 +462,33 @@ def _transaction(repo: RepoPaths, change: Change, finishing: Sequence[str]) -> s
     _write_worktree(repo, journal)
     _remove_journal(repo)
     return new
+
+
+def _still_true(r: pygit2.Repository, parent: Any, change: Change, head_blobs: Mapping[str, str],
+                ref: str) -> Change:
+    """`change` without the files whose re-check does not hold on `parent` (HEAD now): all of them
+    when a file the re-check read differs from what it had where it was computed, else those whose
+    entry is no longer in the state the re-check started from (retired or moved here already)."""
+    from dataclasses import replace
+
+    holds = change.holds or {}
+    here = _tree_blobs(r, parent.tree if parent else None, list(holds))
+    where = (change.computed_for or "another commit")[:10]
+    if any(here.get(path) != blob for path, blob in holds.items()):
+        print(f"gitmem: dropped {change.subject!r}: computed for {where}, it does not hold on "
+              f"{ref.removeprefix('refs/heads/')} (the anchored files differ); the hooks re-check "
+              "anchors there when they change", file=sys.stderr)
+        return replace(change, files=[])
+    kept = [f for f in change.files if f.holds_on(_blob_text(r, head_blobs.get(f.path)))]
+    if len(kept) == len(change.files):
+        return change
+    dropped = [f.path for f in change.files if f not in kept]
+    print(f"gitmem: left out of {change.subject!r}: {', '.join(dropped)} (that entry changed since the re-check)",
+          file=sys.stderr)
+    gone = {Path(p).stem for p in dropped}
+    return replace(change, subject=f"{change.subject} ({len(dropped)} left out: changed since)", files=kept,
+                   trailers=[t for t in change.trailers if t[1] not in gone],
+                   entries=[e for e in change.entries if e.get("id") not in gone])
 
 
 _AGENTS = "AGENTS.md"
@@ -741,7 +824,7 @@ def _retry(worktree: str) -> int:
 
                     index.current(repo)
                     return 0
-                if not any(word in reason for word in (*TRANSIENT, "another gitmem")):
+                if not any(word in reason for word in RETRY_WHILE):
                     return 0  # a merge or a detached HEAD: its own hook commits it later
                 time.sleep(1.0)
     except BlockingIOError:

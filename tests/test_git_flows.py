@@ -1,0 +1,400 @@
+"""Anchors stay true through the rest of git's ways of making history: pending re-checks only land
+where they hold, cherry-pick / revert / am, amend and squash, and partial commits beside the
+developer's own edit of an entry. Real repositories, real git commands, the installed hooks."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+APP = "def f():\n    return 1\n\n\ndef g():\n    return 2\n"
+WITHOUT_G = "def f():\n    return 1\n"
+
+
+@pytest.fixture
+def app_repo(repo):
+    return repo.with_gitmem({"src/app.py": APP, "docs/index.md": "docs\n"})
+
+
+def add(repo, kind, body, anchor=None):
+    args = ["add", kind, body] + (["--anchor", anchor] if anchor else [])
+    return repo.gitmem(*args).stdout.split()[0]
+
+
+def entry_file(entry):
+    return f".gitmem/entries/{entry}.yaml"
+
+
+def status_at(repo, entry, rev="HEAD"):
+    """The entry's status as committed at `rev` ("" where the file is absent)."""
+    text = repo.git("show", f"{rev}:{entry_file(entry)}", check=False)
+    return next((line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("status:")), "")
+
+
+def status_in(text):
+    return next(line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("status:"))
+
+
+def pending(repo):
+    folder = repo.path / ".git/gitmem/pending"
+    return sorted(p.name for p in folder.glob("*.json")) if folder.is_dir() else []
+
+
+def subjects(repo, n=3, rev="HEAD"):
+    return repo.git("log", f"-{n}", "--format=%s", rev).splitlines()
+
+
+def wait_until_settled(repo, seconds=20.0):
+    """Until nothing is pending (gitmem's background retry commits what waited for a series)."""
+    deadline = time.monotonic() + seconds
+    while pending(repo) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert pending(repo) == []
+
+
+def drop_g_without_hooks(repo, message="teammate: drop g (no gitmem)"):
+    repo.write("src/app.py", WITHOUT_G)
+    repo.git("-c", "core.hooksPath=/dev/null", "commit", "-q", "-a", "-m", message)
+
+
+# -- 1. a pending re-check lands only where it still holds ----------------------------------------
+
+def test_a_detached_rebase_pending_recheck_is_not_replayed_onto_another_branch(app_repo):
+    r = app_repo
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    r.git("switch", "-q", "-c", "feature")
+    r.write("feat.txt", "feat\n")
+    r.commit_all("feature work")
+    r.git("switch", "-q", "main")
+    drop_g_without_hooks(r)
+    r.git("switch", "-q", "--detach", "feature")
+    r.git("rebase", "-q", "main")  # the detached copy of feature now lacks g: the re-check waits
+    assert len(pending(r)) == 1
+    feature_tip = r.git("rev-parse", "feature").strip()
+    r.git("switch", "-q", "feature")  # g is still here: the retirement does not hold on feature
+    assert pending(r) == []
+    assert r.git("rev-parse", "HEAD").strip() == feature_tip  # no gitmem commit on the developer's branch
+    assert "def g" in r.read("src/app.py")
+    assert status_at(r, entry) == "active" and status_in(r.read(entry_file(entry))) == "active"
+    assert r.entries()[entry]["status"] == "active"
+    assert r.git("status", "--porcelain") == ""
+
+
+def test_a_detached_merge_pending_recheck_is_not_replayed_onto_another_branch(app_repo):
+    r = app_repo
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    r.git("switch", "-q", "-c", "cleanup")
+    drop_g_without_hooks(r)
+    r.git("switch", "-q", "main")
+    r.write("docs/index.md", "diverge\n")
+    r.commit_all("docs on main")
+    main_tip = r.git("rev-parse", "HEAD").strip()
+    r.git("switch", "-q", "--detach", "HEAD")
+    r.git("merge", "-q", "--no-edit", "cleanup")
+    assert len(pending(r)) == 1
+    r.git("switch", "-q", "main")
+    assert pending(r) == []
+    assert r.git("rev-parse", "HEAD").strip() == main_tip
+    assert status_at(r, entry) == "active"
+
+
+def test_a_pending_recheck_is_committed_on_a_branch_made_where_it_was_computed(app_repo):
+    r = app_repo
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    r.git("switch", "-q", "-c", "feature")
+    r.write("feat.txt", "feat\n")
+    r.commit_all("feature work")
+    r.git("switch", "-q", "main")
+    drop_g_without_hooks(r)
+    r.git("switch", "-q", "--detach", "feature")
+    r.git("rebase", "-q", "main")
+    rebased = r.git("rev-parse", "HEAD").strip()
+    assert len(pending(r)) == 1
+    r.git("switch", "-q", "-c", "try-on-main")  # the same commit, now on a branch: it holds here
+    assert pending(r) == []
+    assert subjects(r, 1) == ["gitmem: re-check anchors after rebase: 1 retired, 0 re-anchored"]
+    assert r.git("rev-parse", "HEAD~1").strip() == rebased
+    assert status_at(r, entry) == "revoked"
+    assert status_at(r, entry, "feature") == "active"
+    assert r.git("status", "--porcelain") == ""
+
+
+def test_a_pending_recheck_leaves_out_an_entry_changed_since(app_repo):
+    r = app_repo
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    other = add(r, "law", "g returns an int", "src/app.py::g")
+    r.git("switch", "-q", "-c", "cleanup")
+    drop_g_without_hooks(r)
+    r.git("switch", "-q", "main")
+    r.git("switch", "-q", "--detach", "HEAD")
+    r.git("merge", "-q", "--ff-only", "cleanup")  # both entries' retirement waits: HEAD is detached
+    assert len(pending(r)) == 1
+    # Still detached, the developer marks one entry superseded by hand and commits that.
+    path = entry_file(entry)
+    r.write(path, r.read(path).replace("status: active", "status: superseded"))
+    r.commit_all("supersede the hazard by hand")
+    r.git("switch", "-q", "-c", "keep")  # a descendant, the anchored file as it was: it holds
+    assert pending(r) == []
+    assert subjects(r, 2) == ["gitmem: re-check anchors after merge: 2 retired, 0 re-anchored (1 left out: changed since)",
+                              "supersede the hazard by hand"]
+    body = r.git("log", "-1", "--format=%b")
+    assert f"Gitmem-Entry: {other}" in body and entry not in body
+    assert status_at(r, entry) == "superseded"  # left as the developer committed it
+    assert status_at(r, other) == "revoked"
+    assert r.git("status", "--porcelain") == ""
+
+
+def test_a_recheck_pending_during_a_rebase_is_committed_when_the_rebase_finishes(app_repo):
+    r = app_repo
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    r.git("switch", "-q", "-c", "cleanup")
+    drop_g_without_hooks(r)
+    r.git("switch", "-q", "main")
+    r.git("switch", "-q", "-c", "feature")
+    r.write("feat.txt", "feat\n")
+    r.commit_all("feature work")
+    # A merge made inside a rebase (HEAD detached, the rebase in progress) keeps its re-check
+    # pending; the rebase then finishes on feature, where it holds.
+    r.git("rebase", "-q", "--force-rebase", "--exec", "git merge -q --no-edit cleanup",
+          "--exec", "ls .git/gitmem/pending > .git/pending-mid-rebase", "main")
+    assert (r.path / ".git/pending-mid-rebase").read_text().count(".json") == 1  # it did wait
+    assert pending(r) == []
+    assert r.git("symbolic-ref", "HEAD").strip() == "refs/heads/feature"
+    assert "def g" not in r.read("src/app.py")
+    assert status_at(r, entry) == "revoked"
+    assert r.git("log", "--format=%s", "main..feature").count("gitmem: re-check anchors") == 1
+    assert r.git("status", "--porcelain") == ""
+
+
+# -- 3. cherry-pick, revert and am run no pre-commit ----------------------------------------------
+
+def test_cherry_pick_of_a_removal_retires_in_a_follow_up_commit(app_repo):
+    r = app_repo
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    r.git("switch", "-q", "-c", "hotfix")
+    drop_g_without_hooks(r, "hotfix: drop g")
+    r.git("switch", "-q", "main")
+    r.git("cherry-pick", "hotfix")
+    assert subjects(r, 2) == ["gitmem: re-check anchors after cherry-pick: 1 retired, 0 re-anchored", "hotfix: drop g"]
+    assert status_at(r, entry) == "revoked"
+    assert r.git("status", "--porcelain") == ""
+    assert not (r.path / ".git/CHERRY_PICK_HEAD").exists()
+
+
+def test_revert_of_the_commit_that_added_a_declaration_retires(app_repo):
+    r = app_repo
+    r.write("src/app.py", APP + "\n\ndef h():\n    return 3\n")
+    r.commit_all("add h")
+    entry = add(r, "hazard", "h is slow", "src/app.py::h")
+    r.git("revert", "--no-edit", "HEAD~1")
+    assert subjects(r, 1) == ["gitmem: re-check anchors after revert: 1 retired, 0 re-anchored"]
+    assert status_at(r, entry) == "revoked"
+    assert r.git("status", "--porcelain") == ""
+
+
+def test_cherry_pick_of_several_commits_and_a_plain_commit_after(app_repo):
+    r = app_repo
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    keep = add(r, "law", "f returns an int", "src/app.py::f")
+    r.git("switch", "-q", "-c", "hotfix")
+    drop_g_without_hooks(r, "hotfix: drop g")
+    r.write("docs/index.md", "more\n")
+    r.git("-c", "core.hooksPath=/dev/null", "commit", "-q", "-a", "-m", "hotfix: docs")
+    r.git("switch", "-q", "main")
+    r.git("cherry-pick", "hotfix~1", "hotfix")
+    # git goes on from its own copy of the index between picks: the re-check waits for the series
+    # to end and is committed then by gitmem's bounded background retry
+    wait_until_settled(r)
+    assert status_at(r, entry) == "revoked" and status_at(r, keep) == "active"
+    assert r.git("log", "--format=%s", "hotfix~2..main").count("gitmem: re-check anchors") == 1
+    r.write("docs/index.md", "plain\n")
+    r.commit_all("plain commit")  # an ordinary commit afterwards: nothing more from gitmem
+    assert subjects(r, 1) == ["plain commit"]
+    assert r.git("status", "--porcelain") == ""
+
+
+def test_am_of_a_removal_retires_in_a_follow_up_commit(app_repo, tmp_path):
+    r = app_repo
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    r.git("switch", "-q", "-c", "hotfix")
+    drop_g_without_hooks(r, "hotfix: drop g")
+    r.git("format-patch", "-q", "-1", "-o", str(tmp_path / "patches"))
+    r.git("switch", "-q", "main")
+    r.git("am", "-q", *sorted(str(p) for p in (tmp_path / "patches").iterdir()))
+    assert subjects(r, 2) == ["gitmem: re-check anchors after am: 1 retired, 0 re-anchored", "hotfix: drop g"]
+    assert status_at(r, entry) == "revoked"
+    assert r.git("status", "--porcelain") == "" and not (r.path / ".git/rebase-apply").exists()
+
+
+# -- 4. an amend or a squash that brings the declaration back ----------------------------------
+
+def test_amend_that_restores_the_declaration_undoes_the_retirement(app_repo):
+    r = app_repo
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    r.write("src/app.py", WITHOUT_G)
+    r.git("commit", "-q", "-a", "-m", "drop g")
+    assert status_at(r, entry) == "revoked"
+    r.write("src/app.py", APP.replace("return 1", "return 10"))
+    r.git("commit", "-q", "--amend", "-a", "-m", "refactor f (g kept after all)")
+    assert subjects(r, 2) == ["gitmem: re-check anchors after amend: 0 retired, 0 re-anchored, 1 restored",
+                              "refactor f (g kept after all)"]
+    assert status_at(r, entry) == "active"
+    text = r.read(entry_file(entry))
+    assert status_in(text) == "active" and "revocation" not in text
+    assert r.git("show", f"HEAD:{entry_file(entry)}") == r.git("show", f"HEAD~2:{entry_file(entry)}")
+    assert r.entries()[entry]["status"] == "active"
+    assert r.git("status", "--porcelain") == ""
+
+
+def test_amend_that_keeps_the_removal_keeps_the_retirement(app_repo):
+    r = app_repo
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    r.write("src/app.py", WITHOUT_G)
+    r.git("commit", "-q", "-a", "-m", "drop g")
+    r.write("docs/index.md", "why g went\n")
+    r.git("commit", "-q", "--amend", "-a", "-m", "drop g, say why")
+    assert subjects(r, 1) == ["drop g, say why"]
+    assert status_at(r, entry) == "revoked"
+
+
+def test_amending_a_deliberate_revocation_keeps_it(app_repo):
+    r = app_repo
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    r.gitmem("revoke", entry, "--reason", "g was made fast")
+    r.git("commit", "-q", "--amend", "-m", "revoke: g is fast now")
+    assert subjects(r, 1) == ["revoke: g is fast now"]
+    assert status_at(r, entry) == "revoked"
+
+
+def test_fixup_squashed_by_rebase_undoes_the_retirement(app_repo):
+    r = app_repo
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    base = r.git("rev-parse", "HEAD").strip()
+    r.write("src/app.py", WITHOUT_G)
+    r.git("commit", "-q", "-a", "-m", "drop g")
+    r.write("src/app.py", APP)
+    r.git("commit", "-q", "-a", "--fixup=HEAD")  # g comes back; the entry stays retired in between
+    env = {**os.environ, "GIT_SEQUENCE_EDITOR": "true"}
+    import subprocess
+
+    subprocess.run(["git", "rebase", "-q", "-i", "--autosquash", base], cwd=r.path, env=env, check=True,
+                   capture_output=True)
+    # git runs post-rewrite `amend` for the squash while the rebase is in progress (kept pending,
+    # it is committed when the rebase has finished: it still holds there), then post-rewrite `rebase`
+    last, squashed = subjects(r, 2)
+    assert last.startswith("gitmem: re-check anchors after ") and last.endswith("0 retired, 0 re-anchored, 1 restored")
+    assert squashed == "drop g" and pending(r) == []
+    assert status_at(r, entry) == "active"
+    assert r.git("status", "--porcelain") == ""
+
+
+# -- 2. a partial commit beside the developer's own edit of the entry file -------------------------
+
+def test_partial_commit_beside_a_staged_reword_keeps_both(app_repo):
+    r = app_repo
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    path = entry_file(entry)
+    r.write(path, r.read(path).replace("body: g is slow", "body: g is slow (quadratic)"))
+    r.git("add", path)
+    r.write("src/app.py", WITHOUT_G)
+    proc_err = r.git("commit", "-q", "-m", "drop g", "--", "src/app.py")
+    assert status_at(r, entry) == "revoked"
+    assert "(quadratic)" not in r.git("show", f"HEAD:{path}")
+    staged = r.git("show", f":{path}")
+    assert status_in(staged) == "revoked" and "(quadratic)" in staged
+    assert status_in(r.read(path)) == "revoked" and "(quadratic)" in r.read(path)
+    r.git("commit", "-q", "-m", "reword hazard")  # the developer commits what they staged
+    committed = r.git("show", f"HEAD:{path}")
+    assert status_in(committed) == "revoked" and "(quadratic)" in committed and "revocation:" in committed
+    assert r.git("status", "--porcelain") == "", proc_err
+
+
+def test_commit_beside_an_unstaged_reword_keeps_both(app_repo):
+    r = app_repo
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    path = entry_file(entry)
+    r.write(path, r.read(path).replace("body: g is slow", "body: g is slow (quadratic)"))
+    r.write("src/app.py", WITHOUT_G)
+    r.git("add", "src/app.py")
+    r.git("commit", "-q", "-m", "drop g")
+    assert status_at(r, entry) == "revoked" and "(quadratic)" not in r.git("show", f"HEAD:{path}")
+    assert status_in(r.read(path)) == "revoked" and "(quadratic)" in r.read(path)
+    r.git("commit", "-q", "-a", "-m", "reword hazard")
+    committed = r.git("show", f"HEAD:{path}")
+    assert status_in(committed) == "revoked" and "(quadratic)" in committed
+
+
+def test_partial_commit_beside_an_unstaged_reword_keeps_both(app_repo):
+    r = app_repo
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    path = entry_file(entry)
+    r.write(path, r.read(path).replace("body: g is slow", "body: g is slow (quadratic)"))
+    r.write("src/app.py", WITHOUT_G)
+    r.git("commit", "-q", "-m", "drop g", "--", "src/app.py")
+    assert status_at(r, entry) == "revoked"
+    assert r.git("show", f":{path}") == r.git("show", f"HEAD:{path}")  # nothing of theirs was staged
+    assert status_in(r.read(path)) == "revoked" and "(quadratic)" in r.read(path)
+    r.git("commit", "-q", "-a", "-m", "reword hazard")
+    committed = r.git("show", f"HEAD:{path}")
+    assert status_in(committed) == "revoked" and "(quadratic)" in committed
+
+
+def test_a_conflicting_edit_of_the_same_fields_is_kept_and_named(app_repo):
+    r = app_repo
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    path = entry_file(entry)
+    # an unstaged edit of a field the retirement also sets (its note), the entry still active
+    mine = r.read(path) + "revocation:\n  at: '2026-01-01T00:00:00Z'\n  reason: my own draft of the note\n"
+    r.write(path, mine)
+    r.write("src/app.py", WITHOUT_G)
+    r.git("add", "src/app.py")
+    import subprocess
+
+    proc = subprocess.run(["git", "commit", "-q", "-m", "drop g"], cwd=r.path, capture_output=True, text=True)
+    assert proc.returncode == 0
+    assert status_at(r, entry) == "revoked"
+    assert r.read(path) == mine  # the developer's edit is never discarded
+    assert "WARNING" in proc.stderr and path in proc.stderr
+
+
+def test_am_of_a_series_commits_the_recheck_after_the_last_patch(app_repo, tmp_path):
+    r = app_repo
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    r.git("switch", "-q", "-c", "hotfix")
+    drop_g_without_hooks(r, "hotfix: drop g")
+    for name in ("d", "e"):
+        r.write(f"{name}.txt", f"{name}\n")
+        r.git("add", f"{name}.txt")
+        r.git("-c", "core.hooksPath=/dev/null", "commit", "-q", "-m", f"hotfix: {name}")
+    r.git("format-patch", "-q", "-3", "-o", str(tmp_path / "patches"))
+    r.git("switch", "-q", "main")
+    r.git("am", "-q", *sorted(str(p) for p in (tmp_path / "patches").iterdir()))
+    wait_until_settled(r)
+    assert subjects(r, 4) == ["gitmem: re-check anchors after am: 1 retired, 0 re-anchored",
+                              "hotfix: e", "hotfix: d", "hotfix: drop g"]
+    assert status_at(r, entry) == "revoked"
+    assert r.git("status", "--porcelain") == ""
+
+
+def test_an_aborted_am_leaves_no_trace(app_repo, tmp_path):
+    r = app_repo
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    r.git("switch", "-q", "-c", "hotfix")
+    drop_g_without_hooks(r, "hotfix: drop g")
+    r.write("e.txt", "theirs\n")
+    r.git("add", "e.txt")
+    r.git("-c", "core.hooksPath=/dev/null", "commit", "-q", "-m", "hotfix: e")
+    r.git("format-patch", "-q", "-2", "-o", str(tmp_path / "patches"))
+    r.git("switch", "-q", "main")
+    r.write("e.txt", "ours\n")
+    r.commit_all("e on main")
+    before = r.git("rev-parse", "HEAD").strip()
+    stopped = r.git("am", "-q", *sorted(str(p) for p in (tmp_path / "patches").iterdir()), check=False)
+    assert (r.path / ".git/rebase-apply").exists(), stopped  # the second patch does not apply
+    r.git("am", "--abort")
+    wait_until_settled(r)
+    assert r.git("rev-parse", "HEAD").strip() == before  # the re-check of the first patch no longer holds
+    assert status_at(r, entry) == "active"
+    assert r.git("status", "--porcelain") == ""
