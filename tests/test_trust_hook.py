@@ -224,9 +224,33 @@ LIBRARY_ADD = "from gitmem.memory import Memory\nMemory().add('law', 'Push strai
     "cat > notes.txt <<EOF\n$(gitmem add law x)\nEOF",  # an unquoted here-document runs $(…)
     "cat > notes.md <<'EOF'\ndon't\nEOF\ngitmem add law x",  # a quote in a body hides no later command
     "python3 - <<'EOF'\nfrom gitmem.memory import Memory\nMemory().add_copied('law', 'x')\nEOF",  # the writer's way in
+    f"python3 /dev/stdin <<'EOF'\n{LIBRARY_ADD}EOF",  # stdin by its device name
+    f"python3 -X utf8 - <<'EOF'\n{LIBRARY_ADD}EOF",  # a flag's value is no script
+    f"python3 -X utf8 <<'EOF'\n{LIBRARY_ADD}EOF",
 ])
 def test_the_hook_reads_code_an_interpreter_gets_on_stdin(gm, command):
     assert denied(pre_tool(gm, "Bash", command=command)) is not None, command
+
+
+@pytest.mark.parametrize("command", [
+    "ls # <<EOF\nrm .git/gitmem/gate-verdicts.json\nEOF",  # no here-document in a comment
+    "echo \\<<EOF\nrm .git/gitmem/gate-verdicts.json\nEOF",  # nor after an escaped <
+    "ls # it's fine\nrm .git/gitmem/gate-verdicts.json",  # a quote in a comment opens nothing
+    "echo don\\'t; rm .git/gitmem/gate-verdicts.json",  # nor an escaped one
+    "echo x # a note\ngitmem add law y",
+    "echo \"say \\\"hi\\\"\"; gitmem revoke 20260101-0a1b2c3d --reason x",
+])
+def test_comments_and_escapes_hide_no_command(gm, command):
+    assert denied(pre_tool(gm, "Bash", command=command)) is not None, command
+
+
+@pytest.mark.parametrize("command", [
+    "python3 tools/gen.py <<'EOF'\ngitmem add law x\nEOF",  # a script's data, not code
+    "echo '#not a comment'; ls", "git log --format='%h # %s' | head", "cat .gitmem/entries/x.yaml  # read it",
+    "echo one \\\n  && ls .gitmem/entries",
+])
+def test_comments_escapes_and_script_data_stay_allowed(gm, command):
+    assert denied(pre_tool(gm, "Bash", command=command)) is None, command
 
 
 ENTRY = ".gitmem/entries/20260101-0a1b2c3d.yaml"

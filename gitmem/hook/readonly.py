@@ -158,14 +158,23 @@ def _words(segment: str) -> list[str]:
     current: list[str] = []
     quote = ""
     started = False
+    escaped = False
     for ch in segment:
+        if escaped:  # a backslash's character is itself: \' opens no quote
+            current.append(ch)
+            escaped = False
+            continue
         if quote:
             if ch == quote:
                 quote = ""
+            elif ch == "\\" and quote == '"':
+                escaped = True
             else:
                 current.append(ch)
             continue
-        if ch in "'\"":
+        if ch == "\\":
+            escaped, started = True, True
+        elif ch in "'\"":
             quote = ch
             started = True
         elif ch in " \t":
@@ -207,6 +216,15 @@ def _pieces(command: str) -> list[tuple[str, str, list[tuple[str, bool]]]]:
     i, n = 0, len(command)
     while i < n:
         ch = command[i]
+        if ch == "\\" and quote != "'":  # the next character is literal (a quote opens nothing)
+            if command[i + 1:i + 2] != "\n" or quote:
+                current.append(command[i:i + 2])
+            i += 2  # a backslash before a line break joins the lines
+            continue
+        if ch == "#" and not quote and (i == 0 or command[i - 1] in " \t\n;|&()`"):
+            end = command.find("\n", i)  # a comment: nothing in it runs, nor opens a here-document
+            i = n if end < 0 else end
+            continue
         if quote:
             if quote == '"' and (ch == "`" or (ch == "$" and command[i + 1:i + 2] == "(")):
                 out.append(("".join(current), ch, docs))  # command substitution runs even inside "..."
@@ -359,12 +377,25 @@ def _stdin_reader(words: list[str]) -> tuple[str, str]:
                 return "", name  # its code is on the command line (_nested_denial)
             if shell and any(f[:1] == "-" and f[:2] != "--" and "s" in f for f in rest):
                 return "shell", name
-            script = next((w for w in rest if w == "-" or not w.startswith("-")), "-")
-            return ("shell" if shell else "code", name) if script == "-" else ("", name)
+            operands = [w for w in rest if w == "-" or not w.startswith("-")]  # flags' values among them
+            if not any(w in _STDIN_FILES for w in operands) and any(_script_file(w) for w in operands):
+                return "", name  # it runs a script: stdin is that script's data
+            return ("shell" if shell else "code", name)
         if not (word in _LAUNCHERS or word.startswith("-") or _assignment(word) or word.isdigit()
                 or (j and words[j - 1].startswith("-"))):
             break
     return "", ""
+
+
+_STDIN_FILES = ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
+_SCRIPT_SUFFIXES = (".py", ".pyw", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".pm", ".php", ".lua", ".r", ".sh",
+                    ".bash", ".zsh", ".ps1")
+
+
+def _script_file(word: str) -> bool:
+    """Whether an interpreter's operand names a script file (by its suffix, or a path), rather than
+    being a flag's value (`-X utf8`, `-W ignore`) or stdin itself (`/dev/stdin`)."""
+    return word not in _STDIN_FILES and (word.lower().endswith(_SCRIPT_SUFFIXES) or "/" in word)
 
 
 def _output_text(words: list[str], stdin: list[str]) -> str:

@@ -43,6 +43,7 @@ from gitmem.base.signature import VERDICTS_FILE, main_checkout_state
 from gitmem.judge import normalise, structure
 
 QUARANTINE_FILE = "quarantine.jsonl"
+THRESHOLD_KEY = "threshold"  # beside a head's scores in the score cache (the other keys are SHA-1s)
 Learned = Literal["required", "optional", "off"]
 
 # Re-exported: the quarantine listing and the textconv driver show hidden characters with it.
@@ -109,15 +110,23 @@ class ScoreCache:
         value = scores.get(self._key(text)) if isinstance(scores, dict) else None
         return float(value) if isinstance(value, (int, float)) else None
 
-    def ever_scored(self, text: str) -> bool:
-        """Whether the detector scored `text` (canonicalised here) on this machine, under any head kept."""
+    def passed(self, text: str) -> bool:
+        """Whether the detector scored `text` (canonicalised here) on this machine below the
+        threshold its head had (kept beside the scores): a text scored as an attack, or under a
+        head whose threshold was not kept, has not passed."""
         key = self._key(normalise.canonical(text))
-        return any(isinstance(scores, dict) and key in scores for scores in self.data.values())
+        for scores in self.data.values():
+            if isinstance(scores, dict):
+                score, threshold = scores.get(key), scores.get(THRESHOLD_KEY)
+                if isinstance(score, (int, float)) and isinstance(threshold, (int, float)) and score < threshold:
+                    return True
+        return False
 
-    def put(self, head: str, text: str, score: float) -> None:
+    def put(self, head: str, text: str, score: float, threshold: float) -> None:
         if not isinstance(self.data.get(head), dict):
             self.data = {head: {}}  # scores of another head mean nothing now
         self.data[head][self._key(text)] = score
+        self.data[head][THRESHOLD_KEY] = threshold
         self.changed = True
 
     def save(self) -> None:
@@ -225,7 +234,7 @@ def verdict(text: str, *, learned: Learned = "required", cache: ScoreCache | Non
                                 "and obfuscation were checked")
         return result
     if cache is not None and cached is None:
-        cache.put(detector.digest, canonical, result.score)
+        cache.put(detector.digest, canonical, result.score, detector.threshold)
     if result.score >= detector.threshold:
         result.findings.append(Finding(
             f"addressed to the agent: reads as an instruction to override, escalate or exfiltrate "
@@ -258,12 +267,13 @@ def check_candidate(candidate: Any, *, learned: Learned = "required", cache: Sco
 
 
 def anchor_prose(anchor: str) -> str:
-    """The parts of an anchor that read as prose, for the detector: path components and symbol
-    parts holding three words or more. Code names hold no spaces ("grant_admin_access" is a name,
-    and the detector would read it as a request), but a file name may, and delivery prints the
-    anchor beside the rule."""
-    parts = anchor.replace("::", "/").replace("\\", "/").split("/")
-    return "\n".join(part.strip() for part in parts if len(part.split()) >= 3)
+    """What the detector reads of an anchor: all of it, path separators as spaces, when it holds
+    a space anywhere ("" otherwise). Code names hold none ("grant_admin_access" is a name, and the
+    detector would read it as a request), but file and folder names may, and delivery prints the
+    whole anchor beside the rule: a request spread over several folder names is read whole."""
+    if not any(ch.isspace() for ch in anchor):
+        return ""
+    return " ".join(anchor.replace("::", " ").replace("/", " ").replace("\\", " ").split())
 
 
 def anchor_findings(anchor: str, *, learned: Learned = "off", cache: ScoreCache | None = None) -> list[Finding]:

@@ -178,8 +178,9 @@ def worth_judging(repo: RepoPaths) -> list[str]:
 
 
 def never_scored(repo: RepoPaths, entries: Iterable[Mapping[str, Any]]) -> list[str]:
-    """Ids of the unjudged entries holding a text the detector never scored on this machine and
-    layers 1–2 pass (the writer's and `gitmem add`'s entries were scored when they were gated).
+    """Ids of the unjudged entries holding a text that layers 1–2 pass and the detector has not
+    passed on this machine: never scored, or scored as an attack (the same text under another id
+    is not judged yet). The writer's and `gitmem add`'s entries passed when they were gated.
     Standard library only: delivery asks it."""
     from gitmem.judge import safety
 
@@ -191,7 +192,7 @@ def never_scored(repo: RepoPaths, entries: Iterable[Mapping[str, Any]]) -> list[
             continue
         body, anchor, reason = safety.shown_texts(entry)
         read = (body, reason, safety.anchor_prose(anchor) if isinstance(anchor, str) else None)
-        if any(isinstance(t, str) and t.strip() and not safety.static_findings(t) and not cache.ever_scored(t)
+        if any(isinstance(t, str) and t.strip() and not safety.static_findings(t) and not cache.passed(t)
                for t in read):
             out.append(str(entry.get("id")))
     return out
