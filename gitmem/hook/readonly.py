@@ -222,8 +222,8 @@ def _pieces(command: str) -> list[tuple[str, str, list[tuple[str, bool]]]]:
             i += 2  # a backslash before a line break joins the lines
             continue
         if ch == "#" and not quote and (i == 0 or command[i - 1] in " \t\n;|&()`"):
-            end = command.find("\n", i)  # a comment: nothing in it runs, nor opens a here-document
-            i = n if end < 0 else end
+            stop = command.find("\n", i)  # a comment: nothing in it runs, nor opens a here-document
+            i = n if stop < 0 else stop
             continue
         if quote:
             if quote == '"' and (ch == "`" or (ch == "$" and command[i + 1:i + 2] == "(")):
