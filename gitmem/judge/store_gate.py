@@ -178,10 +178,10 @@ def worth_judging(repo: RepoPaths) -> list[str]:
 
 
 def never_scored(repo: RepoPaths, entries: Iterable[Mapping[str, Any]]) -> list[str]:
-    """Ids of the unjudged entries holding a text that layers 1–2 pass and the detector has not
-    passed on this machine: never scored, or scored as an attack (the same text under another id
-    is not judged yet). The writer's and `gitmem add`'s entries passed when they were gated.
-    Standard library only: delivery asks it."""
+    """Ids of the unjudged entries holding a text the detector has not passed on this machine:
+    never scored, or scored as an attack (the same text under another id is not judged yet). The
+    writer's and `gitmem add`'s entries passed when they were gated. Standard library only, and
+    cheap (no layer 1–2 checks: compiling runs those already): delivery asks it."""
     from gitmem.judge import safety
 
     judged = judged_now(repo)
@@ -192,8 +192,7 @@ def never_scored(repo: RepoPaths, entries: Iterable[Mapping[str, Any]]) -> list[
             continue
         body, anchor, reason = safety.shown_texts(entry)
         read = (body, reason, safety.anchor_prose(anchor) if isinstance(anchor, str) else None)
-        if any(isinstance(t, str) and t.strip() and not safety.static_findings(t) and not cache.passed(t)
-               for t in read):
+        if any(isinstance(t, str) and t.strip() and not cache.passed(t) for t in read):
             out.append(str(entry.get("id")))
     return out
 
