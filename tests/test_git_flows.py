@@ -398,3 +398,175 @@ def test_an_aborted_am_leaves_no_trace(app_repo, tmp_path):
     assert r.git("rev-parse", "HEAD").strip() == before  # the re-check of the first patch no longer holds
     assert status_at(r, entry) == "active"
     assert r.git("status", "--porcelain") == ""
+
+
+# -- 5. a follow-up commit beside the developer's own version of the entry file --------------------
+
+def git_err(repo, *args):
+    """A git command's exit status and stderr (what the hooks print)."""
+    import subprocess
+
+    proc = subprocess.run(["git", *args], cwd=repo.path, capture_output=True, text=True)
+    return proc.returncode, proc.stderr
+
+
+def reword(repo, path):
+    repo.write(path, repo.read(path).replace("body: g is slow", "body: g is slow (quadratic)"))
+
+
+def own_note(repo, path):
+    """The developer's own draft of the fields a retirement sets (its note), the entry still active."""
+    text = repo.read(path) + "revocation:\n  at: '2026-01-01T00:00:00Z'\n  reason: my own draft of the note\n"
+    repo.write(path, text)
+    return text
+
+
+def removal_on_a_branch(repo):
+    """g removed on `hotfix` (no gitmem there), and main moved on; back on main."""
+    repo.git("switch", "-q", "-c", "hotfix")
+    drop_g_without_hooks(repo, "hotfix: drop g")
+    repo.git("switch", "-q", "main")
+    repo.write("docs/index.md", "main moved on\n")
+    repo.commit_all("main: docs")
+
+
+@pytest.mark.parametrize("how", [("cherry-pick", "hotfix"), ("merge", "--no-edit", "hotfix")])
+def test_a_follow_up_carries_the_retirement_onto_an_unstaged_reword(app_repo, how):
+    r = app_repo
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    path = entry_file(entry)
+    removal_on_a_branch(r)
+    reword(r, path)
+    code, err = git_err(r, *how)
+    assert code == 0, err
+    assert subjects(r, 1) == [f"gitmem: re-check anchors after {how[0]}: 1 retired, 0 re-anchored"]
+    assert status_at(r, entry) == "revoked" and "(quadratic)" not in r.git("show", f"HEAD:{path}")
+    assert r.git("show", f":{path}") == r.git("show", f"HEAD:{path}")  # nothing of theirs was staged
+    mine = r.read(path)
+    assert status_in(mine) == "revoked" and "(quadratic)" in mine and "revocation:" in mine
+    r.git("commit", "-q", "-a", "-m", "reword hazard")  # their next commit -a keeps the retirement
+    committed = r.git("show", f"HEAD:{path}")
+    assert status_in(committed) == "revoked" and "(quadratic)" in committed and "revocation:" in committed
+
+
+def test_a_follow_up_leaves_an_unstaged_edit_of_the_same_fields_and_names_it(app_repo):
+    r = app_repo
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    path = entry_file(entry)
+    removal_on_a_branch(r)
+    mine = own_note(r, path)
+    code, err = git_err(r, "cherry-pick", "hotfix")
+    assert code == 0, err
+    assert status_at(r, entry) == "revoked"
+    assert r.read(path) == mine  # the developer's edit is never discarded
+    assert "WARNING" in err and path in err and "unstaged" in err
+
+
+def staged_beside_a_pending_recheck(repo, edit):
+    """A re-check kept pending on a detached HEAD; the developer stages their own version of the
+    entry file (`edit`) and makes a branch there, where the pending follow-up is committed."""
+    entry = add(repo, "hazard", "g is slow", "src/app.py::g")
+    path = entry_file(entry)
+    repo.git("switch", "-q", "-c", "feature")
+    repo.write("feat.txt", "feat\n")
+    repo.commit_all("feature work")
+    repo.git("switch", "-q", "main")
+    drop_g_without_hooks(repo)
+    repo.git("switch", "-q", "--detach", "feature")
+    repo.git("rebase", "-q", "main")
+    assert len(pending(repo)) == 1
+    # The re-check started gitmem's background retry, which gives up on a detached HEAD: let it,
+    # so that the switch below commits the follow-up and shows its warnings.
+    from gitmem.base.files import is_locked
+
+    retry = repo.path / ".git/gitmem/retry.lock"
+    deadline = time.monotonic() + 10
+    while (not retry.exists() or is_locked(retry)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    text = edit(repo, path) or repo.read(path)
+    repo.git("add", path)
+    code, err = git_err(repo, "switch", "-q", "-c", "try-on-main")
+    assert code == 0 and pending(repo) == [], err
+    assert subjects(repo, 1) == ["gitmem: re-check anchors after rebase: 1 retired, 0 re-anchored"]
+    assert status_at(repo, entry) == "revoked"
+    return path, text, err
+
+
+def test_a_follow_up_carries_the_retirement_onto_a_staged_reword(app_repo):
+    r = app_repo
+    path, _, _ = staged_beside_a_pending_recheck(r, reword)
+    staged = r.git("show", f":{path}")
+    assert status_in(staged) == "revoked" and "(quadratic)" in staged and "revocation:" in staged
+    assert r.read(path) == staged
+    r.git("commit", "-q", "-m", "reword hazard")
+    assert r.git("show", f"HEAD:{path}") == staged and r.git("status", "--porcelain") == ""
+
+
+def test_a_follow_up_leaves_a_staged_edit_of_the_same_fields_and_names_it(app_repo):
+    r = app_repo
+    path, mine, err = staged_beside_a_pending_recheck(r, own_note)
+    assert r.git("show", f":{path}") == mine and r.read(path) == mine  # kept as they staged it
+    assert "WARNING" in err and path in err and "staged" in err
+
+
+def test_partial_commit_beside_a_staged_reword_with_the_work_tree_put_back(app_repo):
+    r = app_repo
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    path = entry_file(entry)
+    committed = r.read(path)
+    reword(r, path)
+    r.git("add", path)
+    r.write(path, committed)  # the work-tree copy put back as committed; the reword stays staged
+    r.write("src/app.py", WITHOUT_G)
+    code, err = git_err(r, "commit", "-q", "-m", "drop g", "--", "src/app.py")
+    assert code == 0, err
+    assert status_at(r, entry) == "revoked" and "(quadratic)" not in r.git("show", f"HEAD:{path}")
+    staged = r.git("show", f":{path}")
+    assert status_in(staged) == "revoked" and "(quadratic)" in staged and "revocation:" in staged
+    assert r.read(path) == r.git("show", f"HEAD:{path}")
+    r.git("commit", "-q", "-m", "reword hazard")  # the developer commits what they staged
+    assert r.git("show", f"HEAD:{path}") == staged
+
+
+def test_am_starts_python_only_for_a_patch_that_touches_an_anchored_file_or_an_entry(app_repo, tmp_path):
+    """post-applypatch answers in shell, from the list of anchored files, for a patch that touches
+    none of them and no entry while nothing waits pending; the others still go to Python."""
+    import sys
+
+    from gitmem.base.paths import find_repo
+    from gitmem.githooks.install import install
+
+    r = app_repo
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    log = tmp_path / "python.log"
+    python = tmp_path / "python"  # the hooks' interpreter, noting each start
+    python.write_text(f"#!/bin/sh\necho \"$*\" >> '{log}'\nexec '{sys.executable}' \"$@\"\n")
+    python.chmod(0o755)
+    install(find_repo(str(r.path)), python=str(python))
+    r.git("switch", "-q", "-c", "series")
+    for i in range(3):
+        r.write("docs/index.md", f"docs {i}\n")
+        r.git("-c", "core.hooksPath=/dev/null", "commit", "-q", "-a", "-m", f"docs {i}")
+    r.git("format-patch", "-q", "-3", "-o", str(tmp_path / "docs"))
+    r.write(entry_file(entry), r.read(entry_file(entry)).replace("body: g is slow", "body: g is slow (quadratic)"))
+    r.git("-c", "core.hooksPath=/dev/null", "commit", "-q", "-a", "-m", "reword the hazard")
+    r.git("format-patch", "-q", "-1", "-o", str(tmp_path / "entry"))
+    drop_g_without_hooks(r, "drop g")
+    r.git("format-patch", "-q", "-1", "-o", str(tmp_path / "anchored"))
+    r.git("switch", "-q", "main")
+    from gitmem.store import index
+
+    index.rebuild(find_repo(str(r.path)))  # the switch rewrote the entry file: the list is written again
+
+    def am(folder):
+        log.write_text("")
+        r.git("am", "-q", *sorted(str(p) for p in (tmp_path / folder).iterdir()))
+        return [line for line in log.read_text().splitlines() if "post-applypatch" in line]
+
+    assert am("docs") == [] and subjects(r, 1) == ["docs 2"]
+    assert len(am("entry")) == 1  # a patch that changes an entry goes to Python
+    assert r.entries()[entry]["body"] == "g is slow (quadratic)"
+    assert len(am("anchored")) == 1
+    assert subjects(r, 2) == ["gitmem: re-check anchors after am: 1 retired, 0 re-anchored", "drop g"]
+    assert status_at(r, entry) == "revoked"
+    assert r.git("status", "--porcelain") == ""

@@ -233,3 +233,34 @@ def test_the_stub_starts_python_only_when_an_entry_changed(app_repo):
     app_repo.git("commit", "-q", "-am", "docs and a clearer note")
     assert index.read_text() != "{not json"
     assert app_repo.entries()[entry]["body"] == "g is slow (quadratic)"
+
+
+@pytest.mark.parametrize("conflict", [False, True])
+def test_without_its_interpreter_the_driver_merges_as_git_does(app_repo, tmp_path, conflict):
+    """The venv `gitmem init` recorded is gone: entry files merge with git's text merge (its
+    conflict markers, of the attribute's size), never a conflict with only our side in the file."""
+    from gitmem.githooks.install import ENTRY_MERGE_DRIVER, entry_merge_command
+
+    entry = add(app_repo, "g is slow", "src/app.py::g")
+    path = f".gitmem/entries/{entry}.yaml"
+    app_repo.git("config", f"merge.{ENTRY_MERGE_DRIVER}.driver", entry_merge_command(str(tmp_path / "gone" / "python")))
+    with open(app_repo.path / ".git/info/attributes", "a", encoding="utf-8") as handle:
+        handle.write("*.yaml conflict-marker-size=10\n")
+    app_repo.git("switch", "-q", "-c", "other")
+    theirs = "body: g is slow (tracked in #7)" if conflict else "body: g is slow"
+    app_repo.write(path, app_repo.read(path).replace("body: g is slow", theirs).replace("triggers: []", "triggers: [src/**]"))
+    app_repo.git("commit", "-q", "--no-verify", "-am", "theirs")
+    app_repo.git("switch", "-q", "main")
+    app_repo.write(path, app_repo.read(path).replace("body: g is slow", "body: g is slow (quadratic)"))
+    app_repo.git("commit", "-q", "--no-verify", "-am", "ours")
+    proc = subprocess.run(["git", "merge", "--no-edit", "other"], cwd=app_repo.path, capture_output=True, text=True)
+    text = app_repo.read(path)
+    assert "triggers: [src/**]" in text and "(quadratic)" in text
+    if not conflict:
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert app_repo.git("show", f"HEAD:{path}") == text and "<<<" not in text
+    else:
+        assert proc.returncode == 1 and f"CONFLICT (content): Merge conflict in {path}" in proc.stdout
+        assert "<" * 10 + f" ours:{path}\n" in text and "=" * 10 + "\n" in text and ">" * 10 + f" theirs:{path}\n" in text
+        assert "(tracked in #7)" in text
+        app_repo.git("merge", "--abort")

@@ -55,7 +55,7 @@ if [ "$GITMEM_HOOK" = post-commit ] || [ "$GITMEM_HOOK" = post-checkout ]; then
   for waiting in "$state"/pending/*.json; do break; done
   if [ ! -e "$waiting" ] && { [ "$GITMEM_HOOK" = post-checkout ] || [ ! -f "$state/partial-commit.json" ]; } && \
      { { [ "$GITMEM_HOOK" = post-commit ] && { [ ! -f "${state%/gitmem}/MERGE_MSG" ] || [ -d "${state%/gitmem}/rebase-merge" ]; } && \
-         git diff-tree --quiet --no-commit-id HEAD -- .gitmem/entries 2>/dev/null; } || \
+         git diff-tree -r --quiet --no-commit-id HEAD -- .gitmem/entries 2>/dev/null; } || \
        { [ "$GITMEM_HOOK" = post-checkout ] && \
          { { [ "$1" = "$2" ] && git diff --quiet HEAD -- .gitmem/entries 2>/dev/null; } || \
            { [ "$1" != "$2" ] && git diff --quiet "$1" "$2" -- .gitmem/entries 2>/dev/null; }; }; }; }; then
@@ -63,12 +63,17 @@ if [ "$GITMEM_HOOK" = post-commit ] || [ "$GITMEM_HOOK" = post-checkout ]; then
   fi
 fi
 
-if [ "$GITMEM_HOOK" = pre-commit ]; then
+# `git rebase --apply` runs post-applypatch too: its post-rewrite re-checks the rebase.
+[ "$GITMEM_HOOK" = post-applypatch ] && [ -f "${state%/gitmem}/rebase-apply/rebasing" ] && exit $status
+
+if [ "$GITMEM_HOOK" = pre-commit ] || [ "$GITMEM_HOOK" = post-applypatch ]; then
   # Fast path in shell, no extra processes but one git call: Python starts only if the commit
-  # touches a file an entry is anchored to (or the entries changed since that list was written).
-  # The list is stale when the folder changed (an entry added, removed, renamed) or when any entry
-  # file was rewritten in place (an editor's save changes the file's mtime, not the folder's):
-  # `test -nt` is a builtin, so this is a few stats and no process.
+  # (pre-commit: the staged change; post-applypatch: the patch `git am` just committed) touches a
+  # file an entry is anchored to (or the entries changed since that list was written; after a
+  # patch, also when the patch changed the entries or a re-check waits pending, as it does between
+  # the patches of a series). The list is stale when the folder changed (an entry added, removed,
+  # renamed) or when any entry file was rewritten in place (an editor's save changes the file's
+  # mtime, not the folder's): `test -nt` is a builtin, so this is a few stats and no process.
   anchored="$state/anchored-paths.sh"
   fresh=
   if [ -f "$anchored" ] && [ ! .gitmem/entries -nt "$anchored" ]; then
@@ -77,10 +82,16 @@ if [ "$GITMEM_HOOK" = pre-commit ]; then
       [ "$entry" -nt "$anchored" ] && { fresh=; break; }
     done
   fi
-  if [ -n "$fresh" ]; then
+  if [ -n "$fresh" ] && [ "$GITMEM_HOOK" = pre-commit ]; then
     . "$anchored"  # sets the positional parameters to the anchored paths, quoted for sh
     [ $# -eq 0 ] && exit 0
     git diff-index --cached --quiet HEAD -- "$@" 2>/dev/null && exit 0
+  elif [ -n "$fresh" ]; then
+    for waiting in "$state"/pending/*.json; do break; done
+    if [ ! -e "$waiting" ]; then
+      . "$anchored"  # -r: without it a folder of an anchored path (src/) matches when anything in it changed
+      git diff-tree -r --no-commit-id --quiet HEAD -- .gitmem/entries "$@" 2>/dev/null && exit $status
+    fi
   fi
 fi
 

@@ -87,6 +87,16 @@ def _import_root() -> str:
     return os.pathsep.join(roots)
 
 
+def entry_merge_command(python: str) -> str:
+    """The entry merge driver's command line (git runs it with sh): gitmem's driver while the
+    interpreter `gitmem init` recorded is there; once it is gone (the virtual environment removed
+    or moved), git's own 3-way text merge with the usual conflict markers, so a merge never
+    "conflicts" with only our side and no markers."""
+    return (f"p={shlex.quote(python)}; if [ -x \"$p\" ]; then "
+            "\"$p\" -I -m gitmem.githooks.merge_entries %O %A %B %L %P %S %X %Y; "
+            "else git merge-file -q -L ours:%P -L base:%P -L theirs:%P --marker-size=%L %A %O %B; fi")
+
+
 def install(repo: RepoPaths, python: str | None = None) -> list[str]:
     """Install (or refresh) the stubs; running it twice changes nothing. Returns what it did."""
     folder = hooks_folder(repo)
@@ -127,7 +137,7 @@ def install(repo: RepoPaths, python: str | None = None) -> list[str]:
             lines[lines.index(OLD_ATTRIBUTES_LINE)] = ATTRIBUTES_LINE
             attributes.write_text("".join(lines), encoding="utf-8")
             done.append(f"added the entry merge driver to {ATTRIBUTES}")
-    entry_driver = f"{shlex.quote(python)} -I -m gitmem.githooks.merge_entries %O %A %B %L %P %S %X %Y"
+    entry_driver = entry_merge_command(python)
     if git.set_merge_driver(repo, ENTRY_MERGE_DRIVER, entry_driver, "gitmem: entry files", []):
         done.append("configured the entry merge driver")
 

@@ -68,6 +68,7 @@ def _stage_outcomes(repo: RepoPaths, outcomes: Sequence[Outcome],
     from gitmem import git
     from gitmem.base.files import write_atomic
     from gitmem.store.commit import blob_id as _blob_id
+    from gitmem.store.commit import onto_theirs, warn_unmerged
     from gitmem.store.yaml_files import Store, overlay_text
 
     store = Store(repo)
@@ -100,60 +101,12 @@ def _stage_outcomes(repo: RepoPaths, outcomes: Sequence[Outcome],
         elif data is not None and current is not None:
             # The developer's unstaged version: gitmem's change goes onto it too, or their next
             # `git commit -a` would commit the entry back as it was.
-            merged = _onto_theirs(current, data.decode("utf-8", "replace"), sets)
+            merged = onto_theirs(current, data.decode("utf-8", "replace"), sets)
             if merged is None:
-                _warn_unmerged(path, "unstaged", sets)
+                warn_unmerged(path, "unstaged", sets)
             else:
                 write_atomic(file, merged)
     return sets_of
-
-
-def _plain(value: object) -> object:
-    """A YAML value as plain dicts and lists (ruamel's round-trip types compare by order)."""
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
-
-
-def _fields(text: str) -> dict[str, object] | None:
-    from gitmem.store.yaml_files import MAX_ENTRY_BYTES, _yaml
-
-    if len(text) > MAX_ENTRY_BYTES:
-        return None
-    try:
-        doc = _yaml().load(text)
-    except Exception:
-        return None
-    plain = _plain(doc)
-    return plain if isinstance(plain, dict) else None
-
-
-def _onto_theirs(base: str, theirs: str, sets: Mapping[str, object]) -> str | None:
-    """gitmem's field changes `sets` (made on `base`) applied onto the developer's version
-    `theirs` of the same entry file, keeping their other edits; None when they changed one of
-    those fields themselves (a conflict, for the developer to settle)."""
-    from gitmem.errors import GitmemError
-    from gitmem.store.yaml_files import overlay_text
-
-    mine, yours = _fields(base), _fields(theirs)
-    if mine is None or yours is None:
-        return None
-    if any(yours.get(k) != mine.get(k) and yours.get(k) != _plain(v) for k, v in sets.items()):
-        return None
-    try:
-        return overlay_text(theirs, {k: v for k, v in sets.items() if yours.get(k) != _plain(v)})
-    except GitmemError:
-        return None
-
-
-def _warn_unmerged(path: str, which: str, sets: Mapping[str, object]) -> None:
-    fields = ", ".join(sorted(sets))
-    print(f"gitmem: WARNING: {path}: your {which} version of this entry changes the fields gitmem "
-          f"changed ({fields}), so gitmem's change (committed) is not in it; merge it in "
-          f"(`git diff HEAD -- {path}`) before you commit it, or your commit undoes gitmem's change",
-          file=sys.stderr)
 
 
 def pre_commit(repo: RepoPaths) -> None:
@@ -215,7 +168,9 @@ PICKING = ("cherry-pick", "revert", "cherry-pick or revert")
 def post_applypatch(repo: RepoPaths) -> None:
     """After each patch `git am` commits (it runs no pre-commit): its anchors are re-checked. After
     the last patch the follow-up is committed now; before it, kept pending (git am goes on from
-    its own copy of the index) and committed by the background retry once the am is over."""
+    its own copy of the index) and committed by the background retry once the am is over. (The
+    stub answers in shell, without Python, for a patch that touches no anchored file and no entry
+    while nothing is pending: gitmem/githooks/git-hook.sh.)"""
     from gitmem import git
 
     state = repo.git_dir / "rebase-apply"
@@ -239,40 +194,44 @@ def _picked(repo: RepoPaths) -> str | None:
 
 def _after_partial_commit(repo: RepoPaths, paths: list[str], sets: Mapping[str, object]) -> None:
     from gitmem import git
+    from gitmem.store.commit import onto_theirs, warn_unmerged
 
     committed = git.tree_blob_ids(repo.worktree, "HEAD", paths)
     present = [p for p in paths if p in committed and (repo.worktree / p).is_file()]
     if not present:
         return
-    in_tree = git.git_text(repo.worktree, "hash-object", "--", *present).split()
-    in_step = [p for p, blob in zip(present, in_tree, strict=False) if committed[p] == blob]
-    # The others: the developer has an unstaged (pre-commit put gitmem's change onto it) or a
-    # staged version of their own.
-    others = [p for p in present if p not in in_step and isinstance(sets.get(p), dict)]
-    if others:
-        parent = git.rev_parse(repo.worktree, "HEAD~1")
-        before = git.tree_blob_ids(repo.worktree, parent, others) if parent else {}
-        staged = git.index_blob_ids_of(repo, others)
-        ours = [p for p in others if staged.get(p) == before.get(p)]
-        in_step += ours  # nothing of theirs staged: the index takes the commit's version
-        theirs = [p for p in others if p not in ours and p in staged and staged[p] != committed[p]]
-        texts = git.read_blobs(repo.worktree, [*(before[p] for p in theirs if p in before),
-                                               *(staged[p] for p in theirs)])
-        lines = []
-        for path in theirs:
-            base = texts.get(before.get(path, ""), b"").decode("utf-8", "replace")
-            change = sets[path]
-            assert isinstance(change, dict)
-            mine = texts.get(staged[path], b"").decode("utf-8", "replace")
-            merged = _onto_theirs(base, mine, change) if base else None
-            if merged is None:
-                _warn_unmerged(path, "staged", change)
-                continue
-            blob = git.git(repo.worktree, "hash-object", "-w", "--stdin", input=merged.encode("utf-8")).decode().strip()
-            lines.append(f"100644 {blob}\t{path}\n")
-        if lines:
-            env = {**git.env_without_index(), "GIT_INDEX_FILE": os.fspath(repo.git_dir / "index")}
-            git.run(repo.worktree, "update-index", "--index-info", input="".join(lines).encode("utf-8"), env=env)
+    parent = git.rev_parse(repo.worktree, "HEAD~1")
+    before = git.tree_blob_ids(repo.worktree, parent, present) if parent else {}
+    staged = git.index_blob_ids_of(repo, present)  # the main index, which git left as it was
+    # A version the developer staged of their own (neither the one the commit was made from nor
+    # the committed one) stays staged, whatever the work tree has: gitmem's change goes onto it,
+    # or a warning names it. (Only the commit's temporary index had the committed version.)
+    theirs = [p for p in present if p in staged and staged[p] not in (before.get(p), committed[p])]
+    rest = [p for p in present if p not in theirs]
+    in_tree = git.git_text(repo.worktree, "hash-object", "--", *rest).split() if rest else []
+    in_step = [p for p, blob in zip(rest, in_tree, strict=False) if committed[p] == blob]
+    # The developer's unstaged version (pre-commit put gitmem's change onto it) with nothing of
+    # theirs staged: the index takes the commit's version.
+    in_step += [p for p in rest if p not in in_step and isinstance(sets.get(p), dict)
+                and staged.get(p) == before.get(p)]
+    carried = [p for p in theirs if isinstance(sets.get(p), dict)]
+    texts = git.read_blobs(repo.worktree, [*(before[p] for p in carried if p in before),
+                                           *(staged[p] for p in carried)])
+    lines = []
+    for path in carried:
+        base = texts.get(before.get(path, ""), b"").decode("utf-8", "replace")
+        change = sets[path]
+        assert isinstance(change, dict)
+        mine = texts.get(staged[path], b"").decode("utf-8", "replace")
+        merged = onto_theirs(base, mine, change) if base else None
+        if merged is None:
+            warn_unmerged(path, "staged", change)
+            continue
+        blob = git.git(repo.worktree, "hash-object", "-w", "--stdin", input=merged.encode("utf-8")).decode().strip()
+        lines.append(f"100644 {blob}\t{path}\n")
+    if lines:
+        env = {**git.env_without_index(), "GIT_INDEX_FILE": os.fspath(repo.git_dir / "index")}
+        git.run(repo.worktree, "update-index", "--index-info", input="".join(lines).encode("utf-8"), env=env)
     if in_step:
         git.git(repo.worktree, "reset", "-q", "HEAD", "--", *in_step)
 

@@ -11,8 +11,10 @@ committed as a transaction, the way git itself does it:
 3. the branch moves by compare-and-swap (`git update-ref HEAD NEW OLD`: git takes the ref's own
    lock and refuses if the branch moved or the lock is held);
 4. the lock is renamed over the index (git's commit of a lock file);
-5. only then the work-tree files are written, and only where the developer had no unstaged
-   edit of them.
+5. only then the work-tree files are written where the developer had no unstaged edit of them;
+   where they have their own (staged or unstaged) version of an entry file, gitmem's field
+   changes go onto it (onto_theirs, as in pre-commit), or, when they changed the same fields, it
+   stays as it is and a warning names it.
 
 A failure before 4 undoes what was done (the ref goes back by compare-and-swap, our lock is
 removed; the index is untouched), so the entry file, its index entry and the commit succeed
@@ -127,6 +129,55 @@ class FileChange:
         return cls(str(data["path"]), str(data["text"]), data.get("base"),
                    dict(changes) if isinstance(changes, dict) else None, bool(data.get("create")),
                    dict(expect) if isinstance(expect, dict) else None)
+
+
+def _plain(value: object) -> object:
+    """A YAML value as plain dicts and lists (ruamel's round-trip types compare by order)."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _fields(text: str) -> dict[str, object] | None:
+    from gitmem.store.yaml_files import MAX_ENTRY_BYTES, _yaml
+
+    if len(text) > MAX_ENTRY_BYTES:
+        return None
+    try:
+        doc = _yaml().load(text)
+    except Exception:
+        return None
+    plain = _plain(doc)
+    return plain if isinstance(plain, dict) else None
+
+
+def onto_theirs(base: str, theirs: str, sets: Mapping[str, object]) -> str | None:
+    """gitmem's field changes `sets` (made on `base`) applied onto the developer's version
+    `theirs` of the same entry file, keeping their other edits; None when they changed one of
+    those fields themselves (a conflict, for the developer to settle). The one way gitmem's
+    change goes onto the developer's staged or unstaged version: in pre-commit, after a partial
+    commit and in a follow-up commit (_transaction, _write_worktree)."""
+    from gitmem.store.yaml_files import overlay_text
+
+    mine, yours = _fields(base), _fields(theirs)
+    if mine is None or yours is None:
+        return None
+    if any(yours.get(k) != mine.get(k) and yours.get(k) != _plain(v) for k, v in sets.items()):
+        return None
+    try:
+        return overlay_text(theirs, {k: v for k, v in sets.items() if yours.get(k) != _plain(v)})
+    except GitmemError:
+        return None
+
+
+def warn_unmerged(path: str, which: str, sets: Mapping[str, object]) -> None:
+    fields = ", ".join(sorted(sets))
+    print(f"gitmem: WARNING: {path}: your {which} version of this entry changes the fields gitmem "
+          f"changed ({fields}), so gitmem's change (committed) is not in it; merge it in "
+          f"(`git diff HEAD -- {path}`) before you commit it, or your commit undoes gitmem's change",
+          file=sys.stderr)
 
 
 def _entry_state_of(fields: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -439,15 +490,26 @@ def _transaction(repo: RepoPaths, change: Change, finishing: Sequence[str]) -> s
             before = head_blobs.get(path)
             if path in joined or staged.get(path) == before:
                 index_texts[path] = text
-            else:  # the developer staged another version of it: the change goes onto that one
-                fc = next(f for f in change.files if f.path == path)
-                index_texts[path] = fc.apply(staged.get(path), _blob_text(r, staged.get(path)))
+                continue
+            # The developer staged another version of it: the change goes onto that one, or
+            # (they changed the same fields) their version stays staged as it is, named.
+            fc = next(f for f in change.files if f.path == path)
+            carried = _onto_staged(r, fc, before, staged.get(path))
+            if carried is None:
+                warn_unmerged(path, "staged", fc.changes or {})
+            else:
+                index_texts[path] = carried
         index_blobs = {p: (ZERO if t is None else blobs[p] if t == texts[p] else str(r.create_blob(t.encode("utf-8"))))
                        for p, t in index_texts.items()}
         lock.write(_new_index(repo, index_blobs))
+        # What an unstaged version of the developer's takes (_write_worktree): the fields each
+        # change sets, and the version it was made on (HEAD's, which theirs was made from).
+        carry = {f.path: {"sets": dict(f.changes), "base": head_blobs.get(f.path)}
+                 for f in change.files if f.changes is not None and f.path in index_texts}
         journal = {"pid": os.getpid(), "ref": ref, "old": old, "new": new, "lock": lock.inode,
                    "index": index_blobs, "before": {p: staged.get(p) for p in index_texts},
-                   "texts": index_texts, "owned": sorted(p for p in joined if p != _AGENTS)}
+                   "texts": index_texts, "owned": sorted(p for p in joined if p != _AGENTS),
+                   "carry": carry}
         fastjson.write_file(str(local(repo) / JOURNAL), journal)
         problem = git.update_ref(repo.worktree, "HEAD", new, old or ZERO, _reflog(change.subject))
         if problem:
@@ -462,6 +524,16 @@ def _transaction(repo: RepoPaths, change: Change, finishing: Sequence[str]) -> s
     _write_worktree(repo, journal)
     _remove_journal(repo)
     return new
+
+
+def _onto_staged(r: pygit2.Repository, fc: FileChange, head_blob: str | None, blob: str | None) -> str | None:
+    """`fc` made on the version the developer staged (blob `blob`; HEAD has `head_blob`): its
+    fields carried onto theirs (onto_theirs), None when they changed the same fields."""
+    current = _blob_text(r, blob)
+    if current is None or blob == fc.base or fc.create or fc.changes is None:
+        return fc.apply(blob, current)
+    base = _blob_text(r, head_blob) or _blob_text(r, fc.base)
+    return onto_theirs(base, current, fc.changes) if base is not None else None
 
 
 def _still_true(r: pygit2.Repository, parent: Any, change: Change, head_blobs: Mapping[str, str],
@@ -700,10 +772,14 @@ def _removing(path: Path) -> Iterator[None]:
 
 
 def _write_worktree(repo: RepoPaths, journal: Mapping[str, Any]) -> None:
-    """The files as the index now has them, where the work tree had the index's old version (an
-    unstaged edit of the developer's stays as it is). Agent files (journal "owned") are noted as
-    gitmem's (gitmem.delivery.agents.owned), so `gitmem uninstall` knows what it wrote."""
+    """The files as the index now has them, where the work tree had the index's old version.
+    Where the developer has an unstaged version of an entry file of their own, gitmem's field
+    changes go onto it (onto_theirs: their edits kept), or it stays as it is and a warning names
+    it (they changed the same fields); else their next `git commit -a` would undo gitmem's change.
+    Agent files (journal "owned") are noted as gitmem's (gitmem.delivery.agents.owned), so
+    `gitmem uninstall` knows what it wrote."""
     before: Mapping[str, str | None] = journal.get("before") or {}
+    carry: Mapping[str, Any] = journal.get("carry") or {}
     owned_paths = set(journal.get("owned") or [])
     for path, text in (journal.get("texts") or {}).items():
         file = repo.worktree / path
@@ -716,6 +792,8 @@ def _write_worktree(repo: RepoPaths, journal: Mapping[str, Any]) -> None:
             continue  # a folder or something else stands there: not ours to replace
         in_step = (data is None and old is None) or (data is not None and old is not None and blob_id(data) == old)
         if not in_step:
+            if data is not None and text is not None and isinstance(carry.get(path), Mapping):
+                _onto_unstaged(repo, path, data, carry[path])
             continue
         if path in owned_paths:
             _note_owned(repo, path, text)
@@ -726,6 +804,25 @@ def _write_worktree(repo: RepoPaths, journal: Mapping[str, Any]) -> None:
             write_atomic(file, text)
         if text is None and path in owned_paths:
             _forget_owned(repo, path)
+
+
+def _onto_unstaged(repo: RepoPaths, path: str, data: bytes, carry: Mapping[str, Any]) -> None:
+    """gitmem's change (journal "carry": the fields it sets, the blob it was made on) onto the
+    developer's unstaged version `data` of the entry file `path`, or a warning naming it."""
+    sets, base = carry.get("sets"), carry.get("base")
+    if not isinstance(sets, Mapping):
+        return
+    texts = git.read_blobs(repo.worktree, [base]) if isinstance(base, str) and base else {}
+    try:
+        theirs = data.decode("utf-8")
+    except UnicodeDecodeError:
+        theirs = None
+    merged = (onto_theirs(texts[base].decode("utf-8", "replace"), theirs, sets)
+              if theirs is not None and base in texts else None)
+    if merged is None:
+        warn_unmerged(path, "unstaged", sets)
+    elif merged != theirs:
+        write_atomic(repo.worktree / path, merged)
 
 
 def _note_owned(repo: RepoPaths, path: str, text: str | None) -> None:
