@@ -61,8 +61,9 @@ def drop_g_without_hooks(repo, message="teammate: drop g (no gitmem)"):
 
 # -- 1. a pending re-check lands only where it still holds ----------------------------------------
 
-def test_a_detached_rebase_pending_recheck_is_not_replayed_onto_another_branch(app_repo):
-    r = app_repo
+def feature_rebased_detached(r) -> str:
+    """An entry on g; a feature branch; g dropped on main by a teammate without gitmem; then a
+    detached copy of feature rebased onto main, which lacks g: its re-check waits, pending."""
     entry = add(r, "hazard", "g is slow", "src/app.py::g")
     r.git("switch", "-q", "-c", "feature")
     r.write("feat.txt", "feat\n")
@@ -70,8 +71,14 @@ def test_a_detached_rebase_pending_recheck_is_not_replayed_onto_another_branch(a
     r.git("switch", "-q", "main")
     drop_g_without_hooks(r)
     r.git("switch", "-q", "--detach", "feature")
-    r.git("rebase", "-q", "main")  # the detached copy of feature now lacks g: the re-check waits
+    r.git("rebase", "-q", "main")
     assert len(pending(r)) == 1
+    return entry
+
+
+def test_a_detached_rebase_pending_recheck_is_not_replayed_onto_another_branch(app_repo):
+    r = app_repo
+    entry = feature_rebased_detached(r)
     feature_tip = r.git("rev-parse", "feature").strip()
     r.git("switch", "-q", "feature")  # g is still here: the retirement does not hold on feature
     assert pending(r) == []
@@ -102,16 +109,8 @@ def test_a_detached_merge_pending_recheck_is_not_replayed_onto_another_branch(ap
 
 def test_a_pending_recheck_is_committed_on_a_branch_made_where_it_was_computed(app_repo):
     r = app_repo
-    entry = add(r, "hazard", "g is slow", "src/app.py::g")
-    r.git("switch", "-q", "-c", "feature")
-    r.write("feat.txt", "feat\n")
-    r.commit_all("feature work")
-    r.git("switch", "-q", "main")
-    drop_g_without_hooks(r)
-    r.git("switch", "-q", "--detach", "feature")
-    r.git("rebase", "-q", "main")
+    entry = feature_rebased_detached(r)
     rebased = r.git("rev-parse", "HEAD").strip()
-    assert len(pending(r)) == 1
     r.git("switch", "-q", "-c", "try-on-main")  # the same commit, now on a branch: it holds here
     assert pending(r) == []
     assert subjects(r, 1) == ["gitmem: re-check anchors after rebase: 1 retired, 0 re-anchored"]
@@ -311,30 +310,24 @@ def test_partial_commit_beside_a_staged_reword_keeps_both(app_repo):
     assert r.git("status", "--porcelain") == "", proc_err
 
 
-def test_commit_beside_an_unstaged_reword_keeps_both(app_repo):
+@pytest.mark.parametrize("partial", [False, True])
+def test_a_commit_beside_an_unstaged_reword_keeps_both(app_repo, partial):
+    """A plain commit of the code (`git add src/app.py; git commit`) or a partial one (`git commit
+    -- src/app.py`) retires the entry beside the developer's unstaged reword of it: their work-tree
+    copy gets the retirement, their reword stays, and their next `commit -a` keeps both."""
     r = app_repo
     entry = add(r, "hazard", "g is slow", "src/app.py::g")
     path = entry_file(entry)
     r.write(path, r.read(path).replace("body: g is slow", "body: g is slow (quadratic)"))
     r.write("src/app.py", WITHOUT_G)
-    r.git("add", "src/app.py")
-    r.git("commit", "-q", "-m", "drop g")
-    assert status_at(r, entry) == "revoked" and "(quadratic)" not in r.git("show", f"HEAD:{path}")
-    assert status_in(r.read(path)) == "revoked" and "(quadratic)" in r.read(path)
-    r.git("commit", "-q", "-a", "-m", "reword hazard")
-    committed = r.git("show", f"HEAD:{path}")
-    assert status_in(committed) == "revoked" and "(quadratic)" in committed
-
-
-def test_partial_commit_beside_an_unstaged_reword_keeps_both(app_repo):
-    r = app_repo
-    entry = add(r, "hazard", "g is slow", "src/app.py::g")
-    path = entry_file(entry)
-    r.write(path, r.read(path).replace("body: g is slow", "body: g is slow (quadratic)"))
-    r.write("src/app.py", WITHOUT_G)
-    r.git("commit", "-q", "-m", "drop g", "--", "src/app.py")
+    if partial:
+        r.git("commit", "-q", "-m", "drop g", "--", "src/app.py")
+        assert r.git("show", f":{path}") == r.git("show", f"HEAD:{path}")  # nothing of theirs was staged
+    else:
+        r.git("add", "src/app.py")
+        r.git("commit", "-q", "-m", "drop g")
+        assert "(quadratic)" not in r.git("show", f"HEAD:{path}")
     assert status_at(r, entry) == "revoked"
-    assert r.git("show", f":{path}") == r.git("show", f"HEAD:{path}")  # nothing of theirs was staged
     assert status_in(r.read(path)) == "revoked" and "(quadratic)" in r.read(path)
     r.git("commit", "-q", "-a", "-m", "reword hazard")
     committed = r.git("show", f"HEAD:{path}")

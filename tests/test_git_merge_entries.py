@@ -41,9 +41,9 @@ def at_of(text, key="revocation"):
     return next(line.split(":", 1)[1].strip().strip("'") for line in lines[start + 1:] if "at:" in line)
 
 
-def two_branches_retire(repo):
-    """alice, then bob a second later, each delete g from main; each commit's pre-commit retires
-    the entry at its own time."""
+def alice_retires(repo) -> tuple[str, str]:
+    """(entry, its file): an entry on g, which alice then deletes from main (her pre-commit
+    retires it), and a new branch bob from main a second later."""
     entry = add(repo, "g is slow", "src/app.py::g")
     path = f".gitmem/entries/{entry}.yaml"
     repo.git("switch", "-q", "-c", "alice")
@@ -51,6 +51,13 @@ def two_branches_retire(repo):
     repo.git("commit", "-q", "-am", "alice: remove dead g")
     next_second()
     repo.git("switch", "-q", "-c", "bob", "main")
+    return entry, path
+
+
+def two_branches_retire(repo):
+    """alice, then bob a second later, each delete g from main; each commit's pre-commit retires
+    the entry at its own time."""
+    entry, path = alice_retires(repo)
     repo.write("src/app.py", WITHOUT_G)
     repo.git("commit", "-q", "-am", "bob: remove dead g")
     repo.git("switch", "-q", "main")
@@ -103,13 +110,7 @@ def test_the_same_move_on_two_branches_merges_cleanly(app_repo):
 
 
 def test_different_notes_still_conflict_with_both_sides_kept(app_repo):
-    entry = add(app_repo, "g is slow", "src/app.py::g")
-    path = f".gitmem/entries/{entry}.yaml"
-    app_repo.git("switch", "-q", "-c", "alice")
-    app_repo.write("src/app.py", WITHOUT_G)
-    app_repo.git("commit", "-q", "-am", "alice: remove dead g")
-    next_second()
-    app_repo.git("switch", "-q", "-c", "bob", "main")
+    entry, path = alice_retires(app_repo)
     app_repo.gitmem("revoke", entry, "--reason", "g was rewritten in C; it is fast now")
     bob = app_repo.git("show", f"bob:{path}")
     assert "fast now" in bob

@@ -188,15 +188,8 @@ def _entry_state_of(fields: Mapping[str, Any]) -> tuple[Any, ...]:
 
 def _entry_state(text: str) -> tuple[Any, ...] | None:
     """(status, anchor path, anchor symbol) of an entry file's text; None when it does not parse."""
-    from gitmem.store.yaml_files import MAX_ENTRY_BYTES, _yaml
-
-    if len(text) > MAX_ENTRY_BYTES:
-        return None
-    try:
-        doc = _yaml().load(text)
-    except Exception:
-        return None
-    return _entry_state_of(doc) if isinstance(doc, Mapping) else None
+    fields = _fields(text)
+    return _entry_state_of(fields) if fields is not None else None
 
 
 @dataclass(slots=True)
