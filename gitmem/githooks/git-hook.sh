@@ -47,7 +47,7 @@ fi
 if [ "$GITMEM_HOOK" = post-commit ] || [ "$GITMEM_HOOK" = post-checkout ]; then
   # Work only after a partial commit in which pre-commit staged entry changes, when entries wait
   # pending for a safe moment (this is one), when a commit changed the entries (one written by
-  # hand), after a cherry-pick or revert (git runs no pre-commit for them and leaves MERGE_MSG
+  # hand: pre-commit left the entries-committed marker), after a cherry-pick or revert (git runs no pre-commit for them and leaves MERGE_MSG
   # while post-commit runs; a plain commit removes it first: their anchors are re-checked here),
   # or when a checkout changed the entries, a branch switch or `git checkout REV -- .gitmem/entries`
   # (same HEAD: the work tree then differs from it); the gate judges what came in. Otherwise exit
@@ -55,7 +55,7 @@ if [ "$GITMEM_HOOK" = post-commit ] || [ "$GITMEM_HOOK" = post-checkout ]; then
   for waiting in "$state"/pending/*.json; do break; done
   if [ ! -e "$waiting" ] && { [ "$GITMEM_HOOK" = post-checkout ] || [ ! -f "$state/partial-commit.json" ]; } && \
      { { [ "$GITMEM_HOOK" = post-commit ] && { [ ! -f "${state%/gitmem}/MERGE_MSG" ] || [ -d "${state%/gitmem}/rebase-merge" ]; } && \
-         git diff-tree -r --quiet --no-commit-id HEAD -- .gitmem/entries 2>/dev/null; } || \
+         [ ! -f "$state/entries-committed" ]; } || \
        { [ "$GITMEM_HOOK" = post-checkout ] && \
          { { [ "$1" = "$2" ] && git diff --quiet HEAD -- .gitmem/entries 2>/dev/null; } || \
            { [ "$1" != "$2" ] && git diff --quiet "$1" "$2" -- .gitmem/entries 2>/dev/null; }; }; }; }; then
@@ -82,10 +82,17 @@ if [ "$GITMEM_HOOK" = pre-commit ] || [ "$GITMEM_HOOK" = post-applypatch ]; then
       [ "$entry" -nt "$anchored" ] && { fresh=; break; }
     done
   fi
-  if [ -n "$fresh" ] && [ "$GITMEM_HOOK" = pre-commit ]; then
-    . "$anchored"  # sets the positional parameters to the anchored paths, quoted for sh
-    [ $# -eq 0 ] && exit 0
-    git diff-index --cached --quiet HEAD -- "$@" 2>/dev/null && exit 0
+  if [ "$GITMEM_HOOK" = pre-commit ]; then
+    if [ -n "$fresh" ]; then
+      . "$anchored"  # sets the positional parameters to the anchored paths, quoted for sh
+      git diff-index --cached --quiet HEAD -- .gitmem/entries "$@" 2>/dev/null && exit 0  # most commits: one question
+    fi
+    # Entry files are staged (written by hand, say): post-commit has the store's gate judge them.
+    git diff-index --cached --quiet HEAD -- .gitmem/entries 2>/dev/null || { : > "$state/entries-committed"; } 2>/dev/null
+    if [ -n "$fresh" ]; then
+      [ $# -eq 0 ] && exit 0
+      git diff-index --cached --quiet HEAD -- "$@" 2>/dev/null && exit 0
+    fi
   elif [ -n "$fresh" ]; then
     for waiting in "$state"/pending/*.json; do break; done
     if [ ! -e "$waiting" ]; then

@@ -26,6 +26,7 @@ gitmem/githooks/git-hook.sh.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -130,6 +131,7 @@ def pre_commit(repo: RepoPaths) -> None:
 
 
 PARTIAL_COMMIT = "partial-commit.json"  # files pre-commit staged into a partial commit's index
+ENTRIES_COMMITTED = "entries-committed"  # pre-commit saw entry files staged: post-commit starts the gate's job
 
 
 def post_commit(repo: RepoPaths) -> None:
@@ -422,6 +424,8 @@ def main(argv: list[str] | None = None) -> int:
         if hook == "pre-commit":
             pre_commit(repo)
         elif hook == "post-commit":
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(os.path.join(_local(repo), ENTRIES_COMMITTED))
             post_commit(repo)
         elif hook == "post-merge":
             if argv[1:2] != ["1"]:  # a squash merge commits nothing; pre-commit will see it
