@@ -156,6 +156,14 @@ def shown_texts(entry: Mapping[str, Any]) -> tuple[Any, Any, Any]:
     return entry.get("body"), anchor, revocation.get("reason") if isinstance(revocation, Mapping) else None
 
 
+def detector_texts(entry: Mapping[str, Any]) -> list[str]:
+    """The texts of an entry the learned detector reads: body, revocation note, and the anchor
+    where it holds prose (anchor_prose); the non-blank ones."""
+    body, anchor, reason = shown_texts(entry)
+    texts = (body, reason, anchor_prose(anchor) if isinstance(anchor, str) else None)
+    return [t for t in texts if isinstance(t, str) and t.strip()]
+
+
 def entry_key(entry: Mapping[str, Any]) -> str:
     """An entry as the verdicts know it: its id and the digest of every text delivery shows of it
     (body, anchor, revocation note), so an edit of any of them is judged again."""

@@ -169,10 +169,8 @@ def worth_judging(repo: RepoPaths) -> list[str]:
     cache = safety.ScoreCache(repo)
     out = []
     for entry_id in unjudged(repo, entries.values()):
-        body, anchor, reason = safety.shown_texts(entries[entry_id])
-        read = (body, reason, safety.anchor_prose(anchor) if isinstance(anchor, str) else None)  # by the detector
-        if any(isinstance(t, str) and t and safety.verdict_pending(t, cache, detector.digest, detector.threshold)
-               for t in read):
+        if any(safety.verdict_pending(t, cache, detector.digest, detector.threshold)
+               for t in safety.detector_texts(entries[entry_id])):
             out.append(entry_id)
     return out
 
@@ -190,9 +188,7 @@ def never_scored(repo: RepoPaths, entries: Iterable[Mapping[str, Any]]) -> list[
     for entry in entries:
         if safety.entry_key(entry) in judged:
             continue
-        body, anchor, reason = safety.shown_texts(entry)
-        read = (body, reason, safety.anchor_prose(anchor) if isinstance(anchor, str) else None)
-        if any(isinstance(t, str) and t.strip() and not cache.passed(t) for t in read):
+        if any(not cache.passed(t) for t in safety.detector_texts(entry)):
             out.append(str(entry.get("id")))
     return out
 
