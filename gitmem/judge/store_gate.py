@@ -273,13 +273,15 @@ def judge_store(repo: RepoPaths, wait: bool = False, lock_fd: int | None = None)
         try:
             _scored_by_writer(repo)
             verdicts = judge_and_record(repo)  # what the writer scored is cached: no model for it
+            now = set(safety.withheld_by_detector(repo))
+            if now != withheld:  # before letting go: whoever waits for the lock finds the files final
+                _refresh_agent_files(repo)
+                withheld = now
         finally:
             lock.__exit__()
         # looked at after letting go: a hook that found the lock held a moment ago started no job
         if not verdicts.complete or not unjudged(repo):
             break
-    if verdicts is not None and set(safety.withheld_by_detector(repo)) != withheld:
-        _refresh_agent_files(repo)
     return verdicts
 
 
