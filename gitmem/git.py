@@ -7,6 +7,7 @@ index, and the staged content we must check is in that one). Paths go NUL-separa
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -217,6 +218,15 @@ def config_set(repo: Path, key: str, value: str) -> None:
 
 def config_unset(repo: Path, key: str) -> None:
     git(repo, "config", "--unset-all", key, check=False)
+
+
+def merge_driver_command(python: str, module: str, args: str = "%O %A %B") -> str:
+    """A merge driver's command line (git runs it with sh): gitmem's `module` while the interpreter
+    `gitmem init` recorded is there; once it is gone (the virtual environment removed or moved),
+    git's own 3-way text merge with the usual conflict markers, so a merge never "conflicts" with
+    only our side in the file and no markers."""
+    return (f"p={shlex.quote(python)}; if [ -x \"$p\" ]; then \"$p\" -I -m {module} {args}; "
+            "else git merge-file -q -L ours:%P -L base:%P -L theirs:%P --marker-size=%L %A %O %B; fi")
 
 
 def set_merge_driver(repo: RepoPaths, name: str, command: str, description: str,

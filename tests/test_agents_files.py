@@ -298,3 +298,42 @@ def test_gemini_gets_the_repository_block_in_gemini_md_and_anchored_entries_afte
                            tool_response={"llmContent": SOURCE})
     assert gemini_hook(gm.path, "BeforeAgent", prompt="please tidy src/b.py").active == [prompt_law]
     assert own_errors(gm.path) == ""
+
+
+@pytest.mark.parametrize("conflict", [False, True])
+def test_without_their_interpreter_the_agent_files_merge_as_git_does(gm, tmp_path, conflict):
+    """The venv `gitmem init` recorded is gone: AGENTS.md and the generated files merge with git's
+    own text merge (its markers on a real conflict), never a conflict with only our side in the file."""
+    import shlex
+    import sys
+
+    from gitmem.delivery.agents.channels import MERGE_DRIVER as GENERATED_DRIVER
+    from gitmem.githooks.install import MERGE_DRIVER as AGENTS_MD_DRIVER
+
+    gm.gitmem("init", "--agent", "claude-code", "--agent", "cursor", "--agent", "agents-md")
+    gm.commit_all("agents without hooks read memory too")
+    gone = shlex.quote(str(tmp_path / "gone" / "python"))
+    for name in (AGENTS_MD_DRIVER, GENERATED_DRIVER):
+        command = gm.git("config", f"merge.{name}.driver").strip()
+        assert shlex.quote(sys.executable) in command, command
+        gm.git("config", f"merge.{name}.driver", command.replace(shlex.quote(sys.executable), gone))
+    text = gm.read("AGENTS.md")
+    gm.write("AGENTS.md", "# Notes\n\nBuild with make.\n\n" + text + "\nFooter.\n")
+    gm.git("commit", "-q", "--no-verify", "-am", "notes around gitmem's section")
+    gm.git("switch", "-q", "-c", "other")
+    gm.write("AGENTS.md", gm.read("AGENTS.md").replace("Build with make.", "Build with make -j4."))
+    gm.git("commit", "-q", "--no-verify", "-am", "theirs")
+    gm.git("switch", "-q", "main")
+    ours = ("Build with make -j8.", "Footer.") if conflict else ("Build with make.", "Footer (kept short).")
+    gm.write("AGENTS.md", gm.read("AGENTS.md").replace("Build with make.", ours[0]).replace("Footer.", ours[1]))
+    gm.git("commit", "-q", "--no-verify", "-am", "ours")
+    proc = subprocess.run(["git", "merge", "--no-edit", "other"], cwd=gm.path, capture_output=True, text=True)
+    merged = gm.read("AGENTS.md")
+    if not conflict:
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "Build with make -j4." in merged and "Footer (kept short)." in merged and "<<<<<<<" not in merged
+    else:
+        assert proc.returncode == 1 and "CONFLICT (content): Merge conflict in AGENTS.md" in proc.stdout
+        assert "<<<<<<< ours:AGENTS.md\n" in merged and ">>>>>>> theirs:AGENTS.md\n" in merged
+        assert "Build with make -j8." in merged and "Build with make -j4." in merged
+        gm.git("merge", "--abort")

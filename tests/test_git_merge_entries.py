@@ -240,11 +240,17 @@ def test_the_stub_starts_python_only_when_an_entry_changed(app_repo):
 def test_without_its_interpreter_the_driver_merges_as_git_does(app_repo, tmp_path, conflict):
     """The venv `gitmem init` recorded is gone: entry files merge with git's text merge (its
     conflict markers, of the attribute's size), never a conflict with only our side in the file."""
-    from gitmem.githooks.install import ENTRY_MERGE_DRIVER, entry_merge_command
+    import shlex
+    import sys
+
+    from gitmem.githooks.install import ENTRY_MERGE_DRIVER
 
     entry = add(app_repo, "g is slow", "src/app.py::g")
     path = f".gitmem/entries/{entry}.yaml"
-    app_repo.git("config", f"merge.{ENTRY_MERGE_DRIVER}.driver", entry_merge_command(str(tmp_path / "gone" / "python")))
+    command = app_repo.git("config", f"merge.{ENTRY_MERGE_DRIVER}.driver").strip()
+    assert shlex.quote(sys.executable) in command, command
+    app_repo.git("config", f"merge.{ENTRY_MERGE_DRIVER}.driver",
+                 command.replace(shlex.quote(sys.executable), shlex.quote(str(tmp_path / "gone" / "python"))))
     with open(app_repo.path / ".git/info/attributes", "a", encoding="utf-8") as handle:
         handle.write("*.yaml conflict-marker-size=10\n")
     app_repo.git("switch", "-q", "-c", "other")

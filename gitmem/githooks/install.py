@@ -29,6 +29,7 @@ ATTRIBUTES = ".gitmem/.gitattributes"
 # `gitmem init` has not configured the driver merges them as plain text, as git does for a
 # driver it does not know.
 ENTRY_MERGE_DRIVER = "gitmem-entries"
+ENTRY_MERGE_ARGS = "%O %A %B %L %P %S %X %Y"  # gitmem.githooks.merge_entries reads the marker size, path and labels
 ATTRIBUTES_LINE = f"entries/*.yaml diff=gitmem merge={ENTRY_MERGE_DRIVER}\n"
 OLD_ATTRIBUTES_LINE = "entries/*.yaml diff=gitmem\n"  # written by earlier versions
 # AGENTS.md's managed section merges through gitmem (gitmem.delivery.agents_md.main). Set per clone in
@@ -87,16 +88,6 @@ def _import_root() -> str:
     return os.pathsep.join(roots)
 
 
-def entry_merge_command(python: str) -> str:
-    """The entry merge driver's command line (git runs it with sh): gitmem's driver while the
-    interpreter `gitmem init` recorded is there; once it is gone (the virtual environment removed
-    or moved), git's own 3-way text merge with the usual conflict markers, so a merge never
-    "conflicts" with only our side and no markers."""
-    return (f"p={shlex.quote(python)}; if [ -x \"$p\" ]; then "
-            "\"$p\" -I -m gitmem.githooks.merge_entries %O %A %B %L %P %S %X %Y; "
-            "else git merge-file -q -L ours:%P -L base:%P -L theirs:%P --marker-size=%L %A %O %B; fi")
-
-
 def install(repo: RepoPaths, python: str | None = None) -> list[str]:
     """Install (or refresh) the stubs; running it twice changes nothing. Returns what it did."""
     folder = hooks_folder(repo)
@@ -137,11 +128,11 @@ def install(repo: RepoPaths, python: str | None = None) -> list[str]:
             lines[lines.index(OLD_ATTRIBUTES_LINE)] = ATTRIBUTES_LINE
             attributes.write_text("".join(lines), encoding="utf-8")
             done.append(f"added the entry merge driver to {ATTRIBUTES}")
-    entry_driver = entry_merge_command(python)
+    entry_driver = git.merge_driver_command(python, "gitmem.githooks.merge_entries", ENTRY_MERGE_ARGS)
     if git.set_merge_driver(repo, ENTRY_MERGE_DRIVER, entry_driver, "gitmem: entry files", []):
         done.append("configured the entry merge driver")
 
-    driver = f"{shlex.quote(python)} -I -m gitmem.delivery.agents_md %O %A %B"
+    driver = git.merge_driver_command(python, "gitmem.delivery.agents_md")
     if git.set_merge_driver(repo, MERGE_DRIVER, driver, "gitmem: AGENTS.md managed section", [MERGE_ATTRIBUTE]):
         done.append("configured the AGENTS.md merge driver")
     return done

@@ -14,7 +14,7 @@ both; then git's own 3-way text merge (`git merge-file`) merges the files. Nothi
 rewritten: any other difference merges, or conflicts with markers, exactly as it would without
 this driver; on any error the files are merged as they came.
 
-Configured by gitmem.githooks.install (entry_merge_command) to run
+Configured by gitmem.githooks.install (gitmem.git.merge_driver_command) to run
 ``python -I -m gitmem.githooks.merge_entries %O %A %B %L %P [%S %X %Y]``, or `git merge-file` when
 that interpreter is gone: it writes the result to %A and exits 0 when clean, 1 with conflict
 markers. Standard library only.

@@ -23,7 +23,6 @@ through a git merge driver (gitmem.delivery.agents.merge) that `gitmem init` reg
 
 from __future__ import annotations
 
-import shlex
 import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, TypedDict
@@ -536,7 +535,7 @@ def _ensure_shim(repo: RepoPaths) -> list[str]:
 
 
 def _register_merge_driver(repo: RepoPaths) -> list[str]:
-    driver = f"{shlex.quote(sys.executable)} -I -m gitmem.delivery.agents.merge %O %A %B %P"
+    driver = git.merge_driver_command(sys.executable, "gitmem.delivery.agents.merge", "%O %A %B %P")
     if git.set_merge_driver(repo, MERGE_DRIVER, driver, "gitmem: generated agent files", MERGE_ATTRIBUTES):
         return ["configured the merge driver for generated agent files"]
     return []
