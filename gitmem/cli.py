@@ -516,11 +516,18 @@ def status(as_json: bool) -> None:
     from gitmem.delivery.rules import entry_line
 
     _check_config()
+    from gitmem.githooks import install
+
     info = _delivery().status()
-    gate = _gate_status(_memory().repo)
+    repo = _memory().repo
+    gate = _gate_status(repo)
+    git_missing = install.missing(repo)
     if as_json:
-        click.echo(json.dumps({**{k: v for k, v in info.items() if k != "rules"}, "gate": gate}, ensure_ascii=False))
+        click.echo(json.dumps({**{k: v for k, v in info.items() if k != "rules"}, "gate": gate,
+                               "git_hooks": {"missing": git_missing}}, ensure_ascii=False))
         return
+    click.echo(f"git hooks: missing {', '.join(git_missing)}; run `gitmem init`" if git_missing else
+               "git hooks: installed")
     active = info["rules"]["active"]
     hooks = info["hooks"]
     if hooks["problem"]:

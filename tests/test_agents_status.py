@@ -110,3 +110,17 @@ def test_status_of_sections_and_of_a_machine_without_the_shim(repo):
     assert states(report["gemini"])["GEMINI.md"] == "stale" and states(report["agents-md"]) == {"AGENTS.md": "stale"}
     assert report["gemini"]["hooks"]["shim"] is False
     assert "no hook shim on this machine" in repo.gitmem("status").stdout
+
+
+def test_status_names_the_git_hooks_and_drivers_a_clone_lacks(served):
+    """A clone set up by an earlier version lacks post-applypatch and the entry merge driver: status
+    names them (text and JSON) until `gitmem init` adds them."""
+    assert "git hooks: installed" in served.gitmem("status").stdout
+    (served.path / ".git/hooks/post-applypatch").unlink()
+    served.git("config", "--remove-section", "merge.gitmem-entries")
+    text = served.gitmem("status").stdout
+    assert "git hooks: missing the post-applypatch hook, the entry merge driver; run `gitmem init`" in text
+    info = json.loads(served.gitmem("status", "--json").stdout)
+    assert info["git_hooks"] == {"missing": ["the post-applypatch hook", "the entry merge driver"]}
+    served.gitmem("init")
+    assert json.loads(served.gitmem("status", "--json").stdout)["git_hooks"] == {"missing": []}

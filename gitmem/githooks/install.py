@@ -138,6 +138,18 @@ def install(repo: RepoPaths, python: str | None = None) -> list[str]:
     return done
 
 
+def missing(repo: RepoPaths) -> list[str]:
+    """What `gitmem init` would set up that this clone lacks: a hook an earlier version did not
+    install (post-applypatch), one another tool replaced, the textconv or a merge driver."""
+    folder = git.hooks_dir(repo.worktree)
+    out = [f"the {name} hook" for name in HOOK_NAMES if not is_ours(folder / name)]
+    if not git.config_get(repo.worktree, TEXTCONV_KEY):
+        out.append("the entry diff driver")
+    if not git.config_get(repo.worktree, f"merge.{ENTRY_MERGE_DRIVER}.driver"):
+        out.append("the entry merge driver")
+    return out
+
+
 def uninstall(repo: RepoPaths) -> list[str]:
     """Remove gitmem's stubs and put back exactly the hooks that were there before."""
     folder = git.hooks_dir(repo.worktree).resolve()
