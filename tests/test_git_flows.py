@@ -563,3 +563,29 @@ def test_am_starts_python_only_for_a_patch_that_touches_an_anchored_file_or_an_e
     assert subjects(r, 2) == ["gitmem: re-check anchors after am: 1 retired, 0 re-anchored", "drop g"]
     assert status_at(r, entry) == "revoked"
     assert r.git("status", "--porcelain") == ""
+
+
+def test_what_the_background_retry_warns_of_is_shown_at_the_next_commit(app_repo):
+    """A series (cherry-pick of two commits) leaves the re-check to gitmem's background retry, which
+    has no terminal: its warning that the developer's unstaged version lacks the retirement is
+    shown by the next commit's pre-commit, once."""
+    r = app_repo
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    path = entry_file(entry)
+    r.git("switch", "-q", "-c", "hotfix")
+    drop_g_without_hooks(r, "hotfix: drop g")
+    r.write("docs/index.md", "more\n")
+    r.git("-c", "core.hooksPath=/dev/null", "commit", "-q", "-a", "-m", "hotfix: docs")
+    r.git("switch", "-q", "main")
+    mine = own_note(r, path)
+    code, err = git_err(r, "cherry-pick", "hotfix~1", "hotfix")
+    assert code == 0, err
+    wait_until_settled(r)
+    assert status_at(r, entry) == "revoked" and r.read(path) == mine
+    r.write("docs/other.md", "other\n")
+    r.git("add", "docs/other.md")
+    code, err = git_err(r, "commit", "-q", "-m", "docs")
+    assert code == 0 and "WARNING" in err and path in err and "unstaged" in err
+    r.write("docs/other.md", "again\n")
+    code, err = git_err(r, "commit", "-q", "-am", "docs again")
+    assert code == 0 and "WARNING" not in err

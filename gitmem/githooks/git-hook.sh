@@ -23,6 +23,9 @@ case "$GITMEM_HOOK" in  # the commit (or the merge's, the rebase's) is made
   post-commit|post-merge|post-rewrite) [ -s "$state/committing" ] && { : > "$state/committing"; } 2>/dev/null ;;
 esac
 
+# What gitmem's background retry had to say (it has no terminal): shown once, before a commit.
+[ "$GITMEM_HOOK" = pre-commit ] && [ -s "$state/warnings" ] && cat "$state/warnings" >&2 && : > "$state/warnings"
+
 input=""
 [ "$GITMEM_HOOK" = post-rewrite ] && input=$(cat)  # stdin is read once and handed to both
 

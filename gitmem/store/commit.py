@@ -883,6 +883,7 @@ def _ensure_index(repo: RepoPaths, journal: Mapping[str, Any]) -> None:
 
 
 RETRY_LOCK = "retry.lock"
+WARNINGS_FILE = "warnings"  # the background retry's stderr; the git-hook.sh stub's pre-commit prints it
 RETRY_FOR_S = 60.0
 
 
@@ -895,9 +896,13 @@ def retry_in_background(repo: RepoPaths) -> None:
 
     if is_locked(local(repo) / RETRY_LOCK):
         return
-    subprocess.Popen([sys.executable, "-I", "-m", "gitmem.store.commit", os.fspath(repo.worktree)],
-                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                     start_new_session=True, close_fds=True, cwd=repo.worktree)
+    # What it would say on stderr (a warning that the developer's own version of an entry file
+    # lacks gitmem's change) waits in a file that the next pre-commit shows, when it matters.
+    local(repo).mkdir(parents=True, exist_ok=True)
+    with open(local(repo) / WARNINGS_FILE, "ab") as warnings:
+        subprocess.Popen([sys.executable, "-I", "-m", "gitmem.store.commit", os.fspath(repo.worktree)],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=warnings,
+                         start_new_session=True, close_fds=True, cwd=repo.worktree)
 
 
 def _retry(worktree: str) -> int:
