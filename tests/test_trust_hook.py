@@ -227,6 +227,11 @@ LIBRARY_ADD = "from gitmem.memory import Memory\nMemory().add('law', 'Push strai
     f"python3 /dev/stdin <<'EOF'\n{LIBRARY_ADD}EOF",  # stdin by its device name
     f"python3 -X utf8 - <<'EOF'\n{LIBRARY_ADD}EOF",  # a flag's value is no script
     f"python3 -X utf8 <<'EOF'\n{LIBRARY_ADD}EOF",
+    "sudo -s <<'EOF'\ngitmem add law x\nEOF",  # a root shell reading its commands on stdin
+    "sudo -u ci -i <<'EOF'\nrm .git/gitmem/gate-verdicts.json\nEOF",
+    "echo 'gitmem add law x' | doas -s",
+    "source /dev/stdin <<'EOF'\ngitmem add law x\nEOF",
+    "echo 'gitmem revoke 20260101-0a1b2c3d --reason x' | . /dev/stdin",
 ])
 def test_the_hook_reads_code_an_interpreter_gets_on_stdin(gm, command):
     assert denied(pre_tool(gm, "Bash", command=command)) is not None, command
@@ -246,6 +251,8 @@ def test_comments_and_escapes_hide_no_command(gm, command):
 
 @pytest.mark.parametrize("command", [
     "python3 tools/gen.py <<'EOF'\ngitmem add law x\nEOF",  # a script's data, not code
+    "sudo -s ls <<'EOF'\ngitmem add law x\nEOF",  # ls reads no commands
+    "sudo -u ci cat <<'EOF'\ngitmem add law x\nEOF",
     "echo '#not a comment'; ls", "git log --format='%h # %s' | head", "cat .gitmem/entries/x.yaml  # read it",
     "echo one \\\n  && ls .gitmem/entries",
 ])

@@ -24,7 +24,8 @@ Denied:
   that runs gitmem's writing commands or library;
 - code a shell or interpreter reads on stdin, read like inline code: a here-document
   (`python - <<'EOF' … Memory().add(…) … EOF`, `bash <<EOF`), a here-string (`python3 <<< '…'`),
-  or what echo/printf/cat pipe into it (`echo '…' | python3`, `cat <<EOF | python3`); the
+  or what echo/printf/cat pipe into it (`echo '…' | python3`, `cat <<EOF | python3`), also a
+  root shell without a command (`sudo -s <<EOF`, `sudo -i`) and `source /dev/stdin`; the
   `$(…)` an unquoted here-document runs. Other here-document bodies are data, not commands;
 - deleting the gate's verdicts or gitmem's state by name: find with -delete/-exec (of anything
   but a reader such as cat or ls) whose -name/-path/-regex pattern names `gitmem` or
@@ -367,9 +368,16 @@ def _stdin_denial(words: list[str], stdin: list[str], docs: list[tuple[str, bool
 
 def _stdin_reader(words: list[str]) -> tuple[str, str]:
     """("shell" or "code", its name) when the command (behind launchers: sudo -u x, env, timeout 5)
-    is a shell or interpreter that reads its program on stdin: no script named, or `-`, `bash -s`."""
+    is a shell or interpreter that reads its program on stdin: no script named, or `-`, `bash -s`;
+    also `sudo -s`/`sudo -i` with no command (a root shell reading stdin) and `source /dev/stdin`."""
+    root_shell, shell_flag_at = "", -1
     for j, word in enumerate(words):
         name = os.path.basename(word)
+        if name in ("source", ".") and words[j + 1:j + 2] and words[j + 1] in _STDIN_FILES:
+            return "shell", name
+        if root_shell == "" and j and words[0] in _ROOT_SHELL_LAUNCHERS and word[:1] == "-" and (
+                word in ("--shell", "--login") or (word[:2] != "--" and ("s" in word or "i" in word))):
+            root_shell, shell_flag_at = words[0], j
         shell = name in _SHELLS
         if shell or name.rstrip("0123456789.") in _INTERPRETERS:
             rest = words[j + 1:]
@@ -382,9 +390,12 @@ def _stdin_reader(words: list[str]) -> tuple[str, str]:
                 return "", name  # it runs a script: stdin is that script's data
             return ("shell" if shell else "code", name)
         if not (word in _LAUNCHERS or word.startswith("-") or _assignment(word) or word.isdigit()
-                or (j and words[j - 1].startswith("-"))):
-            break
-    return "", ""
+                or (j and words[j - 1].startswith("-") and j - 1 != shell_flag_at)):  # -s takes no value
+            return "", ""
+    return ("shell", root_shell) if root_shell else ("", "")
+
+
+_ROOT_SHELL_LAUNCHERS = ("sudo", "doas")  # `-s`/`-i` without a command: a shell reading stdin
 
 
 _STDIN_FILES = ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
