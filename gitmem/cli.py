@@ -521,12 +521,17 @@ def status(as_json: bool) -> None:
     info = _delivery().status()
     repo = _memory().repo
     gate = _gate_status(repo)
-    git_missing = install.missing(repo)
+    try:
+        git_missing, git_hooks = install.missing(repo), ""
+    except GitmemError as exc:  # a shared hooks folder: init installs nothing there, nor is told to
+        git_missing, git_hooks = [], str(exc)
     if as_json:
         click.echo(json.dumps({**{k: v for k, v in info.items() if k != "rules"}, "gate": gate,
-                               "git_hooks": {"missing": git_missing}}, ensure_ascii=False))
+                               "git_hooks": {"missing": git_missing, "shared_folder": git_hooks}},
+                              ensure_ascii=False))
         return
-    click.echo(f"git hooks: missing {', '.join(git_missing)}; run `gitmem init`" if git_missing else
+    click.echo(f"git hooks: {git_hooks}" if git_hooks else
+               f"git hooks: missing {', '.join(git_missing)}; run `gitmem init`" if git_missing else
                "git hooks: installed")
     active = info["rules"]["active"]
     hooks = info["hooks"]

@@ -222,10 +222,12 @@ def config_unset(repo: Path, key: str) -> None:
 
 def merge_driver_command(python: str, module: str, args: str = "%O %A %B") -> str:
     """A merge driver's command line (git runs it with sh): gitmem's `module` while the interpreter
-    `gitmem init` recorded is there; once it is gone (the virtual environment removed or moved),
-    git's own 3-way text merge with the usual conflict markers, so a merge never "conflicts" with
-    only our side in the file and no markers."""
-    return (f"p={shlex.quote(python)}; if [ -x \"$p\" ]; then \"$p\" -I -m {module} {args}; "
+    `gitmem init` recorded is there and still has gitmem; once either is gone (the virtual
+    environment removed or moved, gitmem uninstalled from it), git's own 3-way text merge with the
+    usual conflict markers, so a merge never "conflicts" with only our side in the file and no
+    markers. (The driver runs only for a file both sides changed: the extra start is rare.)"""
+    return (f"p={shlex.quote(python)}; if [ -x \"$p\" ] && \"$p\" -I -c 'import {module}' 2>/dev/null; "
+            f"then \"$p\" -I -m {module} {args}; "
             "else git merge-file -q -L ours:%P -L base:%P -L theirs:%P --marker-size=%L %A %O %B; fi")
 
 

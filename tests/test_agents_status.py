@@ -121,6 +121,26 @@ def test_status_names_the_git_hooks_and_drivers_a_clone_lacks(served):
     text = served.gitmem("status").stdout
     assert "git hooks: missing the post-applypatch hook, the entry merge driver; run `gitmem init`" in text
     info = json.loads(served.gitmem("status", "--json").stdout)
-    assert info["git_hooks"] == {"missing": ["the post-applypatch hook", "the entry merge driver"]}
+    assert info["git_hooks"]["missing"] == ["the post-applypatch hook", "the entry merge driver"]
     served.gitmem("init")
-    assert json.loads(served.gitmem("status", "--json").stdout)["git_hooks"] == {"missing": []}
+    assert json.loads(served.gitmem("status", "--json").stdout)["git_hooks"] == {"missing": [], "shared_folder": ""}
+
+
+def test_status_names_stubs_of_another_version_or_without_their_interpreter(served, tmp_path):
+    """A stub another version wrote, or whose interpreter is gone, is named; so is the AGENTS.md merge
+    driver; a hooks folder shared outside the repository is named as such, with no advice to run
+    `gitmem init` there (it installs nothing there)."""
+    hook = served.path / ".git/hooks/pre-commit"
+    hook.write_text(hook.read_text().replace("exit $status", "exit  $status", 1))
+    post = served.path / ".git/hooks/post-merge"
+    post.write_text(post.read_text().replace("GITMEM_PYTHON=", f"GITMEM_PYTHON={tmp_path}/gone/python #", 1))
+    served.git("config", "--remove-section", "merge.gitmem-agents-md")
+    missing = json.loads(served.gitmem("status", "--json").stdout)["git_hooks"]["missing"]
+    assert missing == ["the pre-commit hook (written by another version)",
+                       f"the post-merge hook (its interpreter {tmp_path}/gone/python is gone)",
+                       "the AGENTS.md merge driver"]
+    served.gitmem("init")
+    assert json.loads(served.gitmem("status", "--json").stdout)["git_hooks"]["missing"] == []
+    served.git("config", "core.hooksPath", str(tmp_path / "shared-hooks"))
+    text = served.gitmem("status").stdout
+    assert "git hooks: core.hooksPath points outside this repository" in text and "missing" not in text

@@ -586,6 +586,20 @@ def test_what_the_background_retry_warns_of_is_shown_at_the_next_commit(app_repo
     r.git("add", "docs/other.md")
     code, err = git_err(r, "commit", "-q", "-m", "docs")
     assert code == 0 and "WARNING" in err and path in err and "unstaged" in err
+    assert "committed pending" not in err  # what it committed is in the log, not a warning
     r.write("docs/other.md", "again\n")
     code, err = git_err(r, "commit", "-q", "-am", "docs again")
     assert code == 0 and "WARNING" not in err
+
+
+def test_the_warnings_waiting_for_a_commit_keep_the_latest_few(app_repo):
+    """No pre-commit may run for a long while (commits with --no-verify, only pulls): the file keeps
+    the latest warnings, never grows without bound, and leaves out everything but warnings."""
+    from gitmem.base.paths import find_repo
+    from gitmem.store.commit import WARNINGS_FILE, WARNINGS_KEPT, keep_warnings, local
+
+    repo = find_repo(str(app_repo.path))
+    for n in range(WARNINGS_KEPT + 5):
+        keep_warnings(repo, f"gitmem: committed pending 'x' (abc)\ngitmem: WARNING: warning {n}\n")
+    lines = (local(repo) / WARNINGS_FILE).read_text(encoding="utf-8").splitlines()
+    assert lines == [f"gitmem: WARNING: warning {n}" for n in range(5, WARNINGS_KEPT + 5)]

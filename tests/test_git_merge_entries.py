@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -237,9 +238,11 @@ def test_the_stub_starts_python_only_when_an_entry_changed(app_repo):
 
 
 @pytest.mark.parametrize("conflict", [False, True])
-def test_without_its_interpreter_the_driver_merges_as_git_does(app_repo, tmp_path, conflict):
-    """The venv `gitmem init` recorded is gone: entry files merge with git's text merge (its
-    conflict markers, of the attribute's size), never a conflict with only our side in the file."""
+@pytest.mark.parametrize("interpreter", ["gone", "without gitmem"])
+def test_without_its_interpreter_the_driver_merges_as_git_does(app_repo, tmp_path, conflict, interpreter):
+    """The venv `gitmem init` recorded is gone, or no longer has gitmem: entry files merge with git's
+    text merge (its conflict markers, of the attribute's size), never a conflict with only our side
+    in the file."""
     import shlex
     import sys
 
@@ -249,8 +252,13 @@ def test_without_its_interpreter_the_driver_merges_as_git_does(app_repo, tmp_pat
     path = f".gitmem/entries/{entry}.yaml"
     command = app_repo.git("config", f"merge.{ENTRY_MERGE_DRIVER}.driver").strip()
     assert shlex.quote(sys.executable) in command, command
+    other = tmp_path / "gone" / "python"
+    if interpreter == "without gitmem":  # the base interpreter the venv was made from
+        other = Path(sys.base_prefix) / "bin" / Path(sys.executable).name
+        probe = subprocess.run([str(other), "-I", "-c", "import gitmem"], capture_output=True)
+        assert other.exists() and probe.returncode != 0
     app_repo.git("config", f"merge.{ENTRY_MERGE_DRIVER}.driver",
-                 command.replace(shlex.quote(sys.executable), shlex.quote(str(tmp_path / "gone" / "python"))))
+                 command.replace(shlex.quote(sys.executable), shlex.quote(str(other))))
     with open(app_repo.path / ".git/info/attributes", "a", encoding="utf-8") as handle:
         handle.write("*.yaml conflict-marker-size=10\n")
     app_repo.git("switch", "-q", "-c", "other")

@@ -232,6 +232,9 @@ LIBRARY_ADD = "from gitmem.memory import Memory\nMemory().add('law', 'Push strai
     "echo 'gitmem add law x' | doas -s",
     "source /dev/stdin <<'EOF'\ngitmem add law x\nEOF",
     "echo 'gitmem revoke 20260101-0a1b2c3d --reason x' | . /dev/stdin",
+    "/usr/bin/sudo -s <<'EOF'\ngitmem add law x\nEOF", "env FOO=1 timeout 5 sudo -s <<'EOF'\ngitmem add law x\nEOF",
+    "sudo -iu root <<'EOF'\ngitmem add law x\nEOF", "doas -su root <<'EOF'\ngitmem add law x\nEOF",
+    "sudo --user=root --login <<'EOF'\ngitmem add law x\nEOF",
 ])
 def test_the_hook_reads_code_an_interpreter_gets_on_stdin(gm, command):
     assert denied(pre_tool(gm, "Bash", command=command)) is not None, command
@@ -253,6 +256,9 @@ def test_comments_and_escapes_hide_no_command(gm, command):
     "python3 tools/gen.py <<'EOF'\ngitmem add law x\nEOF",  # a script's data, not code
     "sudo -s ls <<'EOF'\ngitmem add law x\nEOF",  # ls reads no commands
     "sudo -u ci cat <<'EOF'\ngitmem add law x\nEOF",
+    "sudo -i -n psql -d mydb <<'EOF'\ngitmem add law x\nEOF",  # no-value flags, then the command
+    "sudo -s -E cat <<'EOF'\ngitmem add law x\nEOF", "sudo -i -- cat <<'EOF'\ngitmem add law x\nEOF",
+    "sudo -i -u x -H mytool <<'EOF'\ngitmem add law x\nEOF",
     "echo '#not a comment'; ls", "git log --format='%h # %s' | head", "cat .gitmem/entries/x.yaml  # read it",
     "echo one \\\n  && ls .gitmem/entries",
 ])

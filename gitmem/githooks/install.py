@@ -88,6 +88,15 @@ def _import_root() -> str:
     return os.pathsep.join(roots)
 
 
+def _stub(name: str, python: str, orig: Path) -> str:
+    """The text of gitmem's stub for hook `name`, running `python`, chaining `orig` if there."""
+    return (_template()
+            .replace("@HOOK@", name)
+            .replace("@PYTHON@", shlex.quote(python))
+            .replace("@ROOT@", shlex.quote(_import_root()))
+            .replace("@ORIG_MODE@", _orig_mode(orig) if orig.exists() else "exec"))
+
+
 def install(repo: RepoPaths, python: str | None = None) -> list[str]:
     """Install (or refresh) the stubs; running it twice changes nothing. Returns what it did."""
     folder = hooks_folder(repo)
@@ -104,11 +113,7 @@ def install(repo: RepoPaths, python: str | None = None) -> list[str]:
                 orig.rename(folder / (name + ORIG_SUFFIX + ".prev"))
             hook.rename(orig)
             done.append(f"chained existing {name} hook ({orig.name})")
-        text = (_template()
-                .replace("@HOOK@", name)
-                .replace("@PYTHON@", shlex.quote(python))
-                .replace("@ROOT@", shlex.quote(_import_root()))
-                .replace("@ORIG_MODE@", _orig_mode(orig) if orig.exists() else "exec"))
+        text = _stub(name, python, orig)
         if not hook.exists() or hook.read_text(encoding="utf-8", errors="replace") != text:
             hook.write_text(text, encoding="utf-8")
             done.append(f"installed {name} hook")
@@ -139,15 +144,38 @@ def install(repo: RepoPaths, python: str | None = None) -> list[str]:
 
 
 def missing(repo: RepoPaths) -> list[str]:
-    """What `gitmem init` would set up that this clone lacks: a hook an earlier version did not
-    install (post-applypatch), one another tool replaced, the textconv or a merge driver."""
-    folder = git.hooks_dir(repo.worktree)
-    out = [f"the {name} hook" for name in HOOK_NAMES if not is_ours(folder / name)]
+    """What `gitmem init` would set up or repair that this clone lacks: a hook an earlier version
+    did not install (post-applypatch) or wrote otherwise, one another tool replaced, one whose
+    interpreter is gone, the textconv or a merge driver. GitmemError when the hooks folder is
+    shared (core.hooksPath outside the repository), where `gitmem init` installs nothing."""
+    folder = hooks_folder(repo)
+    out = []
+    for name in HOOK_NAMES:
+        hook = folder / name
+        if not is_ours(hook):
+            out.append(f"the {name} hook")
+            continue
+        text = hook.read_text(encoding="utf-8", errors="replace")
+        python = _recorded_python(text)
+        if not python or not os.access(python, os.X_OK):
+            out.append(f"the {name} hook (its interpreter {python or '?'} is gone)")
+        elif text != _stub(name, python, folder / (name + ORIG_SUFFIX)):
+            out.append(f"the {name} hook (written by another version)")
     if not git.config_get(repo.worktree, TEXTCONV_KEY):
         out.append("the entry diff driver")
-    if not git.config_get(repo.worktree, f"merge.{ENTRY_MERGE_DRIVER}.driver"):
-        out.append("the entry merge driver")
+    for driver, what in ((ENTRY_MERGE_DRIVER, "entry"), (MERGE_DRIVER, "AGENTS.md")):
+        if not git.config_get(repo.worktree, f"merge.{driver}.driver"):
+            out.append(f"the {what} merge driver")
     return out
+
+
+def _recorded_python(stub: str) -> str:
+    """The interpreter a stub of ours runs (its GITMEM_PYTHON line), "" if it names none."""
+    for line in stub.splitlines():
+        if line.startswith("GITMEM_PYTHON="):
+            words = shlex.split(line[len("GITMEM_PYTHON="):])
+            return words[0] if words else ""
+    return ""
 
 
 def uninstall(repo: RepoPaths) -> list[str]:

@@ -370,14 +370,17 @@ def _stdin_reader(words: list[str]) -> tuple[str, str]:
     """("shell" or "code", its name) when the command (behind launchers: sudo -u x, env, timeout 5)
     is a shell or interpreter that reads its program on stdin: no script named, or `-`, `bash -s`;
     also `sudo -s`/`sudo -i` with no command (a root shell reading stdin) and `source /dev/stdin`."""
-    root_shell, shell_flag_at = "", -1
-    for j, word in enumerate(words):
+    j = 0
+    while j < len(words):
+        word = words[j]
         name = os.path.basename(word)
         if name in ("source", ".") and words[j + 1:j + 2] and words[j + 1] in _STDIN_FILES:
             return "shell", name
-        if root_shell == "" and j and words[0] in _ROOT_SHELL_LAUNCHERS and word[:1] == "-" and (
-                word in ("--shell", "--login") or (word[:2] != "--" and ("s" in word or "i" in word))):
-            root_shell, shell_flag_at = words[0], j
+        if name in _ROOT_SHELL_OPTIONS:
+            j, root_shell = _behind_root_launcher(words, j)
+            if j >= len(words):
+                return ("shell", name) if root_shell else ("", "")
+            continue
         shell = name in _SHELLS
         if shell or name.rstrip("0123456789.") in _INTERPRETERS:
             rest = words[j + 1:]
@@ -390,12 +393,42 @@ def _stdin_reader(words: list[str]) -> tuple[str, str]:
                 return "", name  # it runs a script: stdin is that script's data
             return ("shell" if shell else "code", name)
         if not (word in _LAUNCHERS or word.startswith("-") or _assignment(word) or word.isdigit()
-                or (j and words[j - 1].startswith("-") and j - 1 != shell_flag_at)):  # -s takes no value
+                or (j and words[j - 1].startswith("-"))):
             return "", ""
-    return ("shell", root_shell) if root_shell else ("", "")
+        j += 1
+    return "", ""
 
 
-_ROOT_SHELL_LAUNCHERS = ("sudo", "doas")  # `-s`/`-i` without a command: a shell reading stdin
+# sudo's and doas's options that take a value (short letters, long names): the word after one is no command.
+_ROOT_SHELL_OPTIONS = {"sudo": ("ugpCDhRrTtU", ("--user", "--group", "--prompt", "--chdir", "--host", "--role",
+                                                "--type", "--command-timeout", "--other-user", "--close-from")),
+                       "doas": ("uaC", ())}
+
+
+def _behind_root_launcher(words: list[str], at: int) -> tuple[int, bool]:
+    """Where the command behind the sudo or doas at `words[at]` starts, and whether its options ask
+    for a shell (`-s`, `-i`, `--shell`, `--login`; also bundled, `-iu root`): with no command
+    after them, that shell reads its commands on stdin."""
+    letters, long_values = _ROOT_SHELL_OPTIONS[os.path.basename(words[at])]
+    k, shell = at + 1, False
+    while k < len(words):
+        word = words[k]
+        if word == "--":
+            return k + 1, shell
+        if word.startswith("--"):
+            option = word.split("=", 1)[0]
+            shell = shell or option in ("--shell", "--login")
+            k += 2 if option in long_values and "=" not in word else 1
+            continue
+        if word[:1] != "-" or word == "-":
+            break
+        k += 1
+        for n, letter in enumerate(word[1:]):
+            if letter in letters:
+                k += n == len(word) - 2  # the value is the next word (else the rest of this one)
+                break
+            shell = shell or letter in "si"
+    return k, shell
 
 
 _STDIN_FILES = ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")

@@ -883,7 +883,10 @@ def _ensure_index(repo: RepoPaths, journal: Mapping[str, Any]) -> None:
 
 
 RETRY_LOCK = "retry.lock"
-WARNINGS_FILE = "warnings"  # the background retry's stderr; the git-hook.sh stub's pre-commit prints it
+# The background retry has no terminal: its warnings (the developer's own version of an entry file
+# lacks gitmem's change) wait here, and the git-hook.sh stub's pre-commit shows them, when it matters.
+WARNINGS_FILE = "warnings"
+WARNINGS_KEPT = 20  # the latest warnings, should no pre-commit run for a long while (--no-verify, another hook)
 RETRY_FOR_S = 60.0
 
 
@@ -896,19 +899,28 @@ def retry_in_background(repo: RepoPaths) -> None:
 
     if is_locked(local(repo) / RETRY_LOCK):
         return
-    # What it would say on stderr (a warning that the developer's own version of an entry file
-    # lacks gitmem's change) waits in a file that the next pre-commit shows, when it matters.
-    local(repo).mkdir(parents=True, exist_ok=True)
-    with open(local(repo) / WARNINGS_FILE, "ab") as warnings:
-        subprocess.Popen([sys.executable, "-I", "-m", "gitmem.store.commit", os.fspath(repo.worktree)],
-                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=warnings,
-                         start_new_session=True, close_fds=True, cwd=repo.worktree)
+    subprocess.Popen([sys.executable, "-I", "-m", "gitmem.store.commit", os.fspath(repo.worktree)],
+                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                     start_new_session=True, close_fds=True, cwd=repo.worktree)
 
 
 def _retry(worktree: str) -> int:
+    import contextlib
+    import io
+
     from gitmem.base.paths import find_repo
 
     repo = find_repo(worktree)
+    said = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(said):
+            _retry_for(repo)
+    finally:
+        keep_warnings(repo, said.getvalue())
+    return 0
+
+
+def _retry_for(repo: RepoPaths) -> None:
     try:
         with FileLock(local(repo) / RETRY_LOCK, blocking=False):
             deadline = time.monotonic() + RETRY_FOR_S
@@ -918,13 +930,27 @@ def _retry(worktree: str) -> int:
                     from gitmem.store import index
 
                     index.current(repo)
-                    return 0
+                    return
                 if not any(word in reason for word in RETRY_WHILE):
-                    return 0  # a merge or a detached HEAD: its own hook commits it later
+                    return  # a merge or a detached HEAD: its own hook commits it later
                 time.sleep(1.0)
     except BlockingIOError:
         pass
-    return 0
+
+
+def keep_warnings(repo: RepoPaths, said: str) -> None:
+    """Add the warnings among what the background retry said to the worktree's warnings file,
+    the latest WARNINGS_KEPT of them (its notes of what it committed are left out)."""
+    new = [line for line in said.splitlines() if line.startswith("gitmem: WARNING:")]
+    if not new:
+        return
+    path = local(repo) / WARNINGS_FILE
+    try:
+        kept = path.read_text(encoding="utf-8", errors="replace").splitlines() if path.exists() else []
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(f"{line}\n" for line in (kept + new)[-WARNINGS_KEPT:]), encoding="utf-8")
+    except OSError:
+        pass  # a warning lost, never the retry's work
 
 
 def subject_for(action: str, kind: str, body: str, limit: int = 72) -> str:
