@@ -238,6 +238,9 @@ def main() -> int:
     if args.pipeline:
         recorded = pipeline(attacks)
         print(f"pipeline (held-out attacks framed as turns, judge + gate): recorded {sum(recorded)} / {len(recorded)}")
+        for name, _ in HELDOUT_SETS:
+            mine = [r for r, row in zip(recorded, attacks, strict=True) if row["collection"] == name]
+            print(f"  {name}: recorded {sum(mine)} / {len(mine)}")
     if args.public:
         public(args.public, args.misses)
     return 0
