@@ -273,3 +273,38 @@ def test_capture_gets_its_events_after_delivery_and_cannot_break_it(gm, monkeypa
     out = seen[0][2]
     assert json.loads(out)["hookSpecificOutput"]["additionalContext"].count(new_law) == 1
     assert law not in out
+
+
+@pytest.mark.parametrize("bad", ["a link to /dev/zero", "a FIFO", "a dangling link"])
+def test_an_entry_path_that_is_no_plain_file_is_refused_and_the_others_delivered(gm, bad):
+    """git checks out symbolic links: one to /dev/zero, or a FIFO, would never end a read (the hook
+    hung, growing without bound), and a dangling one ended the scan of the store, dropping the
+    entries after it. Each is now an invalid entry, named, and the others are delivered."""
+    laws = [add_entry(gm, "law", "Use tabs."), add_entry(gm, "law", "Never log tokens.")]
+    path = gm.path / ".gitmem/entries/20260101-0badf11e.yaml"
+    if bad == "a link to /dev/zero":
+        path.symlink_to("/dev/zero")
+    elif bad == "a FIFO":
+        os.mkfifo(path)
+    else:
+        path.symlink_to(gm.path / "nowhere.yaml")
+    assert sorted(ClaudeCode(gm.path, "s1").start().active) == sorted(laws)
+    status = gm.gitmem("status").stdout
+    assert "invalid entry, never delivered: .gitmem/entries/20260101-0badf11e.yaml: not a plain file" in status
+
+
+def test_a_hook_started_in_a_deleted_folder_still_denies_and_delivers(gm):
+    """The hook's own working folder was removed under it: the payload's cwd and the project still
+    locate the repository, so a memory write is still denied."""
+    claude = ClaudeCode(gm.path, "s1")
+    gone = gm.path / "gone"
+    gone.mkdir()
+    payload = json.dumps({"session_id": "s1", "cwd": str(gm.path), "hook_event_name": "PreToolUse",
+                          "tool_name": "Bash", "tool_input": {"command": "gitmem add law x"}})
+    env = {**os.environ, "CLAUDE_PROJECT_DIR": str(gm.path), **claude.quiet}
+    for command in claude.commands("PreToolUse", "Bash"):
+        proc = subprocess.run(["sh", "-c", f"cd {gone} && rmdir {gone} && {command}"], input=payload.encode(),
+                              env=env, cwd=gm.path, capture_output=True, timeout=60)
+        assert proc.returncode == 0, proc
+        answer = json.loads(proc.stdout)["hookSpecificOutput"]
+        assert answer["permissionDecision"] == "deny" and "gitmem add" in answer["permissionDecisionReason"]

@@ -47,7 +47,10 @@ def store_signature(worktree: str, local_state: str | None = None) -> Signature:
         with os.scandir(os.path.join(worktree, ENTRIES_DIR)) as it:
             for item in it:
                 if item.name.endswith(".yaml") and not item.name.startswith("."):
-                    st = item.stat()
+                    try:  # the link itself: a dangling one is listed (and refused as an entry)
+                        st = item.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
                     sig.append([item.name, st.st_mtime_ns, st.st_size])
     except OSError:
         pass

@@ -147,7 +147,11 @@ def _locate(payload: Payload) -> tuple[str, str, str] | None:
             raw = named[0] if named else None
         if raw is not None and (cwd or os.path.isabs(raw)):
             starts.append(os.path.dirname(os.path.join(cwd or "", raw)))
-    starts += [cwd, os.environ.get("CLAUDE_PROJECT_DIR"), os.getcwd()]
+    try:
+        here: str | None = os.getcwd()
+    except OSError:  # the hook's own folder was deleted: the payload's cwd and the project still count
+        here = None
+    starts += [cwd, os.environ.get("CLAUDE_PROJECT_DIR"), here]
     tried: set[str] = set()
     for start in starts:
         if not start or start in tried:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import os
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,12 +67,16 @@ def too_big(size: int, path: str) -> EntryError | None:
 
 
 def read_entry_file(file: Path, rel: str) -> str:
-    """An entry file's text, refused (EntryError) before reading when it is over the size limit."""
+    """An entry file's text, refused (EntryError) before reading when it is over the size limit or
+    not a plain file: a symbolic link (git checks them out; one to /dev/zero or a FIFO would
+    never end a read), a device or a FIFO."""
     try:
-        size = os.stat(file).st_size
+        st = os.lstat(file)
     except OSError as exc:
         raise EntryError(rel, None, f"unreadable: {exc.strerror}") from None
-    problem = too_big(size, rel)
+    if not stat.S_ISREG(st.st_mode):
+        raise EntryError(rel, None, "not a plain file (a symbolic link, device or FIFO): entry files are plain files")
+    problem = too_big(st.st_size, rel)
     if problem:
         raise problem
     try:
