@@ -146,12 +146,17 @@ def test_the_hook_imports_nothing_heavy(gm):
                 "tool_input": {"command": ["rm", "-rf"]}}).encode(),
     json.dumps({"session_id": ["x"], "hook_event_name": "UserPromptSubmit", "prompt": None}).encode(),
     json.dumps({"session_id": "x", "hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_input": None}).encode(),
+    json.dumps({"session_id": "x", "hook_event_name": "PreToolUse", "tool_name": ["Read"],
+                "tool_input": {"file_path": "src/a.py"}}).encode(),
+    json.dumps({"session_id": "x", "hook_event_name": "PostToolUse", "tool_name": {"Edit": 1},
+                "tool_input": {"file_path": "src/a.py"}}).encode(),
 ])
 def test_malformed_input_exits_0_without_output(gm, stdin):
     add_entry(gm, "hazard", "a.py is shared with the mobile app.", "--anchor", "src/a.py")
     for event, tool in (("PreToolUse", "Read"), ("SessionStart", None)):
         for proc in ClaudeCode(gm.path).raw(stdin, event, tool):
             assert proc.returncode == 0 and proc.stdout == b"", proc
+    assert own_errors(gm.path) == ""  # refused as input, not failed on
 
 
 def test_session_ids_cannot_escape_the_sessions_folder(gm):

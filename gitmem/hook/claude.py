@@ -258,7 +258,7 @@ class Hook:
         return ""
 
     def _tool_cues(self) -> list[delivery_rules.Cue]:
-        tool = self.payload.get("tool_name")
+        tool = _text(self.payload.get("tool_name"))  # anything but a string names no tool
         tool_input = self.payload.get("tool_input")
         if not isinstance(tool_input, dict):
             return []
@@ -396,7 +396,7 @@ class Hook:
         return self._content[path]
 
     def _after_edit(self) -> None:
-        tool = self.payload.get("tool_name")
+        tool = _text(self.payload.get("tool_name"))
         tool_input = self.payload.get("tool_input")
         if not isinstance(tool_input, dict):
             return
