@@ -514,10 +514,9 @@ def status(as_json: bool) -> None:
     """What sessions receive at start, what the budget leaves out, whether the hooks are set up,
     and the state of every file of the agents the repository serves."""
     from gitmem.delivery.rules import entry_line
-
-    _check_config()
     from gitmem.githooks import install
 
+    _check_config()
     info = _delivery().status()
     repo = _memory().repo
     gate = _gate_status(repo)

@@ -151,11 +151,13 @@ def missing(repo: RepoPaths) -> list[str]:
     folder = hooks_folder(repo)
     out = []
     for name in HOOK_NAMES:
-        hook = folder / name
-        if not is_ours(hook):
+        try:
+            text = (folder / name).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            text = ""
+        if MARKER not in text[:400]:  # is_ours, on the text read once
             out.append(f"the {name} hook")
             continue
-        text = hook.read_text(encoding="utf-8", errors="replace")
         python = _recorded_python(text)
         if not python or not os.access(python, os.X_OK):
             out.append(f"the {name} hook (its interpreter {python or '?'} is gone)")
@@ -173,7 +175,10 @@ def _recorded_python(stub: str) -> str:
     """The interpreter a stub of ours runs (its GITMEM_PYTHON line), "" if it names none."""
     for line in stub.splitlines():
         if line.startswith("GITMEM_PYTHON="):
-            words = shlex.split(line[len("GITMEM_PYTHON="):])
+            try:
+                words = shlex.split(line[len("GITMEM_PYTHON="):])
+            except ValueError:  # a hand-edited line with an unclosed quote
+                return ""
             return words[0] if words else ""
     return ""
 
