@@ -392,3 +392,27 @@ def test_a_writer_running_through_an_upgrade_hands_over_to_the_installed_one(tmp
         assert project.git("log", "--format=%s").count("gitmem: record") == 2  # each turn committed once
     finally:
         daemon.stop(paths)
+
+
+def test_half_an_emoji_in_the_prompt_and_reply_loses_nothing(project, tmp_path):
+    """A JSON string may hold a lone surrogate (an emoji cut in two, escaped as \\ud83d, as
+    JSON.stringify writes it): the hook's signals, the job and the entry are still written."""
+    tp = tmp_path / f"{SESSION_1}.jsonl"
+    t = Transcript(tp, SESSION_1, project.path)
+    t.record = lambda rec: (t.raw(json.dumps(rec)), rec)[1]  # ASCII with \\u escapes, like Claude Code
+    prompt = "tidy the readme \ud83d. " + RULE_PROMPT.split(". ", 1)[1]
+    _hook(project, payload("UserPromptSubmit", SESSION_1, tp, project.path, prompt=prompt))
+    t.prompt(prompt)
+    t.say("Done \ud83d")
+    t.turn_end()
+    _hook(project, payload("Stop", SESSION_1, tp, project.path, last_assistant_message="Done \ud83d"))
+    out = project.gitmem("drain").stdout
+    assert "judged 1 turns" in out and "recorded 1 entries" in out, out
+    assert not (project.path / ".git/gitmem/errors.log").exists()
+    [entry] = project.entries().values()
+    assert "float" in entry["body"] and entry["body"] in prompt
+
+    packet = {"user": "\ud83d please rename charge(). also, from now on never log full card numbers, mask all but "
+                      "the last four digits.", "assistant": "ok \udc00"}
+    proc = project.gitmem("judge", "-", input=json.dumps(packet))
+    assert any("card numbers" in json.loads(line)["body"] for line in proc.stdout.splitlines()), proc.stderr

@@ -81,6 +81,18 @@ def dumps(value: object, ensure_ascii: bool = True) -> str:
     return "".join(_encoders[ensure_ascii](value, 0))
 
 
+def dumps_utf8(value: object) -> str:
+    """Compact JSON that encodes to UTF-8, for files: characters as they are, unless the value holds
+    a lone surrogate (a JSON string may escape half an emoji), when all of it is escaped (\\uXXXX),
+    which reads back the same."""
+    text = dumps(value, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return dumps(value, ensure_ascii=True)
+    return text
+
+
 def read_file(path: str) -> object:
     """The JSON value stored at `path`; None when it is missing, unreadable or malformed."""
     try:
@@ -114,4 +126,4 @@ def write_file(path: str, data: object) -> None:
     """`data` as compact JSON, replacing `path` atomically."""
     from gitmem.base.files import write_atomic
 
-    write_atomic(path, dumps(data, ensure_ascii=False))
+    write_atomic(path, dumps_utf8(data))

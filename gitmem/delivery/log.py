@@ -61,7 +61,7 @@ def append(state_dir: str, *, session: object, event: str, delivered: list[str],
         line["source"] = source
     log = os.path.join(state_dir, LOG_FILE)
     files.rotate(log, MAX_LOG_BYTES)
-    files.append_line(log, fastjson.dumps(line, ensure_ascii=False))
+    files.append_line(log, fastjson.dumps_utf8(line))
     if event != "session-start" and delivered:
         _touch_relevance(state_dir, delivered, stamp)
 

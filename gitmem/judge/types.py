@@ -8,6 +8,14 @@ from typing import Any
 from gitmem.store.entry import Anchor
 
 
+def _well_formed(text: str) -> str:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text)
+    return text
+
+
 @dataclass(frozen=True, slots=True)
 class Packet:
     session_id: str
@@ -15,6 +23,14 @@ class Packet:
     user: str
     assistant: str
     files_modified: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        # A JSON string may hold half a surrogate pair (an emoji cut in two), which neither the
+        # tokenizer nor an entry file can encode: it reads as U+FFFD, like any undecodable byte.
+        for name in ("user", "assistant"):
+            text = getattr(self, name)
+            if not text.isascii():
+                object.__setattr__(self, name, _well_formed(text))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Packet:

@@ -23,7 +23,7 @@ EVENTS_DIR = "events"
 def append(repo: Any, session: str, tool: str, rel: str) -> None:
     """Log one edit of `rel` (repository-relative) by `tool` in `session`."""
     record = {"session": session, "tool": tool, "path": rel, "time": time.time()}
-    files.append_line(events_path(repo, session), fastjson.dumps(record, ensure_ascii=False))
+    files.append_line(events_path(repo, session), fastjson.dumps_utf8(record))
 
 
 def events_path(repo: Any, session: str) -> str:

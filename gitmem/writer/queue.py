@@ -91,7 +91,7 @@ def _write_new(path: str, data: Any) -> bool:
     """Create `path` with `data` atomically; False when it already exists (never overwrites)."""
     tmp = _tmp_for(path)
     with open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(fastjson.dumps(data, ensure_ascii=False))
+        handle.write(fastjson.dumps_utf8(data))
     try:
         os.link(tmp, path)
         return True
