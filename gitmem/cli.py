@@ -578,7 +578,8 @@ def _gate_status(repo: RepoPaths) -> dict[str, Any]:
 
 
 STATES = {"current": "current", "stale": "stale: regeneration would change it", "missing": "missing",
-          "edited": "edited by hand: regeneration leaves it alone"}
+          "edited": "edited by hand: regeneration leaves it alone",
+          "unreadable": "unreadable (not a plain file, or too big): regeneration leaves it alone"}
 
 
 def _echo_agents(agents: list[AgentReport]) -> None:

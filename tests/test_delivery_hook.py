@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -313,3 +314,45 @@ def test_a_hook_started_in_a_deleted_folder_still_denies_and_delivers(gm):
         assert proc.returncode == 0, proc
         answer = json.loads(proc.stdout)["hookSpecificOutput"]
         assert answer["permissionDecision"] == "deny" and "gitmem add" in answer["permissionDecisionReason"]
+
+
+@pytest.mark.parametrize("bad", ["a link to /dev/zero", "a FIFO"])
+def test_repository_files_that_are_no_plain_files_are_refused_unread(gm, bad):
+    """The configuration, AGENTS.md and the agents' settings files come with a pull request like the
+    entries: one that is a link to /dev/zero (or a FIFO) was read until memory ran out, by every
+    hook call, by `gitmem status` and `init`, and by the pre-commit re-check, which then skipped
+    retiring an entry whose anchor the commit removed. Each is now refused unread and named."""
+    law = add_entry(gm, "law", "Use tabs.")
+    hazard = add_entry(gm, "hazard", "f() is shared with the mobile app.", "--anchor", "src/a.py::f")
+    gm.commit_all("memory")
+    claude = ClaudeCode(gm.path, "s1")
+    start = claude.commands("SessionStart")
+    for rel in (".gitmem/config.yaml", "AGENTS.md", ".claude/settings.json"):
+        path = gm.path / rel
+        path.unlink(missing_ok=True)
+        path.symlink_to("/dev/zero") if bad == "a link to /dev/zero" else os.mkfifo(path)
+    capped = "ulimit -v 4000000; "  # a regression fails here instead of exhausting the machine
+    env = {**os.environ, "CLAUDE_PROJECT_DIR": str(gm.path), **claude.quiet}
+    payload = json.dumps({"session_id": "s1", "cwd": str(gm.path), "hook_event_name": "SessionStart",
+                          "source": "startup"}).encode()
+    [proc] = [subprocess.run(["sh", "-c", capped + command], input=payload, env=env, cwd=gm.path,
+                             capture_output=True, timeout=60) for command in start]
+    assert proc.returncode == 0 and law in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+
+    def run(*command: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["sh", "-c", capped + 'exec "$@"', "sh", *command], cwd=gm.path, env=env,
+                              capture_output=True, text=True, timeout=120)
+
+    status = run(sys.executable, "-m", "gitmem.cli", "status")
+    assert ".gitmem/config.yaml: cannot be read" in status.stderr, status
+    init = run(sys.executable, "-m", "gitmem.cli", "init")
+    assert init.returncode == 1 and ".gitmem/config.yaml: cannot be read" in init.stderr, init
+    (gm.path / ".gitmem/config.yaml").unlink()
+    gm.git("checkout", "--", ".gitmem/config.yaml")
+    init = run(sys.executable, "-m", "gitmem.cli", "init")
+    assert "left .claude/settings.json alone: it cannot be read (not a plain file" in init.stdout, init
+    assert "unreadable (not a plain file, or too big)" in run(sys.executable, "-m", "gitmem.cli", "status").stdout
+    gm.write("src/a.py", SOURCE.split("def f(x)")[0] + "def g(x):\n    return x * 2\n")
+    commit = run("git", "commit", "-qm", "drop f", "--", "src/a.py")
+    assert commit.returncode == 0 and f"retired {hazard}" in commit.stderr, commit
+    assert gm.entries()[hazard]["status"] == "revoked"

@@ -77,6 +77,38 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> None:
             os.unlink(tmp)
 
 
+MAX_REPO_FILE_BYTES = 4 * 1024 * 1024  # a configuration or instructions file of the repository
+
+
+def read_plain(path: str | os.PathLike[str], limit: int = MAX_REPO_FILE_BYTES, follow_links: bool = True) -> bytes:
+    """The bytes of a plain file of at most `limit` bytes; OSError otherwise (a missing file:
+    FileNotFoundError). Files a pull request can plant are read through this: git checks out
+    symbolic links, and one to /dev/zero or a FIFO would never end a read. `follow_links`: a link
+    to a plain file is read (a developer may link AGENTS.md to CLAUDE.md), else refused."""
+    import errno
+    import stat
+
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)  # a FIFO must not block the open
+    if not follow_links and stat.S_ISLNK(os.lstat(path).st_mode):
+        raise OSError(errno.EINVAL, "a symbolic link, not a plain file", os.fspath(path))
+    fd = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a plain file (a folder, device or FIFO)", os.fspath(path))
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, limit + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:
+            raise OSError(errno.EFBIG, f"over {limit:,} bytes", os.fspath(path))
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def append_line(path: str | os.PathLike[str], line: str) -> None:
     """Append one line with a single write() on an O_APPEND descriptor: concurrent writers never
     interleave inside a line."""

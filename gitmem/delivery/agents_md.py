@@ -27,6 +27,7 @@ import tempfile
 from collections.abc import Callable
 
 from gitmem.base import files
+from gitmem.base.files import read_plain
 from gitmem.base.paths import RepoPaths
 from gitmem.delivery import rules as delivery_rules
 
@@ -128,7 +129,7 @@ def write(repo: RepoPaths) -> str:
     if not path.exists():
         path.write_text(new_section, encoding="utf-8")
         return f"created {FILE_NAME} with gitmem's section"
-    text = path.read_text(encoding="utf-8")
+    text = read_plain(path).decode("utf-8")
     updated = replace_section(text, new_section)
     if updated == text:
         return f"{FILE_NAME} is up to date"
@@ -148,7 +149,7 @@ def replace_section(text: str, new_section: str) -> str:
 def is_managed(repo: RepoPaths) -> bool:
     path = repo.worktree / FILE_NAME
     try:
-        return has_section(path.read_text(encoding="utf-8"))
+        return has_section(read_plain(path).decode("utf-8"))
     except (OSError, UnicodeDecodeError):
         return False
 

@@ -23,7 +23,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, TypedDict, TypeGuard
 
-from gitmem.base.files import write_atomic
+from gitmem.base.files import read_plain, write_atomic
 from gitmem.base.paths import RepoPaths
 
 SETTINGS_FILE = ".claude/settings.json"
@@ -251,7 +251,7 @@ def _remember_original(repo: RepoPaths, target: Path) -> None:
     if saved.exists():
         return
     try:
-        data = target.read_bytes() if target.exists() else b""
+        data = read_plain(target) if target.exists() else b""
     except OSError:
         return
     try:
@@ -303,7 +303,7 @@ def _target(repo: RepoPaths, path: Path) -> tuple[Path, str | None]:
 def _style(path: Path) -> tuple[str | int | None, bool, bool]:
     """(indent, ensure_ascii, final newline) of the file as it is, so a rewrite keeps its look."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_plain(path).decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return 2, False, True
     indent: str | int | None = 2
@@ -347,7 +347,7 @@ def _strip(groups: list[object]) -> list[object]:
 
 def _read(path: Path) -> tuple[Settings, str | None]:
     try:
-        return parse_settings(path.read_bytes() if path.exists() else None)
+        return parse_settings(read_plain(path) if path.exists() else None)
     except OSError as exc:
         return {}, f"it cannot be read ({exc.strerror})"
 

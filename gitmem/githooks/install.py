@@ -15,6 +15,7 @@ from importlib import resources
 from pathlib import Path
 
 from gitmem import git
+from gitmem.base.files import read_plain
 from gitmem.base.paths import RepoPaths
 from gitmem.errors import GitmemError
 
@@ -128,7 +129,7 @@ def install(repo: RepoPaths, python: str | None = None) -> list[str]:
         attributes.parent.mkdir(parents=True, exist_ok=True)
         attributes.write_text(ATTRIBUTES_LINE, encoding="utf-8")
     else:  # an earlier version's line gains the merge driver; a line the project changed stays
-        lines = attributes.read_text(encoding="utf-8").splitlines(keepends=True)
+        lines = read_plain(attributes).decode("utf-8").splitlines(keepends=True)
         if OLD_ATTRIBUTES_LINE in lines:
             lines[lines.index(OLD_ATTRIBUTES_LINE)] = ATTRIBUTES_LINE
             attributes.write_text("".join(lines), encoding="utf-8")

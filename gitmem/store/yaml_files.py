@@ -6,6 +6,7 @@ Round-trip loading keeps a person's comments and formatting when gitmem rewrites
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import stat
@@ -20,7 +21,7 @@ from ruamel.yaml.composer import Composer, ComposerError
 from ruamel.yaml.error import YAMLError
 from ruamel.yaml.events import AliasEvent
 
-from gitmem.base import settings
+from gitmem.base import files, settings
 from gitmem.base.files import write_atomic
 from gitmem.base.paths import CONFIG_FILE, RepoPaths, find_repo
 from gitmem.errors import EntryError, GitmemError, UnknownEntry
@@ -145,17 +146,13 @@ def overlay_text(text: str, changes: Mapping[str, Any]) -> str:
 
 def read_config(repo: RepoPaths) -> tuple[dict[str, Any], list[str]]:
     """The settings in .gitmem/config.yaml (a missing file: none) and what is wrong with them."""
-    try:
-        size = repo.config.stat().st_size
+    try:  # a plain file: git checks out links, and one to /dev/zero would never end a read
+        raw = files.read_plain(repo.config, MAX_CONFIG_BYTES, follow_links=False)
     except FileNotFoundError:
         return {}, []
     except OSError as exc:
-        return {}, [f"cannot be read ({exc.strerror})"]
-    if size > MAX_CONFIG_BYTES:
-        return {}, [f"is {size:,} bytes, more than a configuration needs ({MAX_CONFIG_BYTES // 1024} KiB at most)"]
-    try:
-        raw = repo.config.read_bytes()
-    except OSError as exc:
+        if exc.errno == errno.EFBIG:
+            return {}, [f"is more than a configuration needs ({MAX_CONFIG_BYTES // 1024} KiB at most)"]
         return {}, [f"cannot be read ({exc.strerror})"]
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\0" in raw:
         return {}, ["is not UTF-8 (it looks like UTF-16); save it as UTF-8"]

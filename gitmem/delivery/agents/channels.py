@@ -28,6 +28,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, TypedDict
 
 from gitmem import git
+from gitmem.base.files import read_plain
 from gitmem.base.paths import RepoPaths
 from gitmem.base.settings import AGENT_NAMES
 from gitmem.delivery import rules as delivery_rules
@@ -65,7 +66,7 @@ MERGE_ATTRIBUTES = (f"/{generated.COPILOT_DIR}/gitmem*{generated.COPILOT_SUFFIX}
 
 class FileState(TypedDict):
     path: str
-    state: str  # current, stale, missing, edited
+    state: str  # current, stale, missing, edited, unreadable
 
 
 class HookReport(TypedDict):
@@ -109,7 +110,7 @@ def choose(repo: RepoPaths, names: Sequence[str]) -> list[str]:
         raise GitmemError(f"unknown agent {unknown[0]!r}; expected one of {', '.join(AGENT_NAMES)}")
     wanted = [n for n in AGENT_NAMES if n in names]
     path = repo.config
-    text = path.read_text(encoding="utf-8") if path.exists() else DEFAULT_CONFIG
+    text = read_plain(path, follow_links=False).decode("utf-8") if path.exists() else DEFAULT_CONFIG
     yaml = YAML()
     yaml.width = 100
     loaded = yaml.load(text)
@@ -301,7 +302,10 @@ def report(repo: RepoPaths, now: float | None = None) -> list[AgentReport]:
 
 
 def _file_state(repo: RepoPaths, rel: str, wanted: str | None, committed: set[str]) -> str:
-    current = owned.read(repo, rel)
+    try:
+        current = owned.read(repo, rel)
+    except OSError:
+        return "unreadable"
     if current is None:
         return "missing"
     if wanted is not None and current == wanted.encode("utf-8"):
@@ -312,7 +316,10 @@ def _file_state(repo: RepoPaths, rel: str, wanted: str | None, committed: set[st
 def _section_state(repo: RepoPaths, rel: str, section: str) -> FileState:
     from gitmem.delivery import agents_md
 
-    current = owned.read(repo, rel)
+    try:
+        current = owned.read(repo, rel)
+    except OSError:
+        return {"path": rel, "state": "unreadable"}
     text = current.decode("utf-8", "replace") if current is not None else ""
     found = agents_md.find_section(text)
     if found is None:
@@ -329,8 +336,11 @@ def _hooks_report(repo: RepoPaths, rel: str, groups: list[hooks_json.Group]) -> 
 
 
 def _hooks_state(repo: RepoPaths, hooks: HookReport) -> str:
-    if owned.read(repo, hooks["file"]) is None:
-        return "missing"
+    try:
+        if owned.read(repo, hooks["file"]) is None:
+            return "missing"
+    except OSError:
+        return "unreadable"
     if hooks["problem"] or hooks["altered"]:
         return "edited"
     return "stale" if hooks["missing"] else "current"

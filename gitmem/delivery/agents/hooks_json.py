@@ -44,10 +44,17 @@ def with_hooks(settings: Settings, groups: list[Group]) -> Settings | None:
 
 
 def installed_events(repo: RepoPaths, rel: str) -> list[str]:
-    settings, _ = parse_settings(owned.read(repo, rel))
+    settings, _ = _read(repo, rel)
     hooks = found if isinstance(found := settings.get("hooks"), dict) else {}
     return sorted(e for e, groups in hooks.items()
                   if isinstance(groups, list) and any(has_gitmem_hook(g) for g in groups))
+
+
+def _read(repo: RepoPaths, rel: str) -> tuple[dict[str, Any], str | None]:
+    try:
+        return parse_settings(owned.read(repo, rel))
+    except OSError as exc:
+        return {}, f"it cannot be read ({exc.strerror})"
 
 
 class HookFileStatus(TypedDict):
@@ -60,7 +67,7 @@ class HookFileStatus(TypedDict):
 def status(repo: RepoPaths, rel: str, groups: list[Group]) -> HookFileStatus:
     """Which of gitmem's hooks `rel` holds exactly as `install` writes them. A command that merely
     names the shim (one a pull request rewrote to run something else first) is not gitmem's."""
-    settings, problem = parse_settings(owned.read(repo, rel))
+    settings, problem = _read(repo, rel)
     hooks = found if isinstance(found := settings.get("hooks"), dict) else {}
     exact, missing, altered = [], [], []
     for event, matcher, handler in groups:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, TypeAlias
 
 from gitmem.base import fastjson
-from gitmem.base.files import write_atomic
+from gitmem.base.files import read_plain, write_atomic
 from gitmem.base.paths import RepoPaths
 
 # (the file as it is now, what was there before gitmem, or None) -> what to leave (None: no file)
@@ -55,7 +55,7 @@ def _save(repo: RepoPaths, manifest: dict[str, Any]) -> None:
 
 def read(repo: RepoPaths, rel: str) -> bytes | None:
     try:
-        return (repo.worktree / rel).read_bytes()
+        return read_plain(repo.worktree / rel)
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return None
 
