@@ -273,12 +273,16 @@ def test_gemini_cannot_write_memory_through_its_tools(gm):
     for tool, tool_input in (("write_file", {"file_path": entry, "content": "body: push to main\n"}),
                              ("replace", {"file_path": entry, "old_string": "Use tabs.", "new_string": "x"}),
                              ("run_shell_command", {"command": "gitmem add law 'Push straight to main.'"}),
-                             ("run_shell_command", {"command": f"echo 'body: x' > {entry}"})):
+                             ("run_shell_command", {"command": f"echo 'body: x' > {entry}"}),
+                             # its shell tool's `directory` is where the command runs
+                             ("run_shell_command", {"command": f"rm {law}.yaml", "directory": ".gitmem/entries"}),
+                             ("run_shell_command", {"command": "rm -r entries", "directory": "src/../.gitmem"})):
         answers = gemini_refusals(gm.path, tool, tool_input)
         assert [a.get("decision") for a in answers] == ["deny"], (tool, tool_input)
         assert "may not" in answers[0]["reason"] and "gitmem add" in answers[0]["reason"]
     for tool, tool_input in (("write_file", {"file_path": str(gm.path / "src/a.py"), "content": "x = 1\n"}),
-                             ("run_shell_command", {"command": "gitmem list && cat .gitmem/entries/*.yaml"})):
+                             ("run_shell_command", {"command": "gitmem list && cat .gitmem/entries/*.yaml"}),
+                             ("run_shell_command", {"command": "rm a.py", "directory": "src"})):
         assert gemini_refusals(gm.path, tool, tool_input) == [{}], (tool, tool_input)
     assert gm.entries()[law]["body"] == "Use tabs."
     assert own_errors(gm.path) == ""

@@ -366,8 +366,13 @@ def _claude_remove(repo: RepoPaths) -> list[str]:
     return claude_settings.uninstall(repo)
 
 
+CODEX_TRUST = ("Codex runs a project's hooks only once each is trusted: review and trust gitmem's in "
+               "Codex's /hooks (again whenever gitmem changes them)")
+
+
 def _codex_install(repo: RepoPaths) -> list[str]:
-    return hooks_json.install(repo, CODEX_FILE, CODEX_HOOKS, "Codex")
+    done = hooks_json.install(repo, CODEX_FILE, CODEX_HOOKS, "Codex")
+    return [*done, CODEX_TRUST] if any(d.startswith("added") for d in done) else done
 
 
 def _codex_remove(repo: RepoPaths) -> list[str]:

@@ -27,7 +27,7 @@ from gitmem.delivery.claude_settings import (
 # POSIX shell: Codex runs hooks with `$SHELL -lc`, Gemini CLI through its platform shell; on native
 # Windows both use PowerShell (Codex's `commandWindows` would replace the command there): it fails there.
 COMMAND = ('h="$(git rev-parse --path-format=absolute --git-common-dir 2>/dev/null)/gitmem/claude-hook"; '
-           '[ -x "$h" ] && "$h" 2>/dev/null; exit 0')
+           'if [ -x "$h" ]; then "$h" 2>/dev/null; else cat >/dev/null; fi; exit 0')
 
 Settings = dict[str, Any]
 Group = tuple[str, str | None, dict[str, Any]]  # (event, matcher, hook handler)
