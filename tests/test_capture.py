@@ -293,6 +293,29 @@ def test_a_job_redone_after_its_commit_is_not_committed_twice(paths, project, tm
     assert len(project.entries()) == 1
 
 
+def test_a_job_redone_on_another_branch_after_its_commit_is_not_committed_twice(paths, project, tmp_path):
+    """The writer died after committing on main; the developer switched to a branch made before it,
+    where the redone job found nothing in HEAD and committed the rule again: two entries after the
+    merge. The redone job now looks on every local branch since it was queued."""
+    project.git("branch", "feature")
+    tp = tmp_path / "s.jsonl"
+    t = Transcript(tp, SESSION, project.path)
+    t.prompt("Always use UTC in the database layer.")
+    t.say("OK.")
+    _hook(paths, payload("Stop", SESSION, tp, project.path))
+    queue.plan(paths)
+    [job] = queue.pending(paths)
+    from gitmem.writer import turn_writer
+
+    assert len(turn_writer.process(paths, job, KeywordJudge(paths)).recorded) == 1  # then "killed"
+    project.git("switch", "-q", "feature")
+    [again] = daemon.drain(paths).outcomes
+    assert again.recorded == [] and again.already == ["Always use UTC in the database layer."]
+    project.git("switch", "-q", "main")
+    project.git("merge", "-q", "--no-edit", "feature")
+    assert len(project.entries()) == 1
+
+
 def test_a_job_that_keeps_failing_is_parked_not_lost(paths, project, tmp_path, monkeypatch):
     tp = tmp_path / "s.jsonl"
     t = Transcript(tp, SESSION, project.path)

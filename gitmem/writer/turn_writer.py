@@ -53,6 +53,11 @@ def stored_entries(repo: RepoPaths) -> list[Entry]:
     return index.stored(repo, active_only=True)
 
 
+# A redone job looks for its entries committed on other branches since it was queued, less this
+# (a clock set back meanwhile).
+QUEUED_SLACK_S = 3600.0
+
+
 def build_packet(repo: RepoPaths, job: Job) -> Packet | None:
     """The judge's input for a queued turn; None when the turn is not in the transcript."""
     from gitmem.judge.types import Packet
@@ -99,10 +104,12 @@ def gate(candidates: Sequence[Candidate], cache: safety.ScoreCache | None = None
     return accepted, rejected
 
 
-def _already_recorded(repo: RepoPaths, session: str, turn: int, body: str) -> str | None:
+def _already_recorded(repo: RepoPaths, session: str, turn: int, body: str, since: float = 0.0) -> str | None:
     """Id of an entry created from (session, turn) with this body, if one is recorded: committed
-    in HEAD or durably pending. Never decided from the work tree, where a file can be left over
-    from a writer that died before committing it."""
+    in HEAD or durably pending, or committed on another branch since `since` (a writer that died
+    after committing, and the developer switched branches before the job was redone). Never
+    decided from the work tree, where a file can be left over from a writer that died before
+    committing it."""
     from gitmem import git
     from gitmem.githooks.review import ENTRIES_PREFIX
     from gitmem.store import pending
@@ -129,6 +136,26 @@ def _already_recorded(repo: RepoPaths, session: str, turn: int, body: str) -> st
     for path in unknown:  # committed but not (or not yet) in the work tree
         if _committed_matches(repo, committed[path], path, same):
             return path.rsplit("/", 1)[-1][:-5]
+    return _recorded_on_a_branch(repo, f"Gitmem-Session: {session} turn {turn}", since, same) if since else None
+
+
+def _recorded_on_a_branch(repo: RepoPaths, trailer: str, since: float, same: Any) -> str | None:
+    """An entry committed with `trailer` on a local branch since `since` whose file is `same`."""
+    from gitmem import git
+    from gitmem.githooks.review import ENTRIES_PREFIX
+
+    out = git.git(repo.worktree, "log", "--branches", f"--since={int(since)}", "--fixed-strings",
+                  f"--grep={trailer}", "--format=%H%x00%B%x00", check=False).decode("utf-8", "replace")
+    fields = out.split("\0")
+    for commit, message in zip(fields[0::2], fields[1::2], strict=False):
+        lines = message.splitlines()
+        if trailer not in lines:
+            continue
+        for entry_id in (line.split(": ", 1)[1] for line in lines if line.startswith("Gitmem-Entry: ")):
+            path = f"{ENTRIES_PREFIX}{entry_id}.yaml"
+            blob = git.tree_blob_ids(repo.worktree, commit.strip(), [path]).get(path)
+            if blob is not None and _committed_matches(repo, blob, path, same):
+                return entry_id
     return None
 
 
@@ -155,7 +182,7 @@ def commit_candidates(repo: RepoPaths, job: Job, candidates: Sequence[Candidate]
     memory.flush_pending()  # the writer's loop is one of the safe moments
     active = {e.id for e in stored_entries(repo)}
     for c in candidates:
-        if _already_recorded(repo, job.session, job.turn, c.body):
+        if _already_recorded(repo, job.session, job.turn, c.body, since=job.enqueued and job.enqueued - QUEUED_SLACK_S):
             outcome.already.append(c.body)
             continue
         supersedes = tuple(i for i in c.supersedes if i in active)
