@@ -14,7 +14,7 @@ from typing import IO, TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import click
 
-from gitmem.errors import GitmemError
+from gitmem.errors import EntryError, GitmemError
 from gitmem.store.entry import EVENTS, KINDS
 
 if TYPE_CHECKING:
@@ -204,8 +204,14 @@ def revoke(entry_id: str, reason: str) -> None:
 @reports_errors
 def check(mode: str | None, rev_range: str | None) -> None:
     """Check anchors and the gate; exits 1 when an active entry's anchor does not resolve, an
-    entry is invalid, or an entry fails the gate (it is then never delivered: remove it)."""
+    entry or the configuration is invalid, or an entry fails the gate (it is then never
+    delivered: remove it)."""
+    from gitmem.store.yaml_files import config_problems
+
     memory = _memory()
+    config = config_problems(memory.repo)  # what every teammate's gitmem would then refuse
+    for problem in config:
+        click.echo(f"invalid configuration: {problem}")
     head = None
     if mode == "staged":
         problems = memory.check_staged()
@@ -218,7 +224,7 @@ def check(mode: str | None, rev_range: str | None) -> None:
     for entry, problem in problems:
         click.echo(f"{entry.id} ({entry.kind}) {problem}")
     untrusted = _gate_store(memory, head)
-    if problems or result.errors or untrusted:
+    if config or problems or result.errors or untrusted:
         sys.exit(1)
     click.echo("all anchors resolve; every entry passes the gate")
 
@@ -556,8 +562,9 @@ def status(as_json: bool) -> None:
     if info["stale_ranges"]:
         click.echo("declaration ranges not yet computed for the current content of: "
                    + ", ".join(info["stale_ranges"]) + " (edits there fire for the whole file)")
-    for error in info["invalid_entries"]:
-        click.echo(f"invalid entry, never delivered: {error['path']}: {error['message']}")
+    for error in info["invalid_entries"]:  # as EntryError says it: the field named, the path escaped
+        shown = EntryError(error["path"], error.get("field"), error["message"])
+        click.echo(f"invalid entry, never delivered: {shown}")
     if info["hook_errors"]:
         click.echo(f"hook errors logged: {info['hook_errors']} (see .git/gitmem/errors.log)")
     click.echo(f"gate: {gate['withheld']} withheld by the learned detector" +

@@ -12,7 +12,7 @@ from gitmem.base.paths import RepoPaths, find_repo
 from gitmem.errors import EntryError, GitmemError, UnknownEntry
 from gitmem.store import index, pending
 from gitmem.store.commit import Change, CommitResult, FileChange, record, subject_for
-from gitmem.store.entry import KINDS, SOURCES, Anchor, Entry, Trigger, new_id, now_iso
+from gitmem.store.entry import KINDS, SOURCES, Anchor, Entry, Trigger, date_problem, new_id, now_iso
 from gitmem.store.yaml_files import DEFAULT_CONFIG, LoadResult, Store, check_config, parse_entry_text
 
 # Environment variables agents set in the shells they run commands in.
@@ -181,13 +181,8 @@ class Memory:
             triggers = tuple(Trigger.parse(t) for t in on)
         except ValueError as exc:
             raise GitmemError(f"--on: {exc}") from None
-        if expires:
-            import datetime as dt
-
-            try:
-                dt.date.fromisoformat(expires[:10])
-            except ValueError:
-                raise GitmemError(f"--expires {expires!r}: expected YYYY-MM-DD") from None
+        if expires and date_problem(expires):
+            raise GitmemError(f"--expires: {date_problem(expires)}")
         # An Anchor comes resolved (the writer built it from the declaration it matched); text is resolved here.
         resolved = resolve(self.repo.worktree, anchor) if isinstance(anchor, str) and anchor else anchor or None
         old = [self._find(i) for i in supersedes]

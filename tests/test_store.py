@@ -84,6 +84,10 @@ def test_broken_entries_are_reported_by_file_and_field_and_never_hide_the_others
     assert ".gitmem/entries/20260101-latin100.yaml: not valid UTF-8" in proc.stderr
     check = app_repo.gitmem("check", check=False)
     assert check.returncode == 1 and "20260101-badkind0.yaml" in check.stdout
+    app_repo.write(".gitmem/entries/20260101-x\ninvalid entry, never delivered: none.yaml", "id: x\n")
+    status = app_repo.gitmem("status").stdout  # the field named, a line break in a file name escaped
+    assert "never delivered: .gitmem/entries/20260101-badkind0.yaml: kind: 'rumour' is not one of" in status
+    assert "never delivered: .gitmem/entries/20260101-x\\ninvalid entry, never delivered: none.yaml: " in status
 
 
 @pytest.mark.parametrize("text, field", [
@@ -91,6 +95,13 @@ def test_broken_entries_are_reported_by_file_and_field_and_never_hide_the_others
     ("id: a\nkind: law\nbody: b\nstatus: revoked\n", "revocation"),
     ("id: a\nkind: law\nbody: b\ntriggers: [explode]\n", "triggers[0]"),
     ("id: a\nkind: law\nbody: b\nexpires: soon\n", "expires"),
+    # dates Python reads but delivery, comparing text, would never expire or announce
+    ("id: a\nkind: law\nbody: b\nexpires: '20261130'\n", "expires"),
+    ("id: a\nkind: law\nbody: b\nexpires: 2026-W48-1\n", "expires"),
+    ("id: a\nkind: law\nbody: b\nexpires: 2026-11-30 or so\n", "expires"),
+    ("id: a\nkind: law\nbody: b\nstatus: revoked\nrevocation: {at: sometime in 2020, reason: x}\n",
+     "revocation.at"),
+    ("id: a\nkind: law\nbody: b\ncreated: {at: yesterday}\n", "created.at"),
     ("id: a\nkind: law\nbody: b\nanchor: {symbol: x}\n", "anchor.path"),
     ("id: a\nkind: law\nbody: b\ncreated: {turn: three}\n", "created.turn"),
     ("id: b\nkind: law\nbody: b\n", "id"),
@@ -101,6 +112,17 @@ def test_schema_violations_name_the_field(text, field):
         parse_entry_text(text, ".gitmem/entries/a.yaml")
     assert err.value.field == field
     assert err.value.path == ".gitmem/entries/a.yaml"
+
+
+def test_dates_in_entries_and_at_add_are_one_spelling_of_iso_8601(app_repo):
+    for good in ("id: a\nkind: law\nbody: b\nexpires: 2026-11-30\ncreated: {at: 2026-01-01T10:00:00Z}\n",
+                 "id: a\nkind: law\nbody: b\nexpires: '2026-11-30T00:00:00+01:00'\n"
+                 "status: revoked\nrevocation: {at: 2026-01-01 10:00:00+00:00, reason: x}\n"):
+        assert parse_entry_text(good, ".gitmem/entries/a.yaml").id == "a"
+    for bad in ("20261130", "2026-W48-1"):
+        proc = app_repo.gitmem("add", "law", "Freeze deploys until the audit.", "--expires", bad, check=False)
+        assert proc.returncode == 1 and f"--expires: '{bad}' is not a date (YYYY-MM-DD" in proc.stderr
+    assert app_repo.entries() == {}
 
 
 def test_round_trip_keeps_hand_written_comments(app_repo):

@@ -453,6 +453,9 @@ def test_an_invalid_config_names_the_file_and_stops_before_any_commit(project, c
     assert project.git("rev-parse", "HEAD") == head
     init = project.gitmem("init", check=False)
     assert init.returncode == 1 and "ready" not in init.stdout and ".gitmem/config.yaml" in init.stderr
+    check = project.gitmem("check", check=False)  # the CI gate refuses what every teammate's gitmem would
+    assert check.returncode == 1 and "invalid configuration: .gitmem/config.yaml: " in check.stdout
+    assert problem in check.stdout
 
 
 def test_a_utf16_config_is_a_clear_error_everywhere(project):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -15,6 +16,21 @@ from pathlib import Path
 from typing import Any
 
 from gitmem.errors import EntryError
+
+# A day, or a moment of it: delivery compares these as text (expiry by day, announcements by time),
+# so only this one spelling of ISO 8601 is accepted (Python also reads 20261201 and 2026-W48-1).
+_STAMP = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?")
+
+
+def date_problem(value: str) -> str | None:
+    """Why `value` is not a date (YYYY-MM-DD), optionally with a time; None when it is one."""
+    if _STAMP.fullmatch(value):
+        try:
+            dt.date.fromisoformat(value[:10])
+            return None
+        except ValueError:
+            pass
+    return f"{value!r} is not a date (YYYY-MM-DD, optionally with a time: YYYY-MM-DDTHH:MM:SSZ)"
 
 KINDS = ("law", "hazard", "ritual", "correction", "open_loop")
 SOURCES = ("user", "agent")
@@ -198,6 +214,13 @@ class Entry:
                 raise EntryError(path, name, f"expected text, got {type(value).__name__}")
             return str(value)
 
+        def stamp(name: str, value: Any) -> str:
+            found = text(name, value) or ""
+            problem = date_problem(found) if found else None
+            if problem:
+                raise EntryError(path, name, problem)
+            return found
+
         def choice(name: str, options: tuple[str, ...], default: str | None = None) -> str:
             value = data.get(name, default)
             if value not in options:
@@ -262,17 +285,12 @@ class Entry:
         if data.get("revocation") is not None:
             r = mapping("revocation")
             revocation = Revocation(
-                text("revocation.at", r.get("at")) or "",
+                stamp("revocation.at", r.get("at")),
                 text("revocation.reason", r.get("reason"), required=True) or "",
                 text("revocation.commit", r.get("commit")),
             )
 
-        expires = text("expires", data.get("expires"))
-        if expires:
-            try:
-                dt.date.fromisoformat(expires[:10])
-            except ValueError:
-                raise EntryError(path, "expires", f"{expires!r} is not a date (YYYY-MM-DD)") from None
+        expires = stamp("expires", data.get("expires")) or None
 
         status = choice("status", STATUSES, "active")
         if status == "revoked" and revocation is None:
@@ -290,7 +308,7 @@ class Entry:
             status=status,
             anchor=anchor,
             triggers=tuple(triggers),
-            created_at=text("created.at", created.get("at")) or "",
+            created_at=stamp("created.at", created.get("at")),
             created_session=text("created.session", created.get("session")),
             created_turn=turn,
             supersedes=id_list("supersedes"),
