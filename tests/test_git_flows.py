@@ -5,6 +5,7 @@ developer's own edit of an entry. Real repositories, real git commands, the inst
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 
 import pytest
@@ -180,6 +181,43 @@ def test_cherry_pick_of_a_removal_retires_in_a_follow_up_commit(app_repo):
     assert status_at(r, entry) == "revoked"
     assert r.git("status", "--porcelain") == ""
     assert not (r.path / ".git/CHERRY_PICK_HEAD").exists()
+
+
+def test_a_merge_retires_an_entry_it_brings_in_whose_declaration_the_other_side_removed(app_repo):
+    """The entry was recorded on a branch where g() exists; main removed g() meanwhile. The merge
+    changes no anchored file from main's side, so only a re-check from the branch's side sees that
+    g() is gone (the entry stayed active, anchored to nothing). One that still holds stays."""
+    r = app_repo
+    r.git("switch", "-q", "-c", "feature")
+    gone = add(r, "hazard", "g is slow", "src/app.py::g")
+    kept = add(r, "hazard", "f is hot", "src/app.py::f")
+    r.git("switch", "-q", "main")
+    drop_g_without_hooks(r, "main: drop g")
+    removal = r.git("rev-parse", "HEAD").strip()
+    r.git("merge", "-q", "--no-edit", "feature")
+    assert subjects(r, 2) == ["gitmem: re-check anchors after merge: 1 retired, 0 re-anchored",
+                              "Merge branch 'feature'"]
+    assert status_at(r, gone) == "revoked" and status_at(r, kept) == "active"
+    assert f"commit: {removal}" in r.git("show", f"HEAD:{entry_file(gone)}")
+    assert r.git("status", "--porcelain") == ""
+    assert "all anchors resolve" in r.gitmem("check").stdout
+
+
+def test_a_half_edited_entry_file_is_still_retired_from_its_staged_version(app_repo):
+    """The developer left an entry file mid-edit (it does not parse); the commit that removes its
+    declaration retired nothing, silently (its anchored file was not even on the list the stub
+    reads). The staged version is retired; the unstaged draft is left as it is, with a warning."""
+    r = app_repo
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    draft = r.read(entry_file(entry)).replace("body: g is slow", "body: [g is slow, WIP")
+    r.write(entry_file(entry), draft)
+    r.write("src/app.py", WITHOUT_G)
+    r.git("add", "src/app.py")
+    proc = subprocess.run(["git", "commit", "-q", "-m", "drop g"], cwd=r.path, capture_output=True, text=True)
+    assert proc.returncode == 0 and f"retired {entry}" in proc.stderr and "WARNING" in proc.stderr, proc
+    assert status_at(r, entry) == "revoked"
+    assert r.read(entry_file(entry)) == draft
+    assert r.git("status", "--porcelain").strip() == f"M {entry_file(entry)}"
 
 
 def test_revert_of_the_commit_that_added_a_declaration_retires(app_repo):

@@ -36,15 +36,34 @@ from gitmem.base import faillog, fastjson
 from gitmem.base.paths import RepoPaths, find_repo
 
 if TYPE_CHECKING:
+    from gitmem.git import Change
     from gitmem.githooks.recheck import Outcome
     from gitmem.store.entry import Entry
 
 
 def _entries(repo: RepoPaths) -> list[Entry]:
-    """The entries the hooks re-check: the work tree's (pending changes are not committed yet)."""
+    """The entries the hooks re-check: the work tree's (pending changes are not committed yet);
+    for an entry file the developer left half-edited (it does not parse), its staged version, which
+    is what the commit holds and what a change is made on (_stage_outcomes)."""
+    from gitmem import git
+    from gitmem.errors import GitmemError
     from gitmem.store import index
+    from gitmem.store.yaml_files import parse_entry_text
 
-    return index.stored(repo, committed_only=True)
+    found = index.stored(repo, committed_only=True)
+    broken = index.invalid_paths(index.current(repo))
+    if broken:
+        known = {e.id for e in found}
+        staged = git.index_blob_ids(repo.worktree, broken)
+        contents = git.read_blobs(repo.worktree, staged.values())
+        for path, blob in staged.items():
+            try:
+                entry = parse_entry_text(contents.get(blob, b"").decode("utf-8"), path)
+            except (GitmemError, UnicodeDecodeError):
+                continue  # broken as staged too: nothing to re-check (status and check name it)
+            if entry.id not in known:
+                found.append(entry)
+    return found
 
 
 def _local(repo: RepoPaths) -> str:
@@ -277,15 +296,17 @@ def after_history_change(repo: RepoPaths, base: str | None, what: str, finishing
         entries = _entries(repo)
         before.update((e.id, e) for e in entries)
         changes = git.changes_between(repo.worktree, base, head)
-        outcomes = recheck(repo, entries, changes, Snapshot(repo, base), Snapshot(repo, head))
+        checked = [(base, o) for o in recheck(repo, entries, changes, Snapshot(repo, base), Snapshot(repo, head))]
+        checked += _merged_in(repo, base, head, entries, changes, {o.entry.id for _, o in checked})
         # The commit that removed a retired entry's subject is knowable here: the last one
-        # between base and head that touched the anchored file.
-        for i, outcome in enumerate(outcomes):
+        # between the side it was checked from and head that touched the anchored file.
+        for side, outcome in checked:
             if outcome.action == "retired" and outcome.entry.anchor and outcome.entry.revocation:
-                sha = git.git_text(repo.worktree, "log", "-1", "--format=%H", f"{base}..{head}",
+                sha = git.git_text(repo.worktree, "log", "-1", "--format=%H", f"{side}..{head}",
                                    "--", outcome.entry.anchor.path, check=False) or head
                 entry = replace(outcome.entry, revocation=replace(outcome.entry.revocation, commit=sha))
-                outcomes[i] = replace(outcome, entry=entry)
+                outcome = replace(outcome, entry=entry)
+            outcomes.append(outcome)
     if rewritten:
         done = {o.entry.id for o in outcomes}
         for outcome, was in _restorations(repo, rewritten, head):
@@ -297,6 +318,32 @@ def after_history_change(repo: RepoPaths, base: str | None, what: str, finishing
     index.current(repo)
     if outcomes or (base and base != head):  # an amend that changed no entry leaves all as it was
         _refresh_delivery(repo)
+
+
+def _merged_in(repo: RepoPaths, base: str, head: str, entries: Sequence[Entry], changes: Sequence[Change],
+               done: set[str]) -> list[tuple[str, Outcome]]:
+    """A merge commit's other parents bring entries checked only against their own side's code:
+    each is re-checked across what the merge changed from that side (the side that stayed may have
+    removed or moved its declaration)."""
+    from gitmem import git
+    from gitmem.githooks.recheck import Snapshot, recheck
+    from gitmem.githooks.review import ENTRIES_PREFIX
+
+    parents = git.git_text(repo.worktree, "rev-list", "--parents", "-n", "1", head, check=False).split()[1:]
+    if len(parents) < 2 or parents[0] != base:
+        return []
+    arrived = {c.path[len(ENTRIES_PREFIX):-len(".yaml")] for c in changes
+               if c.status in ("A", "M", "R", "C") and c.path.startswith(ENTRIES_PREFIX) and c.path.endswith(".yaml")}
+    found: list[tuple[str, Outcome]] = []
+    for side in parents[1:]:
+        theirs = [e for e in entries if e.id in arrived and e.id not in done and e.active and e.anchor]
+        if not theirs:
+            break
+        after_side = git.changes_between(repo.worktree, side, head)
+        for outcome in recheck(repo, theirs, after_side, Snapshot(repo, side), Snapshot(repo, head)):
+            found.append((side, outcome))
+            done.add(outcome.entry.id)
+    return found
 
 
 def _commit_outcomes(repo: RepoPaths, outcomes: Sequence[Outcome], before: Mapping[str, Entry], head: str,

@@ -98,7 +98,9 @@ def rebuild(repo: RepoPaths, previous: dict[str, Any] | None = None,
     index["anchored"] = files_anchored
     try:
         fastjson.write_file(os.path.join(state_dir(repo), INDEX_FILE), index)
-        anchored = sorted(files_anchored)
+        # An entry file that does not parse may be anchored anywhere (its staged version is
+        # re-checked): every commit starts the re-check while one is left so.
+        anchored = sorted(files_anchored) + (["."] if any("error" in f for f in files.values()) else [])
         # Sourced by the pre-commit stub: `set -- ':(literal)path' ...` needs no process to read.
         quoted = " ".join("'" + (":(literal)" + p).replace("'", "'\\''") + "'" for p in anchored)
         write_atomic(os.path.join(state_dir(repo), ANCHORED_PATHS_FILE), f"set -- {quoted}\n")
@@ -156,6 +158,11 @@ def stored(repo: RepoPaths, active_only: bool = False, committed_only: bool = Fa
 
 def errors(index: dict[str, Any]) -> list[dict[str, Any]]:
     return [f["error"] for f in index.get("files", {}).values() if "error" in f]
+
+
+def invalid_paths(index: dict[str, Any]) -> list[str]:
+    """Repository-relative paths of the entry files that do not parse."""
+    return [f".gitmem/entries/{name}" for name, f in index.get("files", {}).items() if "error" in f]
 
 
 
