@@ -141,6 +141,27 @@ def test_round_trip_keeps_hand_written_comments(app_repo):
     assert app_repo.git("log", "-1", "--format=%s").startswith("gitmem: revoke law:")
 
 
+def test_revoke_and_supersede_keep_the_teams_own_fields(app_repo):
+    """Keys gitmem does not own (a reviewer, a ticket, who created it), and their comments, were
+    deleted by every rewrite; only gitmem's own fields are gitmem's to remove."""
+    path = ".gitmem/entries/20260101-00000020.yaml"
+    app_repo.write(path, "# Agreed in the 2026-01 architecture review\nid: 20260101-00000020\nkind: law\n"
+                         "body: Payments code never logs card numbers\nreviewed_by: alice   # sign-off\n"
+                         "ticket: SEC-1234\ncreated:\n  at: 2026-01-01T10:00:00Z\n  by: alice\n")
+    app_repo.commit_all("hand-written entry")
+    app_repo.gitmem("revoke", "20260101-00000020", "--reason", "moved to the PCI runbook")
+    after = app_repo.read(path)
+    for kept in ("# Agreed in the 2026-01 architecture review", "reviewed_by: alice   # sign-off",
+                 "ticket: SEC-1234", "  by: alice"):
+        assert kept in after
+    assert app_repo.entries()["20260101-00000020"]["status"] == "revoked"
+    app_repo.write(".gitmem/entries/20260101-00000021.yaml",
+                   "id: 20260101-00000021\nkind: law\nbody: use requests\nowner: api-team   # who to ask\n")
+    app_repo.commit_all("another")
+    app_repo.gitmem("add", "law", "use httpx", "--supersedes", "20260101-00000021")
+    assert "owner: api-team   # who to ask" in app_repo.read(".gitmem/entries/20260101-00000021.yaml")
+
+
 def test_supersede_keeps_both_entries(app_repo):
     old = app_repo.gitmem("add", "law", "class components for stateful UI").stdout.split()[0]
     new = app_repo.gitmem("add", "correction", "function components with hooks only",

@@ -112,14 +112,26 @@ def parse_entry_text(text: str, path: str) -> Entry:
     return entry
 
 
-def _merge(target: CommentedMap, new: dict[str, Any]) -> None:
-    """Update `target` in place so comments on untouched keys survive."""
+# gitmem's own fields, by mapping: a field of these the new version lacks is removed; any other
+# key is the team's own (a reviewer, a ticket, with its comment) and stays.
+_FIELDS = {
+    "": ("id", "kind", "status", "source", "body", "anchor", "triggers", "created", "supersedes",
+         "superseded_by", "expires", "moves", "revocation"),
+    "created": ("at", "session", "turn"),
+    "anchor": ("path", "symbol", "language", "fingerprint"),
+    "revocation": ("at", "reason", "commit"),
+}
+
+
+def _merge(target: CommentedMap, new: dict[str, Any], field: str = "") -> None:
+    """Update `target` in place so comments on untouched keys, and keys gitmem does not own, survive."""
+    owned = _FIELDS.get(field, ())
     for key in list(target):
-        if key not in new:
+        if key not in new and key in owned:
             del target[key]
     for key, value in new.items():
         if isinstance(value, dict) and isinstance(target.get(key), CommentedMap):
-            _merge(target[key], value)
+            _merge(target[key], value, key if not field else "-")
         elif target.get(key) != value or key not in target:
             target[key] = value
 
@@ -136,7 +148,7 @@ def overlay_text(text: str, changes: Mapping[str, Any]) -> str:
         raise EntryError("", None, "expected a mapping of fields at the top level")
     for key, value in changes.items():
         if isinstance(value, dict) and isinstance(doc.get(key), CommentedMap):
-            _merge(doc[key], value)
+            _merge(doc[key], value, key)
         elif key not in doc or doc.get(key) != value:
             doc[key] = value
     out = io.StringIO()
