@@ -189,7 +189,9 @@ def test_existing_user_hook_still_runs_and_can_still_block(repo):
 
 
 def test_husky_style_hooks_path_inside_the_repository(repo):
-    # husky v9 layout: core.hooksPath=.husky/_ holds shims that find .husky/<hook> from $0
+    # husky v9 layout: core.hooksPath=.husky/_ holds shims that find .husky/<hook> from $0; git
+    # ignores the folder (husky writes its .gitignore)
+    repo.write(".husky/_/.gitignore", "*\n")
     repo.write(".husky/_/h", 'n=$(basename "$0")\ns=$(dirname "$(dirname "$0")")/$n\n[ ! -f "$s" ] && exit 0\nsh -e "$s" "$@"\n')
     repo.write(".husky/_/pre-commit", '#!/usr/bin/env sh\n# husky shim\n. "$(dirname "$0")/h"\n')
     os.chmod(repo.path / ".husky/_/pre-commit", 0o755)
@@ -214,6 +216,20 @@ def test_shared_hooks_path_outside_the_repository_is_refused(repo, tmp_path):
     proc = repo.gitmem("init", check=False)
     assert proc.returncode == 1 and "core.hooksPath points outside this repository" in proc.stderr
     assert list(shared.iterdir()) == []
+
+
+def test_a_hooks_path_the_repository_tracks_is_refused(repo):
+    """Stubs naming this machine's interpreter replaced the team's committed hook (a change to
+    commit, and a pull that changes the hook failed on it)."""
+    repo.write(".githooks/pre-commit", "#!/bin/sh\necho team hook\n")
+    os.chmod(repo.path / ".githooks/pre-commit", 0o755)
+    repo.commit_all("team hooks")
+    repo.git("config", "core.hooksPath", ".githooks")
+    proc = repo.gitmem("init", check=False)
+    assert proc.returncode == 1 and "core.hooksPath points at .githooks/, whose hooks are committed" in proc.stderr
+    assert repo.read(".githooks/pre-commit") == "#!/bin/sh\necho team hook\n"
+    assert sorted(p.name for p in (repo.path / ".githooks").iterdir()) == ["pre-commit"]
+    assert "whose hooks are committed" in repo.gitmem("status").stdout
 
 
 def test_merge_retires_in_one_follow_up_commit_naming_the_removing_commit(code_repo):

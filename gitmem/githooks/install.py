@@ -58,6 +58,15 @@ def hooks_folder(repo: RepoPaths) -> Path:
             f"core.hooksPath points outside this repository ({folder}); gitmem will not install "
             "into a shared hooks folder. Unset it for this repository or add "
             "`python -m gitmem.githooks.on_commit <hook>` to your shared hooks yourself.")
+    worktree = repo.worktree.resolve()
+    if folder.is_relative_to(worktree) and git.git_text(repo.worktree, "ls-files", "--", str(folder), check=False):
+        # the team's committed hooks: stubs naming this machine's interpreter would replace them
+        # (a change to commit, and a pull that changes a hook would fail on it)
+        raise GitmemError(
+            f"core.hooksPath points at {folder.relative_to(worktree).as_posix()}/, whose hooks are committed to "
+            "this repository; gitmem will not rewrite committed files. Add "
+            "`python -m gitmem.githooks.on_commit <hook>` to those hooks yourself, or unset core.hooksPath "
+            "for this clone.")
     return folder
 
 
