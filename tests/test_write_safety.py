@@ -308,6 +308,21 @@ def test_a_writer_killed_while_committing_loses_nothing_and_commits_once(writer_
     assert project.gitmem("drain").stdout.startswith("judged 0 turns")
 
 
+def test_temporaries_a_dead_writer_left_beside_the_entries_are_removed(project):
+    """A writer killed inside its atomic write leaves `.<file>.<pid>.<hex>.tmp` in .gitmem/entries,
+    which `git add -A` would commit; the next gitmem commit removes it, unless its writer lives."""
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    stray = project.path / f".gitmem/entries/.20260101-0000aaaa.yaml.{dead}.0a1b2c3d.tmp"
+    alive = project.path / f".gitmem/entries/.20260101-0000bbbb.yaml.{os.getpid()}.0a1b2c3d.tmp"
+    stray.write_text("id: 20260101-0000aaaa\n")
+    alive.write_text("id: 20260101-0000bbbb\n")
+    gitmem_add(project, "Use tabs.")
+    assert not stray.exists() and alive.exists()
+    alive.unlink()
+    assert project.git("status", "--porcelain", "--untracked-files=all") == ""
+
+
 def test_already_recorded_is_decided_by_the_commit_not_the_work_tree(writer_project):
     project, paths = writer_project
     from gitmem.writer import turn_writer

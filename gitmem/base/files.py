@@ -109,6 +109,35 @@ def read_plain(path: str | os.PathLike[str], limit: int = MAX_REPO_FILE_BYTES, f
         os.close(fd)
 
 
+def remove_stray_temporaries(folder: str | os.PathLike[str]) -> list[str]:
+    """Remove the temporaries write_atomic left in `folder` when its process died (named
+    `.<name>.<pid>.<hex>.tmp`, the pid no longer running); the names removed."""
+    removed: list[str] = []
+    if sys.platform == "win32":  # os.kill(pid, 0) would end the process there
+        return removed
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return removed
+    for name in names:
+        parts = name.rsplit(".", 3)
+        if not (name.startswith(".") and len(parts) == 4 and parts[3] == "tmp" and parts[1].isdigit()):
+            continue
+        try:
+            os.kill(int(parts[1]), 0)
+            continue  # its writer is still at work
+        except ProcessLookupError:
+            pass
+        except OSError:
+            continue  # running, as another user
+        try:
+            os.unlink(os.path.join(folder, name))
+            removed.append(name)
+        except OSError:
+            pass
+    return removed
+
+
 def append_line(path: str | os.PathLike[str], line: str) -> None:
     """Append one line with a single write() on an O_APPEND descriptor: concurrent writers never
     interleave inside a line."""

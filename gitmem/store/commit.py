@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitmem import git
-from gitmem.base import faillog, fastjson
+from gitmem.base import faillog, fastjson, files
 from gitmem.base.files import FileLock, write_atomic
 from gitmem.base.paths import RepoPaths
 from gitmem.errors import GitmemError
@@ -842,7 +842,9 @@ def _remove_journal(repo: RepoPaths) -> None:
 
 def recover(repo: RepoPaths) -> None:
     """Finish or undo a transaction whose writer died (called holding the worktree's gitmem lock,
-    so no live writer owns the journal)."""
+    so no live writer owns the journal), and remove the temporaries a dead writer left beside the
+    entry files (`git add -A` would commit them)."""
+    files.remove_stray_temporaries(repo.entries)
     path = local(repo) / JOURNAL
     journal = fastjson.read_file(str(path))
     if not isinstance(journal, dict):
