@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import stat
 import subprocess
@@ -306,6 +307,27 @@ def test_a_writer_killed_while_committing_loses_nothing_and_commits_once(writer_
     assert not (project.path / ".git/index.lock").exists()
     assert project.git("status", "--porcelain", "--untracked-files=all") == ""
     assert project.gitmem("drain").stdout.startswith("judged 0 turns")
+
+
+@pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="needs ssh-keygen to make a signing key")
+def test_commits_are_signed_where_the_developer_signs_theirs(project, tmp_path):
+    """commit.gpgsign: gitmem's commits were unsigned on a branch whose policy is signing. They
+    are signed with the developer's key; one that cannot be signed waits pending, named."""
+    key = tmp_path / "key"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    for name, value in (("gpg.format", "ssh"), ("user.signingkey", str(key)), ("commit.gpgsign", "true")):
+        project.git("config", name, value)
+    gitmem_add(project, "Use tabs.")
+    assert "gpgsig -----BEGIN SSH SIGNATURE-----" in project.git("cat-file", "commit", "HEAD")
+    head = project.git("rev-parse", "HEAD").strip()
+    project.git("config", "user.signingkey", str(tmp_path / "no-such-key"))
+    entry, proc = gitmem_add(project, "Never log tokens.")
+    assert "pending, not committed: the commit could not be signed (commit.gpgsign is set)" in proc.stdout + proc.stderr
+    assert project.git("rev-parse", "HEAD").strip() == head
+    project.git("config", "user.signingkey", str(key))
+    gitmem_add(project, "Keep functions small.")
+    assert len(project.git("log", "--format=%H", f"{head}..HEAD").split()) == 2  # the one that waited too
+    assert entry in project.entries()
 
 
 def test_temporaries_a_dead_writer_left_beside_the_entries_are_removed(project):

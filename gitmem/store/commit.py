@@ -427,6 +427,28 @@ class _Moved(Exception):
     pass
 
 
+SIGNING_TIMEOUT_S = 120
+
+
+def _signed_commit(repo: RepoPaths, author: Any, committer: Any, message: str, tree: str, parent: str | None) -> str:
+    """The commit signed as the developer's own are (commit.gpgsign: git signs with their key and
+    program); Busy when it cannot be signed, so the entry waits pending and is tried again."""
+    env = {**os.environ, "GIT_AUTHOR_NAME": author.name, "GIT_AUTHOR_EMAIL": author.email,
+           "GIT_COMMITTER_NAME": committer.name, "GIT_COMMITTER_EMAIL": committer.email}
+    import subprocess
+
+    try:  # a signing program may ask for a passphrase: a while, not forever
+        proc = subprocess.run(["git", "commit-tree", "-S", tree, *(["-p", parent] if parent else [])],
+                              cwd=repo.worktree, input=message.encode("utf-8"), env=env, capture_output=True,
+                              timeout=SIGNING_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise Busy("the commit could not be signed in time (commit.gpgsign is set)") from None
+    if proc.returncode != 0:
+        why = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise Busy("the commit could not be signed (commit.gpgsign is set)" + (f": {why[-1]}" if why else ""))
+    return proc.stdout.decode().strip()
+
+
 def _transaction(repo: RepoPaths, change: Change, finishing: Sequence[str]) -> str | None:
     import pygit2
 
@@ -467,7 +489,10 @@ def _transaction(repo: RepoPaths, change: Change, finishing: Sequence[str]) -> s
         return None
     committer = _committer(r)
     author = pygit2.Signature(AUTHOR_NAME, committer.email)
-    new = str(r.create_commit(None, author, committer, change.message, tree_id, [parent.id] if parent else []))
+    if git.git_text(repo.worktree, "config", "--type=bool", "--get", "commit.gpgsign", check=False) == "true":
+        new = _signed_commit(repo, author, committer, change.message, str(tree_id), str(parent.id) if parent else None)
+    else:
+        new = str(r.create_commit(None, author, committer, change.message, tree_id, [parent.id] if parent else []))
 
     with _IndexLock(repo) as lock:
         reason = busy(repo, finishing, own_index_lock=True)
