@@ -94,6 +94,9 @@ def test_broken_entries_are_reported_by_file_and_field_and_never_hide_the_others
     ("id: a\nkind: law\nbody: b\nsource: robot\n", "source"),
     ("id: a\nkind: law\nbody: b\nstatus: revoked\n", "revocation"),
     ("id: a\nkind: law\nbody: b\ntriggers: [explode]\n", "triggers[0]"),
+    ("id: a\nkind: law\nbody: b\ntriggers: [{event: edit, glob: [a, b]}]\n", "triggers[0]"),
+    ("id: a\nkind: law\nbody: b\ntriggers: [[edit]]\n", "triggers[0]"),
+    ("id: a\nkind: law\nbody: 0777\n", "body"),
     ("id: a\nkind: law\nbody: b\nexpires: soon\n", "expires"),
     # dates Python reads but delivery, comparing text, would never expire or announce
     ("id: a\nkind: law\nbody: b\nexpires: '20261130'\n", "expires"),

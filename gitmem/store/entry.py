@@ -262,17 +262,19 @@ class Entry:
             if problem:
                 raise EntryError(path, "anchor.path", problem)
 
+        body = data.get("body")
+        if isinstance(body, (int, float)) and not isinstance(body, bool):  # YAML read 1.50 as 1.5, 0777 as 777
+            raise EntryError(path, "body", f"read as the number {body!r}: quote it to keep it as written")
         triggers: list[Trigger] = []
         raw_triggers = data.get("triggers") or []
         if not isinstance(raw_triggers, list):
             raise EntryError(path, "triggers", "expected a list like ['edit:src/**', 'commit']")
         for i, raw in enumerate(raw_triggers):
             try:
-                if isinstance(raw, Mapping):
-                    triggers.append(Trigger.parse(str(raw.get("event", ""))) if not raw.get("glob")
-                                    else Trigger.parse(f"{raw.get('event')}:{raw.get('glob')}"))
-                else:
-                    triggers.append(Trigger.parse(str(raw)))
+                parts = [raw.get("event", ""), raw.get("glob") or ""] if isinstance(raw, Mapping) else [raw]
+                if not all(isinstance(p, str) for p in parts):  # a list as a glob read as a character class
+                    raise ValueError("expected text like 'edit:src/**', or event and glob as text")
+                triggers.append(Trigger.parse(":".join(p for p in parts if p)))
             except ValueError as exc:
                 raise EntryError(path, f"triggers[{i}]", str(exc)) from None
 
@@ -303,7 +305,7 @@ class Entry:
         return cls(
             id=text("id", data.get("id"), required=True) or "",
             kind=choice("kind", KINDS),
-            body=(text("body", data.get("body"), required=True) or "").strip(),
+            body=(text("body", body, required=True) or "").strip(),
             source=choice("source", SOURCES, "user"),
             status=status,
             anchor=anchor,
