@@ -565,6 +565,9 @@ def status(as_json: bool) -> None:
     for error in info["invalid_entries"]:  # as EntryError says it: the field named, the path escaped
         shown = EntryError(error["path"], error.get("field"), error["message"])
         click.echo(f"invalid entry, never delivered: {shown}")
+    for entry_id, reasons in sorted(info["rules"].get("withheld", {}).items()):
+        line = "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in f"{entry_id}: {'; '.join(reasons)}")
+        click.echo(f"withheld by the gate, never delivered: {line[:200]}")
     if info["hook_errors"]:
         click.echo(f"hook errors logged: {info['hook_errors']} (see .git/gitmem/errors.log)")
     click.echo(f"gate: {gate['withheld']} withheld by the learned detector" +

@@ -71,6 +71,9 @@ def test_check_fails_on_a_hand_written_malicious_entry_and_delivery_leaves_it_ou
     assert start.active == [GOOD]
     assert "disable" not in start.text and "id_rsa" not in start.text and "sudo" not in start.text
     assert start.text.count("</gitmem-context>") == 1
+    status = gm.gitmem("status").stdout  # named, escaped, with the gate's reason
+    assert f"withheld by the gate, never delivered: {entry_id}: " in status and reason in status
+    assert "\u202e" not in status  # the developer's terminal shows hidden characters escaped
 
 
 def test_delivery_withholds_what_check_found_from_the_next_hook_call_on(gm):
