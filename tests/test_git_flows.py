@@ -220,6 +220,27 @@ def test_a_half_edited_entry_file_is_still_retired_from_its_staged_version(app_r
     assert r.git("status", "--porcelain").strip() == f"M {entry_file(entry)}"
 
 
+def test_an_amend_of_gitmems_commit_meant_for_the_developers_is_named_with_the_way_back(app_repo):
+    """gitmem committed an entry right after the developer's commit; their `--amend` then rewrote
+    gitmem's commit, not theirs. The amend says so, and its recipe folds both into theirs."""
+    r = app_repo
+    r.write("docs/index.md", "docs, teh first\n")
+    r.git("commit", "-q", "-a", "-m", "docs (typo: teh)")
+    entry = add(r, "law", "Use tabs.")
+    r.write("docs/index.md", "docs, the first\n")
+    proc = subprocess.run(["git", "commit", "-q", "-a", "--amend", "-m", "docs"], cwd=r.path,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0 and "WARNING: this amend rewrote gitmem's own commit" in proc.stderr, proc
+    recipe = proc.stderr.split("holding both: ", 1)[1].strip()
+    subprocess.run(["sh", "-c", recipe], cwd=r.path, check=True, capture_output=True)
+    assert subjects(r, 1) == ["docs"]
+    assert r.git("show", "--name-only", "--format=", "HEAD").split() == [entry_file(entry), "docs/index.md"]
+    assert r.git("status", "--porcelain") == ""
+    plain = subprocess.run(["git", "commit", "-q", "--amend", "-m", "docs, reworded"], cwd=r.path,
+                           capture_output=True, text=True)
+    assert "WARNING" not in plain.stderr  # amending one's own commit says nothing
+
+
 def test_revert_of_the_commit_that_added_a_declaration_retires(app_repo):
     r = app_repo
     r.write("src/app.py", APP + "\n\ndef h():\n    return 3\n")

@@ -455,6 +455,24 @@ def _restorations(repo: RepoPaths, rewritten: Sequence[str], head: str) -> list[
     return found
 
 
+def _warn_if_gitmems_commit_was_amended(repo: RepoPaths, pairs: Sequence[Sequence[str]]) -> None:
+    """gitmem commits on top of the developer's (an entry recorded while their editor was open is
+    committed right after theirs): an amend meant for their commit then rewrites gitmem's. Said,
+    with the way to fold both into theirs; gitmem rewrites no history of its own accord."""
+    from gitmem import git
+    from gitmem.store.commit import AUTHOR_NAME
+
+    for old, new in ((p[0], p[1]) for p in pairs):
+        author, _, subject = git.git_text(repo.worktree, "log", "-1", "--format=%an%x00%s", old,
+                                          check=False).partition("\0")
+        new_subject = git.git_text(repo.worktree, "log", "-1", "--format=%s", new, check=False)
+        if author == AUTHOR_NAME and subject.startswith("gitmem:") and not new_subject.startswith("gitmem:"):
+            print(f"gitmem: WARNING: this amend rewrote gitmem's own commit {old[:10]} ({subject!r}), which came "
+                  "after yours, not your commit: your change is in it now, under your message. To make it one "
+                  "commit of yours holding both: git reset --soft HEAD~1 && git commit --amend -C HEAD@{1}",
+                  file=sys.stderr)
+
+
 def _refresh_delivery(repo: RepoPaths) -> list[str]:
     """AGENTS.md's managed section and declaration ranges follow memory changes (see delivery.py)."""
     from gitmem.delivery.upkeep import after_memory_change
@@ -480,10 +498,12 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 commit_pending(repo, ("merge",))
         elif hook == "post-rewrite":
-            rewritten = [line.split()[1] for line in sys.stdin.read().splitlines() if len(line.split()) >= 2]
+            lines = [line.split() for line in sys.stdin.read().splitlines() if len(line.split()) >= 2]
+            rewritten = [line[1] for line in lines]
             if argv[1:2] == ["rebase"]:
                 after_history_change(repo, "ORIG_HEAD", "rebase", finishing=("rebase", "am"), rewritten=rewritten)
             else:  # an amend went through pre-commit, but against the commit it replaces
+                _warn_if_gitmems_commit_was_amended(repo, lines)
                 after_history_change(repo, None, "amend", rewritten=rewritten)
         elif hook == "post-applypatch":
             # `git am` runs no pre-commit; `git rebase --apply` runs this too, and post-rewrite after it
