@@ -277,20 +277,24 @@ def test_the_hook_stays_light_for_codex_subagent_and_gemini_events(gm):
         assert not heavy, (payload["hook_event_name"], heavy)
 
 
-def test_a_teammate_without_the_shim_reads_a_large_event_whole(gm, tmp_path):
+def test_the_hook_command_reads_a_large_event_whole_whatever_the_shim(gm, tmp_path):
     """Codex fails a hook whose stdin it cannot write ("failed to write hook stdin: Broken pipe"):
-    in a clone where nobody ran `gitmem init`, the command must still read the event, however large
+    the command must read the event whole in a clone where nobody ran `gitmem init` (no shim) and
+    where the shim's interpreter is gone (a deleted virtual environment), however large the event
     (an apply_patch of a big file is more than a pipe holds)."""
     gm.commit_all("share the hooks")
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(gm.path), str(clone)], check=True)
-    [group] = json.loads((clone / ".codex/hooks.json").read_text())["hooks"]["PreToolUse"]
-    event = json.dumps({"session_id": "x", "cwd": str(clone), "hook_event_name": "PreToolUse",
-                        "tool_name": "apply_patch", "tool_input": {"command": "+x\n" * 100_000}}).encode()
-    proc = subprocess.Popen(["sh", "-c", group["hooks"][0]["command"]], cwd=clone, stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE)
-    assert proc.stdin is not None
-    proc.stdin.write(event)  # BrokenPipeError when the command exits unread
-    proc.stdin.close()
-    assert proc.wait(timeout=30) == 0 and proc.stdout is not None and proc.stdout.read() == b""
+    shim = gm.path / ".git/gitmem/claude-hook"
+    shim.write_text("#!/nonexistent/python -IS\n" + shim.read_text().split("\n", 1)[1])
+    for root in (clone, gm.path):
+        [group] = json.loads((root / ".codex/hooks.json").read_text())["hooks"]["PreToolUse"]
+        event = json.dumps({"session_id": "x", "cwd": str(root), "hook_event_name": "PreToolUse",
+                            "tool_name": "apply_patch", "tool_input": {"command": "+x\n" * 100_000}}).encode()
+        proc = subprocess.Popen(["sh", "-c", group["hooks"][0]["command"]], cwd=root, stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE)
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(event)  # BrokenPipeError when the command exits unread
+        proc.stdin.close()
+        assert proc.wait(timeout=30) == 0 and proc.stdout.read() == b"", root
     assert not (clone / ".git/gitmem").exists()

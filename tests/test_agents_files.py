@@ -276,7 +276,8 @@ def test_gemini_cannot_write_memory_through_its_tools(gm):
                              ("run_shell_command", {"command": f"echo 'body: x' > {entry}"}),
                              # its shell tool's `directory` is where the command runs
                              ("run_shell_command", {"command": f"rm {law}.yaml", "directory": ".gitmem/entries"}),
-                             ("run_shell_command", {"command": "rm -r entries", "directory": "src/../.gitmem"})):
+                             ("run_shell_command", {"command": "rm -r entries", "directory": "src/../.gitmem"}),
+                             ("run_shell_command", {"command": f"rm {law}.yaml", "dir_path": ".gitmem/entries"})):
         answers = gemini_refusals(gm.path, tool, tool_input)
         assert [a.get("decision") for a in answers] == ["deny"], (tool, tool_input)
         assert "may not" in answers[0]["reason"] and "gitmem add" in answers[0]["reason"]

@@ -203,14 +203,66 @@ def test_a_merge_retires_an_entry_it_brings_in_whose_declaration_the_other_side_
     assert "all anchors resolve" in r.gitmem("check").stdout
 
 
+@pytest.mark.parametrize("how", ["merge concluded by git commit", "octopus after a fast-forward", "pull --rebase"])
+def test_entries_another_line_of_history_brings_in_are_re_checked_against_this_one(app_repo, tmp_path, how):
+    """The same as a merge, where the change reaches the branch otherwise: a merge stopped on a
+    conflict and concluded by `git commit` (pre-commit checks the first parent only), an octopus
+    merge whose first branch was a fast-forward, and local commits replayed onto an upstream that
+    brought the entry (`git pull --rebase`)."""
+    r = app_repo
+    if how == "pull --rebase":
+        upstream = tmp_path / "upstream"
+        subprocess.run(["git", "clone", "-q", "--bare", str(r.path), str(upstream)], check=True)
+        r.git("remote", "add", "origin", str(upstream))
+        r.git("fetch", "-q", "origin")
+        r.git("branch", "-q", "--set-upstream-to", "origin/main")
+        teammate = tmp_path / "teammate"
+        subprocess.run(["git", "clone", "-q", str(upstream), str(teammate)], check=True)
+        from conftest import GitRepo
+        mate = GitRepo(teammate)
+        mate.git("config", "user.name", "T")
+        mate.git("config", "user.email", "t@example.com")
+        mate.gitmem("init")
+        entry = add(mate, "hazard", "g is slow", "src/app.py::g")
+        mate.git("push", "-q", "origin", "main")
+        drop_g_without_hooks(r, "drop g here")
+        r.git("pull", "-q", "--rebase")
+    else:
+        r.git("switch", "-q", "-c", "feature")
+        entry = add(r, "hazard", "g is slow", "src/app.py::g")
+        r.write("docs/index.md", "feature docs\n")
+        r.git("commit", "-q", "-a", "-m", "feature docs")
+        r.git("switch", "-q", "main")
+        drop_g_without_hooks(r, "drop g")
+        if how == "octopus after a fast-forward":
+            r.git("switch", "-q", "-c", "ahead")
+            r.write("NOTES.md", "notes\n")
+            r.git("add", "NOTES.md")
+            r.git("commit", "-q", "-m", "ahead")
+            r.git("switch", "-q", "main")
+            r.git("merge", "-q", "--no-edit", "ahead", "feature")
+        else:
+            r.write("docs/index.md", "main docs\n")
+            r.git("commit", "-q", "-a", "-m", "main docs")
+            r.git("merge", "-q", "--no-edit", "feature", check=False)  # stops on the docs conflict
+            r.write("docs/index.md", "both docs\n")
+            r.git("add", "docs/index.md")
+            r.git("commit", "-q", "--no-edit")
+    assert subjects(r, 1)[0].startswith("gitmem: re-check anchors after")
+    assert status_at(r, entry) == "revoked"
+    assert r.git("status", "--porcelain") == ""
+
+
 def test_a_half_edited_entry_file_is_still_retired_from_its_staged_version(app_repo):
     """The developer left an entry file mid-edit (it does not parse); the commit that removes its
     declaration retired nothing, silently (its anchored file was not even on the list the stub
     reads). The staged version is retired; the unstaged draft is left as it is, with a warning."""
     r = app_repo
     entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    add(r, "law", "The docs index stays one page.", "docs/index.md")  # the quick check's list is not empty
     draft = r.read(entry_file(entry)).replace("body: g is slow", "body: [g is slow, WIP")
     r.write(entry_file(entry), draft)
+    r.gitmem("status")  # the compiled index now knows the draft (any hook call or command does that)
     r.write("src/app.py", WITHOUT_G)
     r.git("add", "src/app.py")
     proc = subprocess.run(["git", "commit", "-q", "-m", "drop g"], cwd=r.path, capture_output=True, text=True)
@@ -218,6 +270,12 @@ def test_a_half_edited_entry_file_is_still_retired_from_its_staged_version(app_r
     assert status_at(r, entry) == "revoked"
     assert r.read(entry_file(entry)) == draft
     assert r.git("status", "--porcelain").strip() == f"M {entry_file(entry)}"
+    # An entry invalid as committed has no staged version to fall back on: commits stay quick.
+    r.git("add", entry_file(entry))
+    r.git("commit", "-q", "--no-verify", "-m", "commit the broken draft")
+    r.write("docs/index.md", "docs, again\n")
+    r.git("commit", "-q", "-a", "-m", "docs")
+    assert "'.'" not in (r.path / ".git/gitmem/anchored-paths.sh").read_text()
 
 
 def test_an_amend_of_gitmems_commit_meant_for_the_developers_is_named_with_the_way_back(app_repo):

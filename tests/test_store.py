@@ -105,6 +105,8 @@ def test_broken_entries_are_reported_by_file_and_field_and_never_hide_the_others
     ("id: a\nkind: law\nbody: b\nstatus: revoked\nrevocation: {at: sometime in 2020, reason: x}\n",
      "revocation.at"),
     ("id: a\nkind: law\nbody: b\ncreated: {at: yesterday}\n", "created.at"),
+    ("id: a\nkind: law\nbody: b\ncreated: {at: '2026-12-03 21:00:00'}\n", "created.at"),
+    ("id: a\nkind: law\nbody: b\ncreated: {at: '2026-12-03T23:00:00-05:00'}\n", "created.at"),
     ("id: a\nkind: law\nbody: b\nanchor: {symbol: x}\n", "anchor.path"),
     ("id: a\nkind: law\nbody: b\ncreated: {turn: three}\n", "created.turn"),
     ("id: b\nkind: law\nbody: b\n", "id"),
@@ -119,7 +121,7 @@ def test_schema_violations_name_the_field(text, field):
 
 def test_dates_in_entries_and_at_add_are_one_spelling_of_iso_8601(app_repo):
     for good in ("id: a\nkind: law\nbody: b\nexpires: 2026-11-30\ncreated: {at: 2026-01-01T10:00:00Z}\n",
-                 "id: a\nkind: law\nbody: b\nexpires: '2026-11-30T00:00:00+01:00'\n"
+                 "id: a\nkind: law\nbody: b\nexpires: '2026-11-30T00:00:00+00:00'\n"
                  "status: revoked\nrevocation: {at: 2026-01-01 10:00:00+00:00, reason: x}\n"):
         assert parse_entry_text(good, ".gitmem/entries/a.yaml").id == "a"
     for bad in ("20261130", "2026-W48-1"):

@@ -339,10 +339,19 @@ def test_temporaries_a_dead_writer_left_beside_the_entries_are_removed(project):
     alive = project.path / f".gitmem/entries/.20260101-0000bbbb.yaml.{os.getpid()}.0a1b2c3d.tmp"
     stray.write_text("id: 20260101-0000aaaa\n")
     alive.write_text("id: 20260101-0000bbbb\n")
+    # names a pull request can commit: no pid this system has, or a tracked file (never removed)
+    planted = [project.path / ".gitmem/entries/.a.yaml.99999999999999999999.0a1b2c3d.tmp",
+               project.path / ".gitmem/entries/.b.yaml.\u00b2.0a1b2c3d.tmp",
+               project.path / f".gitmem/entries/.c.yaml.{dead}.0a1b2c3d.tmp"]
+    for path in planted:
+        path.write_text("x\n")
+    project.git("add", "-f", "--", *(str(p) for p in planted))
+    project.git("commit", "-q", "--no-verify", "-m", "planted names")
     gitmem_add(project, "Use tabs.")
-    assert not stray.exists() and alive.exists()
+    assert not stray.exists() and alive.exists() and all(p.exists() for p in planted)
     alive.unlink()
     assert project.git("status", "--porcelain", "--untracked-files=all") == ""
+    gitmem_add(project, "Never log tokens.")  # a later commit, too
 
 
 def test_already_recorded_is_decided_by_the_commit_not_the_work_tree(writer_project):

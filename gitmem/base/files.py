@@ -109,33 +109,28 @@ def read_plain(path: str | os.PathLike[str], limit: int = MAX_REPO_FILE_BYTES, f
         os.close(fd)
 
 
-def remove_stray_temporaries(folder: str | os.PathLike[str]) -> list[str]:
-    """Remove the temporaries write_atomic left in `folder` when its process died (named
-    `.<name>.<pid>.<hex>.tmp`, the pid no longer running); the names removed."""
-    removed: list[str] = []
+def stray_temporaries(folder: str | os.PathLike[str]) -> list[str]:
+    """The temporaries write_atomic left in `folder` when its process died: named
+    `.<name>.<pid>.<8 hex>.tmp`, the pid no longer running. Never raises."""
+    found: list[str] = []
     if sys.platform == "win32":  # os.kill(pid, 0) would end the process there
-        return removed
+        return found
     try:
         names = os.listdir(folder)
     except OSError:
-        return removed
+        return found
     for name in names:
         parts = name.rsplit(".", 3)
-        if not (name.startswith(".") and len(parts) == 4 and parts[3] == "tmp" and parts[1].isdigit()):
+        if not (name.startswith(".") and len(parts) == 4 and parts[3] == "tmp" and len(parts[2]) == 8
+                and parts[1].isascii() and parts[1].isdigit() and 0 < len(parts[1]) <= 9):
             continue
         try:
             os.kill(int(parts[1]), 0)
-            continue  # its writer is still at work
         except ProcessLookupError:
-            pass
-        except OSError:
-            continue  # running, as another user
-        try:
-            os.unlink(os.path.join(folder, name))
-            removed.append(name)
-        except OSError:
-            pass
-    return removed
+            found.append(name)
+        except (OSError, ValueError, OverflowError):
+            pass  # running (as another user), or no pid this system has
+    return found
 
 
 def append_line(path: str | os.PathLike[str], line: str) -> None:

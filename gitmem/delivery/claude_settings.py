@@ -32,7 +32,7 @@ SHIM_MARKER = "gitmem/claude-hook"
 TIMEOUT_S = 10
 COMMAND = ('h="$CLAUDE_PROJECT_DIR/.git/gitmem/claude-hook"; [ -x "$h" ] || h="$(git -C "$CLAUDE_PROJECT_DIR" '
            'rev-parse --path-format=absolute --git-common-dir 2>/dev/null)/gitmem/claude-hook"; '
-           'if [ -x "$h" ]; then "$h" 2>/dev/null; else cat >/dev/null; fi; exit 0')
+           '[ -x "$h" ] && "$h" 2>/dev/null; cat >/dev/null; exit 0')
 # (event, matcher); None: the event takes no matcher.
 HOOKS = (
     ("SessionStart", None),

@@ -55,8 +55,8 @@ def _fresh(index: dict[str, Any], worktree: str) -> bool:
 def _anchors(worktree: str, local_state: str) -> dict[str, list[str]] | None:
     """{file: [symbols]} of the active committed entries, from this worktree's compiled index."""
     index = fastjson.read_file(os.path.join(local_state, "index.json"))
-    if not isinstance(index, dict) or not _fresh(index, worktree):
-        return None
+    if not isinstance(index, dict) or not _fresh(index, worktree) or index.get("half_edited"):
+        return None  # (an entry left half-edited: its staged version's anchor is not listed)
     anchored = index.get("anchored")  # gitmem.store.index.anchored_files
     return anchored if isinstance(anchored, dict) else None
 

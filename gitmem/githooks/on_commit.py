@@ -179,6 +179,10 @@ def post_commit(repo: RepoPaths) -> None:
         series = (repo.git_dir / "sequencer").exists()
         after_history_change(repo, git.rev_parse(repo.worktree, "HEAD~1"), picked,
                              finishing=PICKING[:2] if series else PICKING)
+    elif git.rev_parse(repo.worktree, "HEAD^2"):
+        # A merge concluded by `git commit` (after conflicts, or --no-commit): pre-commit checked
+        # it against the first parent only; what the other parents bring is checked here.
+        after_history_change(repo, git.rev_parse(repo.worktree, "HEAD^1"), "merge", finishing=("merge",))
     else:
         commit_pending(repo)
 
@@ -297,7 +301,7 @@ def after_history_change(repo: RepoPaths, base: str | None, what: str, finishing
         before.update((e.id, e) for e in entries)
         changes = git.changes_between(repo.worktree, base, head)
         checked = [(base, o) for o in recheck(repo, entries, changes, Snapshot(repo, base), Snapshot(repo, head))]
-        checked += _merged_in(repo, base, head, entries, changes, {o.entry.id for _, o in checked})
+        checked += _brought_in(repo, base, head, entries, changes, {o.entry.id for _, o in checked}, rewritten)
         # The commit that removed a retired entry's subject is knowable here: the last one
         # between the side it was checked from and head that touched the anchored file.
         for side, outcome in checked:
@@ -320,22 +324,29 @@ def after_history_change(repo: RepoPaths, base: str | None, what: str, finishing
         _refresh_delivery(repo)
 
 
-def _merged_in(repo: RepoPaths, base: str, head: str, entries: Sequence[Entry], changes: Sequence[Change],
-               done: set[str]) -> list[tuple[str, Outcome]]:
-    """A merge commit's other parents bring entries checked only against their own side's code:
-    each is re-checked across what the merge changed from that side (the side that stayed may have
-    removed or moved its declaration)."""
+def _brought_in(repo: RepoPaths, base: str, head: str, entries: Sequence[Entry], changes: Sequence[Change],
+                done: set[str], rewritten: Sequence[str]) -> list[tuple[str, Outcome]]:
+    """Entries that came from another line of history were checked only against that side's code:
+    a merge's other parents (an octopus may have fast-forwarded to its first), or the upstream a
+    rebase replayed local commits onto (`git pull --rebase`). Each entry the change brought in is
+    re-checked across what changed from its side to `head` (the side that stayed may have removed
+    or moved its declaration)."""
     from gitmem import git
     from gitmem.githooks.recheck import Snapshot, recheck
     from gitmem.githooks.review import ENTRIES_PREFIX
 
     parents = git.git_text(repo.worktree, "rev-list", "--parents", "-n", "1", head, check=False).split()[1:]
-    if len(parents) < 2 or parents[0] != base:
-        return []
+    if len(parents) >= 2:
+        sides = [p for p in parents if p != base]
+    elif rewritten:
+        onto = git.rev_parse(repo.worktree, f"{rewritten[0]}~1")
+        sides = [onto] if onto and onto != base else []
+    else:
+        sides = []
     arrived = {c.path[len(ENTRIES_PREFIX):-len(".yaml")] for c in changes
                if c.status in ("A", "M", "R", "C") and c.path.startswith(ENTRIES_PREFIX) and c.path.endswith(".yaml")}
     found: list[tuple[str, Outcome]] = []
-    for side in parents[1:]:
+    for side in sides:
         theirs = [e for e in entries if e.id in arrived and e.id not in done and e.active and e.anchor]
         if not theirs:
             break

@@ -115,9 +115,11 @@ def denial(tool: object, tool_input: object, worktree: str, cwd: str | None = No
         return None
     if tool in SHELL_TOOLS:
         command = tool_input.get("command")
-        folder = tool_input.get("directory")  # Gemini CLI runs the command there (relative to the project)
-        if isinstance(folder, str) and folder.strip():
-            base = os.path.normpath(os.path.join(base, os.path.expanduser(folder.strip())))
+        for key in ("dir_path", "directory"):  # Gemini CLI runs the command there (relative to the project)
+            folder = tool_input.get(key)
+            if isinstance(folder, str) and folder.strip():
+                base = os.path.normpath(os.path.join(base, os.path.expanduser(folder.strip())))
+                break
         if isinstance(command, str) and command.strip():
             return command_denial(command, base, roots)
     return None

@@ -57,7 +57,7 @@ from typing import TYPE_CHECKING, Any
 from gitmem import git
 from gitmem.base import faillog, fastjson, files
 from gitmem.base.files import FileLock, write_atomic
-from gitmem.base.paths import RepoPaths
+from gitmem.base.paths import ENTRIES_DIR, RepoPaths
 from gitmem.errors import GitmemError
 from gitmem.store import pending
 
@@ -869,7 +869,7 @@ def recover(repo: RepoPaths) -> None:
     """Finish or undo a transaction whose writer died (called holding the worktree's gitmem lock,
     so no live writer owns the journal), and remove the temporaries a dead writer left beside the
     entry files (`git add -A` would commit them)."""
-    files.remove_stray_temporaries(repo.entries)
+    _remove_stray_temporaries(repo)
     path = local(repo) / JOURNAL
     journal = fastjson.read_file(str(path))
     if not isinstance(journal, dict):
@@ -891,6 +891,21 @@ def recover(repo: RepoPaths) -> None:
     elif ours:
         _unlink_if_ours(lock, inode)
     path.unlink()
+
+
+def _remove_stray_temporaries(repo: RepoPaths) -> None:
+    """What a writer killed inside its atomic write left beside the entries, never a file git
+    tracks (a pull request can commit any name)."""
+    stray = files.stray_temporaries(repo.entries)
+    if not stray:
+        return
+    rels = [f"{ENTRIES_DIR}/{name}" for name in stray]
+    listed = git.git_text(repo.worktree, "ls-files", "-z", "--", *(f":(literal){r}" for r in rels), check=False)
+    tracked = set(listed.split("\0"))
+    for rel in rels:
+        if rel not in tracked:
+            with contextlib.suppress(OSError):
+                (repo.worktree / rel).unlink()
 
 
 def _ensure_index(repo: RepoPaths, journal: Mapping[str, Any]) -> None:

@@ -17,9 +17,10 @@ from typing import Any
 
 from gitmem.errors import EntryError
 
-# A day, or a moment of it: delivery compares these as text (expiry by day, announcements by time),
-# so only this one spelling of ISO 8601 is accepted (Python also reads 20261201 and 2026-W48-1).
-_STAMP = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?")
+# A day, or a moment of it in UTC: delivery compares these as text (expiry by day, announcements by
+# time), so only this one spelling of ISO 8601 is accepted (Python also reads 20261201, 2026-W48-1,
+# other offsets and a space for the T, each of which would compare wrongly).
+_STAMP = re.compile(r"\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|\+00:00)?)?")
 
 
 def date_problem(value: str) -> str | None:
@@ -30,7 +31,7 @@ def date_problem(value: str) -> str | None:
             return None
         except ValueError:
             pass
-    return f"{value!r} is not a date (YYYY-MM-DD, optionally with a time: YYYY-MM-DDTHH:MM:SSZ)"
+    return f"{value!r} is not a date (YYYY-MM-DD, optionally with a time in UTC: YYYY-MM-DDTHH:MM:SSZ)"
 
 KINDS = ("law", "hazard", "ritual", "correction", "open_loop")
 SOURCES = ("user", "agent")

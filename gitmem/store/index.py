@@ -96,17 +96,34 @@ def rebuild(repo: RepoPaths, previous: dict[str, Any] | None = None,
     }
     files_anchored = anchored_files(entries(index, committed_only=True))  # what the commit hooks re-check
     index["anchored"] = files_anchored
+    index["half_edited"] = _half_edited(repo, [f"{ENTRIES_DIR}/{n}" for n, f in files.items() if "error" in f])
     try:
         fastjson.write_file(os.path.join(state_dir(repo), INDEX_FILE), index)
-        # An entry file that does not parse may be anchored anywhere (its staged version is
+        # An entry file left half-edited may be anchored anywhere (its staged version is
         # re-checked): every commit starts the re-check while one is left so.
-        anchored = sorted(files_anchored) + (["."] if any("error" in f for f in files.values()) else [])
+        anchored = sorted(files_anchored) + (["."] if index["half_edited"] else [])
         # Sourced by the pre-commit stub: `set -- ':(literal)path' ...` needs no process to read.
         quoted = " ".join("'" + (":(literal)" + p).replace("'", "'\\''") + "'" for p in anchored)
         write_atomic(os.path.join(state_dir(repo), ANCHORED_PATHS_FILE), f"set -- {quoted}\n")
     except OSError:
         pass  # a read-only state folder: the index is still right for this process
     return index
+
+
+def _half_edited(repo: RepoPaths, invalid: list[str]) -> bool:
+    """Whether an entry file that does not parse differs from its staged version (one the
+    developer is editing, whose staged version the commit hooks re-check instead). An invalid
+    file as committed has nothing to fall back on: it costs no commit a re-check."""
+    if not invalid:
+        return False
+    import subprocess
+
+    from gitmem.git import env_without_index
+
+    env = {**env_without_index(), "GIT_INDEX_FILE": os.path.join(os.fspath(repo.git_dir), "index")}
+    done = subprocess.run(["git", "diff-files", "--quiet", "--", *(f":(literal){p}" for p in invalid)],
+                          cwd=repo.worktree, env=env, stdin=subprocess.DEVNULL, capture_output=True)
+    return done.returncode == 1
 
 
 def anchored_files(entries: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:

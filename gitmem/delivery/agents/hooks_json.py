@@ -26,8 +26,10 @@ from gitmem.delivery.claude_settings import (
 
 # POSIX shell: Codex runs hooks with `$SHELL -lc`, Gemini CLI through its platform shell; on native
 # Windows both use PowerShell (Codex's `commandWindows` would replace the command there): it fails there.
+# The event is always read whole (`cat`): Codex fails a hook whose input it cannot write, and the
+# shim may be absent (a clone without `gitmem init`), its interpreter gone, or the event too large.
 COMMAND = ('h="$(git rev-parse --path-format=absolute --git-common-dir 2>/dev/null)/gitmem/claude-hook"; '
-           'if [ -x "$h" ]; then "$h" 2>/dev/null; else cat >/dev/null; fi; exit 0')
+           '[ -x "$h" ] && "$h" 2>/dev/null; cat >/dev/null; exit 0')
 
 Settings = dict[str, Any]
 Group = tuple[str, str | None, dict[str, Any]]  # (event, matcher, hook handler)
