@@ -52,10 +52,21 @@ def _referent() -> re.Pattern[str]:
     return re.compile(r"(?i)^(?:" + "|".join(re.escape(o).replace(r"\ ", r"\s+") for o in openers) + r")\b")
 
 
+# A prohibition whose object is a bare pronoun ("never extend this, …", "nothing should publish to
+# it anymore"): the pronoun is followed by punctuation, the end or a preposition, never a noun of
+# its own ("don't use these helpers" says what it is about).
+_BARE_OBJECT = re.compile(
+    r"(?i)^(?:please\s+)?(?:never|don'?t|do\s+not|avoid|stop|nothing\s+should|no\s+one\s+should|nobody\s+should)"
+    r"(?:\s+[\w'-]+){0,3}?\s+(?:it|this|them|those|these)"
+    r"(?=\s*(?:$|[.,;:!?)]|[-\u2013\u2014]|(?:for|in|from|to|by|on|with|anymore|again|unless|when|if|outside|except|at|"
+    r"directly|any\s+more)\b))")
+
+
 def needs_referent(sentence: str) -> bool:
-    """Whether `sentence` opens with a pronoun whose referent is in the sentence before it
-    ("Don't use it in anything new"): alone it would not say what it is about."""
-    return bool(_referent().match(strip_lead_in(sentence.strip())))
+    """Whether `sentence` leans on a pronoun whose referent is in the sentence before it ("Don't
+    use it in anything new", "never extend this"): alone it would not say what it is about."""
+    text = strip_lead_in(sentence.strip())
+    return bool(_referent().match(text) or _BARE_OBJECT.match(text))
 
 
 @functools.cache
@@ -72,8 +83,23 @@ def announces_change(sentence: str) -> bool:
 
 def not_typed(message: str) -> bool:
     """A message that hands over text the developer did not write (an approved plan, a caveat)."""
-    head = message.lstrip()[:200]
-    return any(head.startswith(opener) for opener in _data()["not_typed_openers"])
+    head = message.lstrip()[:200].lower()
+    return any(head.startswith(opener.lower()) for opener in _data()["not_typed_openers"])
+
+
+@functools.cache
+def _proposal() -> re.Pattern[str]:
+    openers = sorted(_data()["proposal_openers"], key=len, reverse=True)
+    return re.compile(r"(?i)^(?:" + "|".join(re.escape(o).replace(r"\ ", r"\s+") for o in openers) + r")\s*")
+
+
+def strip_proposal(body: str) -> str:
+    """An agent's proposal the developer made a rule, without the framing of a proposal ("I'd
+    suggest we always set a timeout" -> "always set a timeout"); an exact substring still."""
+    rest = body
+    while (match := _proposal().match(rest)) and len(rest) - match.end() >= 8:  # "One thought: we could …"
+        rest = rest[match.end():]
+    return rest
 
 
 def trigger_clause(body: str) -> str:
@@ -84,8 +110,9 @@ def trigger_clause(body: str) -> str:
     if match is None:
         return ""
     start = match.start()
-    # The trigger's own first words ("whenever you add") are never the follow-up.
-    skip = re.match(r"\s*(?:\S+\s+){0,2}\S+", body[match.end():])
+    # The trigger's own first words ("whenever you add", "when adding") are never the follow-up;
+    # past them, or past punctuation, the follow-up may start ("before every release run ...").
+    skip = re.match(r"\s*(?:(?:you|we|i|someone|somebody|anyone|they|people)\s+)?[^\s,;:]+", body[match.end():], re.I)
     earliest = match.end() + (skip.end() if skip else 0)
     lowered = body.lower()
     ends = [i for marker in _data()["ritual_follow_up"] if (i := lowered.find(marker, earliest)) >= 0]

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from gitmem.base.paths import RepoPaths
 from gitmem.judge import bodies
-from gitmem.judge.words import content_words, subject_words, words
+from gitmem.judge.words import content_words, stems, subject_words, words
 from gitmem.store.entry import KINDS, Anchor, Entry
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ def support(body: str, session_text: str) -> float:
 
 
 def near_duplicate(a: str, b: str) -> bool:
-    wa, wb = content_words(a), content_words(b)
+    wa, wb = stems(content_words(a)), stems(content_words(b))
     if not wa or not wb:
         return a.strip().lower() == b.strip().lower()
     shared = len(wa & wb)
@@ -51,7 +51,7 @@ def near_duplicate(a: str, b: str) -> bool:
 
 
 def subject_overlap(a: str, b: str) -> float:
-    sa, sb = subject_words(a), subject_words(b)
+    sa, sb = stems(subject_words(a)), stems(subject_words(b))
     if not sa or not sb:
         return 0.0
     return len(sa & sb) / min(len(sa), len(sb))
@@ -65,9 +65,11 @@ def superseded(body: str, kind: str, stored: Iterable[Entry]) -> tuple[str, ...]
     for entry in stored:
         if not entry.active:
             continue
-        shared = subject_words(body) & subject_words(entry.body)
+        shared = stems(subject_words(body)) & stems(subject_words(entry.body))
         overlap = subject_overlap(body, entry.body)
-        strong = len(shared) >= 2 or any(_identifier_like(w) for w in shared)
+        # one shared word is enough only when it is the same identifier-like word, as written
+        exact = subject_words(body) & subject_words(entry.body)
+        strong = len(shared) >= 2 or any(_identifier_like(w) for w in exact)
         if overlap >= SUPERSEDE_OVERLAP and strong and (best is None or overlap > best[0]):
             best = (overlap, entry.id)
     return (best[1],) if best else ()
@@ -181,16 +183,18 @@ def finalize(repo: RepoPaths, packet: Packet, raw: Sequence[tuple[str, str, str,
             source = "user"  # the user said it, whatever the proposal claimed
         elif source != "agent" or body not in packet.assistant:
             continue  # not a copy of anything said in the session
+        else:
+            body = bodies.strip_proposal(body)
         if support(body, session) < MIN_SUPPORT:
             continue
         if any(near_duplicate(body, c.body) for c in accepted):
             continue
-        if any(e.active and near_duplicate(body, e.body) for e in stored):
-            continue
+        replaces = superseded(body, kind, stored)
+        if any(e.active and e.id not in replaces and near_duplicate(body, e.body) for e in stored):
+            continue  # a restatement of a stored entry; a correction of one replaces it instead
         # A ritual is anchored by what its trigger names, never by the file it names as the work.
         named = bodies.trigger_clause(body) if kind == "ritual" else body
         anchor = anchor_named(repo, named, packet.files_modified) if packet.files_modified and named else None
-        accepted.append(Candidate(kind, source, body, str(anchor) if anchor else None,
-                                  superseded(body, kind, stored), score, anchor))
+        accepted.append(Candidate(kind, source, body, str(anchor) if anchor else None, replaces, score, anchor))
     order = {c.body: (packet.user + packet.assistant).find(c.body) for c in accepted}
     return sorted(accepted, key=lambda c: order[c.body])

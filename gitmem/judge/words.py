@@ -26,6 +26,22 @@ def words(text: str) -> list[str]:
     return _TOKEN.findall(text.lower().replace("’", "'"))
 
 
+def stem(word: str) -> str:
+    """A crude common form, so "installs", "installing" and "install" compare alike when entries
+    are compared with each other; identifiers (with digits, dots, underscores) stay as written."""
+    if not word.isalpha():
+        return word
+    for suffix in ("ing", "ed", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
+            word = word[: -len(suffix)]
+            break
+    return word[:-1] if word.endswith("e") and len(word) > 3 else word
+
+
+def stems(text_words: set[str]) -> set[str]:
+    return {stem(w) for w in text_words}
+
+
 def content_words(text: str) -> set[str]:
     return {w for w in words(text) if w not in STOPWORDS and len(w) > 1}
 
