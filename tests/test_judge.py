@@ -343,6 +343,71 @@ def test_lead_ins_are_left_out_of_the_body(typed, body):
     assert body in typed  # still an exact substring of what was typed
 
 
+@pytest.mark.parametrize(("typed", "body"), [
+    ("quick heads up: the geoip db in data/ is licensed, never commit an updated copy",
+     "the geoip db in data/ is licensed, never commit an updated copy"),
+    ("PSA: dont bump pydantic, we're stuck on v1", "dont bump pydantic, we're stuck on v1"),
+    ("two things going forward: never import from src/legacy in new modules.",
+     "never import from src/legacy in new modules."),
+    ("again: pagination params are always `limit` and `cursor`", "pagination params are always `limit` and `cursor`"),
+    ("just fyi, all api errors must go through ApiError", "all api errors must go through ApiError"),
+])
+def test_more_lead_ins_are_left_out(typed, body):
+    from gitmem.judge.bodies import strip_lead_in
+
+    assert strip_lead_in(typed) == body
+
+
+@pytest.mark.parametrize(("sentence", "leans"), [
+    ("never extend this, new auth code goes in src/auth/tokens.py", True),
+    ("nothing should publish to it anymore.", True),
+    ("those are frozen, no changes to them unless a customer escalates", True),
+    ("never rely on it for anything security related", True),
+    ("avoid it for new code", True),
+    ("don't use these helpers in new code", False),  # says what it is about
+    ("never store money as floats", False),
+])
+def test_a_prohibition_of_a_bare_pronoun_needs_the_sentence_before(sentence, leans):
+    from gitmem.judge.bodies import needs_referent
+
+    assert needs_referent(sentence) is leans
+
+
+@pytest.mark.parametrize(("ritual", "trigger"), [
+    ("before every release run tests/test_db.py against staging", "before every release"),
+    ("every time you deploy, post in #releases with the changelog from docs/endpoints.md", "every time you deploy"),
+    ("whenever you add a config key it needs a default in default_config", "whenever you add a config key"),
+    ("when adding endpoints, document them in docs/endpoints.md", "when adding endpoints"),
+])
+def test_a_rituals_trigger_ends_where_its_follow_up_starts(ritual, trigger):
+    from gitmem.judge.bodies import trigger_clause
+
+    assert trigger_clause(ritual) == trigger
+
+
+def test_handed_over_plans_and_proposal_framing():
+    from gitmem.judge.bodies import not_typed, strip_proposal
+
+    assert not_typed("implement this plan:\n- all new endpoints must be async")
+    assert strip_proposal("One thought: we could run `ruff format` in the pre-commit hook") == \
+        "run `ruff format` in the pre-commit hook"
+    assert strip_proposal("I'd suggest we always set an explicit timeout") == "always set an explicit timeout"
+    assert strip_proposal("we could") == "we could"  # never stripped to nothing
+
+
+def test_restatements_and_corrections_compare_word_forms_alike(repo):
+    stored = [entry("20260101-aaaa0002", "law", "use pnpm, not npm, for installing packages"),
+              entry("20260101-aaaa0003", "hazard", "never call sync_ledger() from a request handler")]
+    again = "use pnpm for package installs, not npm"
+    assert validate.finalize(repo, packet(again), [("law", "user", again, 0.9)], stored) == []
+    switch = "we switched to bun btw, use bun instead of pnpm for installs"
+    [found] = validate.finalize(repo, packet(switch), [("correction", "user", switch, 0.9)], stored)
+    assert found.supersedes == ("20260101-aaaa0002",)
+    unrelated = "we dont use requests anymore, httpx only"  # one shared word, in another form
+    [found] = validate.finalize(repo, packet(unrelated), [("correction", "user", unrelated, 0.9)], stored)
+    assert found.supersedes == ()
+
+
 def test_finalize_cuts_lead_ins_and_keeps_bodies_verbatim(repo):
     user = "Thanks. And heads up: the billing cron must never run twice in one hour."
     [found] = validate.finalize(repo, packet(user), [("hazard", "user", "And heads up: the billing cron must never "
