@@ -273,7 +273,10 @@ def test_a_judge_killed_mid_judgement_is_redone_and_committed_once(paths, projec
     assert project.gitmem("drain").stdout.startswith("judged 0 turns")
 
 
-def test_a_job_redone_after_its_commit_is_not_committed_twice(paths, project, tmp_path):
+def _committed_then_killed(paths, project, tmp_path) -> None:
+    """One rule's turn judged and committed by a writer that then died before marking it done."""
+    from gitmem.writer import turn_writer
+
     tp = tmp_path / "s.jsonl"
     t = Transcript(tp, SESSION, project.path)
     t.prompt("Always use UTC in the database layer.")
@@ -281,10 +284,11 @@ def test_a_job_redone_after_its_commit_is_not_committed_twice(paths, project, tm
     _hook(paths, payload("Stop", SESSION, tp, project.path))
     queue.plan(paths)
     [job] = queue.pending(paths)
-    from gitmem.writer import turn_writer
+    assert len(turn_writer.process(paths, job, KeywordJudge(paths)).recorded) == 1
 
-    first = turn_writer.process(paths, job, KeywordJudge(paths))  # committed, then "killed" before finish()
-    assert len(first.recorded) == 1
+
+def test_a_job_redone_after_its_commit_is_not_committed_twice(paths, project, tmp_path):
+    _committed_then_killed(paths, project, tmp_path)
     head = project.git("rev-parse", "HEAD")
     result = daemon.drain(paths)  # the job is still queued: it is redone
     [again] = result.outcomes
@@ -298,16 +302,7 @@ def test_a_job_redone_on_another_branch_after_its_commit_is_not_committed_twice(
     where the redone job found nothing in HEAD and committed the rule again: two entries after the
     merge. The redone job now looks on every local branch since it was queued."""
     project.git("branch", "feature")
-    tp = tmp_path / "s.jsonl"
-    t = Transcript(tp, SESSION, project.path)
-    t.prompt("Always use UTC in the database layer.")
-    t.say("OK.")
-    _hook(paths, payload("Stop", SESSION, tp, project.path))
-    queue.plan(paths)
-    [job] = queue.pending(paths)
-    from gitmem.writer import turn_writer
-
-    assert len(turn_writer.process(paths, job, KeywordJudge(paths)).recorded) == 1  # then "killed"
+    _committed_then_killed(paths, project, tmp_path)
     project.git("switch", "-q", "feature")
     [again] = daemon.drain(paths).outcomes
     assert again.recorded == [] and again.already == ["Always use UTC in the database layer."]
