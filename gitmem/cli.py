@@ -14,7 +14,7 @@ from typing import IO, TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import click
 
-from gitmem.errors import EntryError, GitmemError
+from gitmem.errors import EntryError, GitmemError, escaped
 from gitmem.store.entry import EVENTS, KINDS
 
 if TYPE_CHECKING:
@@ -566,8 +566,7 @@ def status(as_json: bool) -> None:
         shown = EntryError(error["path"], error.get("field"), error["message"])
         click.echo(f"invalid entry, never delivered: {shown}")
     for entry_id, reasons in sorted(info["rules"].get("withheld", {}).items()):
-        line = "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in f"{entry_id}: {'; '.join(reasons)}")
-        click.echo(f"withheld by the gate, never delivered: {line[:200]}")
+        click.echo(f"withheld by the gate, never delivered: {escaped(entry_id + ': ' + '; '.join(reasons))[:200]}")
     if info["hook_errors"]:
         click.echo(f"hook errors logged: {info['hook_errors']} (see .git/gitmem/errors.log)")
     click.echo(f"gate: {gate['withheld']} withheld by the learned detector" +

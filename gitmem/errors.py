@@ -11,6 +11,11 @@ class NotARepository(GitmemError):
     pass
 
 
+def escaped(text: str) -> str:
+    """`text` for a terminal: line breaks, control and invisible characters shown escaped, never raw."""
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+
+
 class EntryError(GitmemError):
     """A stored entry is unreadable or violates the schema; names file and field."""
 
@@ -18,8 +23,7 @@ class EntryError(GitmemError):
         self.path = path
         self.field = field
         self.message = message
-        # a file name can hold line breaks and control characters: shown escaped, never raw
-        shown = "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in path)
+        shown = escaped(path)  # a file name can hold line breaks and control characters
         where = f"{shown}: {field}" if field else shown
         super().__init__(f"{where}: {message}")
 

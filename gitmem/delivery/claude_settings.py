@@ -86,7 +86,7 @@ def install(repo: RepoPaths, python: str | None = None) -> list[str]:
     os.chmod(shim, 0o755)
 
     path = settings_path(repo)
-    settings, problem = _read(path)
+    settings, problem = read_settings(path)
     if problem:
         return [*done, f"left {SETTINGS_FILE} alone: {problem}; fix it and run `gitmem init` again"]
     target, refused = _target(repo, path)
@@ -105,7 +105,7 @@ def install(repo: RepoPaths, python: str | None = None) -> list[str]:
 def uninstall(repo: RepoPaths) -> list[str]:
     done: list[str] = []
     path = settings_path(repo)
-    settings, problem = _read(path)
+    settings, problem = read_settings(path)
     target, refused = _target(repo, path)
     if refused and path.exists():
         done.append(f"left {SETTINGS_FILE} alone: {refused}")
@@ -173,7 +173,7 @@ def without_gitmem_hooks(settings: Settings) -> Settings:
 
 def status(repo: RepoPaths) -> HookStatus:
     """Whether the hooks are in the settings for every event, and which interpreter the shim runs."""
-    settings, problem = _read(settings_path(repo))
+    settings, problem = read_settings(settings_path(repo))
     hooks = found if isinstance(found := settings.get("hooks"), dict) else {}
     events = [e for e, m in HOOKS if any(_installed(g, m) for g in _groups(hooks, e))]
     altered = [e for e, _ in HOOKS if e not in events and any(has_gitmem_hook(g) for g in _groups(hooks, e))]
@@ -345,7 +345,8 @@ def _strip(groups: list[object]) -> list[object]:
     return kept
 
 
-def _read(path: Path) -> tuple[Settings, str | None]:
+def read_settings(path: Path) -> tuple[Settings, str | None]:
+    """A settings file's JSON object ({} when absent), or {} and why it cannot be read or used."""
     try:
         return parse_settings(read_plain(path) if path.exists() else None)
     except OSError as exc:

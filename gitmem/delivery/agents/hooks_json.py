@@ -20,6 +20,7 @@ from gitmem.delivery.agents import owned
 from gitmem.delivery.claude_settings import (
     has_gitmem_hook,
     parse_settings,
+    read_settings,
     with_groups,
     without_gitmem_hooks,
 )
@@ -46,17 +47,10 @@ def with_hooks(settings: Settings, groups: list[Group]) -> Settings | None:
 
 
 def installed_events(repo: RepoPaths, rel: str) -> list[str]:
-    settings, _ = _read(repo, rel)
+    settings, _ = read_settings(repo.worktree / rel)
     hooks = found if isinstance(found := settings.get("hooks"), dict) else {}
     return sorted(e for e, groups in hooks.items()
                   if isinstance(groups, list) and any(has_gitmem_hook(g) for g in groups))
-
-
-def _read(repo: RepoPaths, rel: str) -> tuple[dict[str, Any], str | None]:
-    try:
-        return parse_settings(owned.read(repo, rel))
-    except OSError as exc:
-        return {}, f"it cannot be read ({exc.strerror})"
 
 
 class HookFileStatus(TypedDict):
@@ -69,7 +63,7 @@ class HookFileStatus(TypedDict):
 def status(repo: RepoPaths, rel: str, groups: list[Group]) -> HookFileStatus:
     """Which of gitmem's hooks `rel` holds exactly as `install` writes them. A command that merely
     names the shim (one a pull request rewrote to run something else first) is not gitmem's."""
-    settings, problem = _read(repo, rel)
+    settings, problem = read_settings(repo.worktree / rel)
     hooks = found if isinstance(found := settings.get("hooks"), dict) else {}
     exact, missing, altered = [], [], []
     for event, matcher, handler in groups:
