@@ -519,7 +519,8 @@ def _denied(payload: Payload, where: tuple[str, str, str]) -> str | None:
         tool = GEMINI_TOOLS.get(tool) if isinstance(tool, str) else None
     elif payload["hook_event_name"] != "PreToolUse":
         return None
-    return readonly.denial(tool, payload.get("tool_input"), where[0], _text(payload.get("cwd")), where[1:])
+    return readonly.denial(tool, payload.get("tool_input"), where[0], _text(payload.get("cwd")), where[1:],
+                           _text(payload.get("transcript_path")))
 
 
 def _text(value: object) -> str | None:

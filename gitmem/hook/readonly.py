@@ -20,8 +20,15 @@ Denied:
   into it), mv, cp, scp, rm, touch, truncate, ln, install, dd of=, rsync, unlink, ed, find
   -delete/-exec on it, git rm/mv/checkout/restore of it, an interpreter's code naming it, or any
   of these after `cd` into it; also inside `sh -c '…'` / `bash -c` / `eval`, behind shell
-  variables assigned on the same line (`g=gitmem; $g add …`), and code (`python -c`, `node -e`)
-  that runs gitmem's writing commands or library;
+  variables assigned on the same line (`g=gitmem; $g add …`, `for f in .gitmem/entries/*`),
+  behind shell keywords (`do`, `then`, `!`) and launchers' options (`sudo -u bob`, `xargs -I {}`,
+  `timeout -s KILL 5`), with a command substitution standing for part of the path
+  (`"$(git rev-parse --show-toplevel)/.gitmem/…"`, `` `pwd`/.gitmem ``), to a glob matching
+  .gitmem (`.gitm*/`), as a copy's `-t` folder or a copied .gitmem folder's new place, and code
+  (`python -c`, `node -e`) that runs gitmem's writing commands or library; vi/vim/ex/emacs/nano
+  on memory, `sort -o`, `prettier --write` and `eslint --fix` into it, patches read on stdin
+  (`git apply <<EOF`), writes into the repository's `.git/config` (where `gitmem.*` keys live),
+  and writes into the session's own transcript (the writer reads the developer's words there);
 - code a shell or interpreter reads on stdin, read like inline code: a here-document
   (`python - <<'EOF' … Memory().add(…) … EOF`, `bash <<EOF`), a here-string (`python3 <<< '…'`),
   or what echo/printf/cat pipe into it (`echo '…' | python3`, `cat <<EOF | python3`), also a
@@ -67,7 +74,10 @@ _LAUNCHERS = ("sudo", "env", "time", "command", "exec", "nohup", "xargs", "nice"
 _WRITERS = ("tee", "mv", "cp", "rm", "rmdir", "touch", "truncate", "ln", "install", "rsync", "unlink", "shred",
             "chmod", "chown", "mkdir", "patch", "tar", "unzip", "Set-Content", "Add-Content", "Out-File",
             "Remove-Item", "Move-Item", "Copy-Item", "New-Item", "Clear-Content", "ni", "del", "erase", "ri", "sc",
-            "ac", "sponge", "scp", "ed", "dos2unix", "unix2dos")
+            "ac", "sponge", "scp", "ed", "dos2unix", "unix2dos", "vi", "vim", "nvim", "ex", "emacs", "nano")
+# Commands that write the file they name only with one of these flags.
+_WRITE_FLAGS = {"prettier": ("--write", "-w"), "eslint": ("--fix",), "biome": ("--write", "--apply"),
+                "sort": ("-o", "--output")}
 _COPIERS = ("cp", "rsync", "install", "scp", "Copy-Item")
 _IN_PLACE = ("sed", "gsed", "perl", "ruby", "yq")  # with -i (alone or among short flags: sed -Ei) or --in-place
 _DOWNLOADERS = {"curl": ("oDc", ("--output", "--output-dir", "--dump-header", "--cookie-jar")),
@@ -83,6 +93,7 @@ _INTERPRETERS = ("python", "python3", "node", "perl", "ruby", "sh", "bash", "zsh
 _GIT_WRITES = ("rm", "mv", "checkout", "restore", "clean", "reset", "apply", "am", "stash", "update-index",
                "hash-object", "replace", "notes")
 
+_RESERVED = ("if", "then", "else", "elif", "do", "while", "until", "!")
 MAX_BASES = 16  # a command line's `cd`s tracked at most (each may double them)
 
 REASON = ("gitmem: the agent may not {what}. The repository's memory holds only what the developer "
@@ -91,14 +102,17 @@ REASON = ("gitmem: the agent may not {what}. The repository's memory holds only 
 
 
 def denial(tool: object, tool_input: object, worktree: str, cwd: str | None = None,
-           git_dirs: tuple[str, ...] = ()) -> str | None:
+           git_dirs: tuple[str, ...] = (), transcript: str | None = None) -> str | None:
     """Why this tool call is refused, or None when it does not touch memory (`git_dirs`: the
-    repository's git dir and common dir, which need not lie in the work tree)."""
+    repository's git dir and common dir, which need not lie in the work tree; `transcript`: the
+    session's transcript, which the writer reads the developer's words from)."""
     if not isinstance(tool_input, dict):
         return None
     base = cwd if cwd and os.path.isabs(cwd) else worktree
     # the work tree's .gitmem/ and .git/gitmem/ are found by name (in_memory); these by place
     roots = tuple(os.path.normpath(os.path.join(d, "gitmem")) for d in git_dirs)
+    if transcript and os.path.isabs(transcript):
+        roots += (os.path.normpath(transcript),)
     if tool in FILE_TOOLS:
         path = tool_input.get("file_path") or tool_input.get("notebook_path")
         if isinstance(path, str) and in_memory(path, base, roots):
@@ -139,8 +153,30 @@ def in_memory(path: str, base: str, roots: tuple[str, ...]) -> bool:
         return True
     parts = full.replace("\\", "/").split("/")
     lowered = [part.lower() for part in parts]
+    if any(("*" in part or "?" in part or "[" in part) and _glob(part, ".gitmem") for part in lowered):
+        return True  # .gitm*/entries, .[g]itmem
     return ".gitmem" in lowered or any(part == ".git" and _git_state(parts[i + 1:], "/".join(parts[:i + 1]))
                                        for i, part in enumerate(lowered))
+
+
+def _glob(pattern: str, name: str) -> bool:
+    """Whether the shell pattern (`*`, `?`, `[…]`) matches `name` (fnmatch would import re)."""
+    if not pattern:
+        return not name
+    head = pattern[0]
+    if head == "*":
+        return any(_glob(pattern[1:], name[k:]) for k in range(len(name) + 1))
+    if not name:
+        return False
+    if head == "[" and "]" in pattern[2:]:
+        close = pattern.index("]", 2)
+        chars = pattern[1:close]
+        negated = chars[:1] in ("!", "^")
+        chars = chars[negated:]
+        found = name[0] in chars or any(chars[k - 1] <= name[0] <= chars[k + 1]
+                                        for k in range(1, len(chars) - 1) if chars[k] == "-")
+        return found != negated and _glob(pattern[close + 1:], name[1:])
+    return (head == "?" or head == name[0]) and _glob(pattern[1:], name[1:])
 
 
 def _git_state(inside: list[str], at: str) -> bool:
@@ -150,6 +186,8 @@ def _git_state(inside: list[str], at: str) -> bool:
     slashes, so on doubt it counts) unless it is a branch or a git dir itself (it holds HEAD: a
     submodule named gitmem). A worktree merely named gitmem is not. Names in any case."""
     low = [part.lower() for part in inside]
+    if low == ["config"]:
+        return True  # its gitmem.* keys (`git config gitmem.…` is denied; so is writing the file)
     if low[:1] == ["gitmem"] or (len(low) >= 3 and low[0] == "worktrees" and low[2] == "gitmem"):
         return True
     return low[:1] == ["modules"] and any(
@@ -215,6 +253,7 @@ def _pieces(command: str) -> list[tuple[str, str, list[tuple[str, bool]]]]:
     delimiter, where `$(…)` and backquotes in the body run); its lines are taken out of the
     command line. A body whose delimiter line never comes stays part of the command line."""
     out: list[tuple[str, str, list[tuple[str, bool]]]] = []
+    lifted: list[tuple[str, str, list[tuple[str, bool]]]] = []  # the commands of substitutions
     current: list[str] = []
     docs: list[tuple[str, bool]] = []
     waiting: list[tuple[str, bool, bool, list[tuple[str, bool]]]] = []  # delimiter, strip tabs, expands, docs
@@ -231,9 +270,16 @@ def _pieces(command: str) -> list[tuple[str, str, list[tuple[str, bool]]]]:
             stop = command.find("\n", i)  # a comment: nothing in it runs, nor opens a here-document
             i = n if stop < 0 else stop
             continue
+        if quote != "'" and (ch == "`" or command[i:i + 2] == "$(") and command[i:i + 3] != "$((":
+            inner, after = _substitution(command, i)
+            if after > i:  # its command is read on its own; in this word it stands for some path
+                lifted.extend(_pieces(inner))
+                current.append(_placeholder(inner))
+                i = after
+                continue
         if quote:
             if quote == '"' and (ch == "`" or (ch == "$" and command[i + 1:i + 2] == "(")):
-                out.append(("".join(current), ch, docs))  # command substitution runs even inside "..."
+                out.append(("".join(current), ch, docs))  # an unclosed substitution: its text is a command
                 current, docs = [], []
                 i += 1
                 continue
@@ -257,7 +303,8 @@ def _pieces(command: str) -> list[tuple[str, str, list[tuple[str, bool]]]]:
             i = _take_bodies(command, i + 1, waiting)
             waiting = []
             continue
-        elif ch in ";|(){}`\n" or (ch == "&" and command[i + 1:i + 2] != ">" and command[i - 1:i] != ">"):
+        elif ch in ";|()`\n" or (ch == "&" and command[i + 1:i + 2] != ">" and command[i - 1:i] != ">") \
+                or (ch in "{}" and _brace_word(command, i)):
             end = ch
             if ch in "|&" and command[i + 1:i + 2] == ch:  # || and && : no pipe
                 end, i = ch + ch, i + 1
@@ -267,7 +314,51 @@ def _pieces(command: str) -> list[tuple[str, str, list[tuple[str, bool]]]]:
             current.append(ch)
         i += 1
     out.append(("".join(current), "", docs))
-    return [piece for piece in out if piece[0].strip()]
+    return [piece for piece in out + lifted if piece[0].strip()]
+
+
+def _brace_word(command: str, i: int) -> bool:
+    """Whether the `{` or `}` at `i` is a word of its own, a group's brace (`{ a; b; }`), not part
+    of a word: find's and xargs' `{}`, `${NAME}`, `a{b,c}`."""
+    before, after = command[i - 1:i], command[i + 1:i + 2]
+    if command[i] == "{":
+        return before in ("", " ", "\t", "\n", ";", "&", "|", "(") and after in ("", " ", "\t", "\n")
+    return before in (" ", "\t", "\n", ";", "&") and after in ("", " ", "\t", "\n", ";", "&", "|", ")")
+
+
+def _substitution(command: str, i: int) -> tuple[str, int]:
+    """The command of the `$(…)` or backquotes starting at `i`, and where the text goes on after
+    it; ("", i) when it never closes."""
+    if command[i] == "`":
+        end = command.find("`", i + 1)
+        return (command[i + 1:end], end + 1) if end > 0 else ("", i)
+    depth, quote, k = 1, "", i + 2
+    while k < len(command):
+        ch = command[k]
+        if quote:
+            if ch == quote:
+                quote = ""
+            elif ch == "\\" and quote == '"':
+                k += 1
+        elif ch == "\\":
+            k += 1
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if not depth:
+                return command[i + 2:k], k + 1
+        k += 1
+    return "", i
+
+
+def _placeholder(inner: str) -> str:
+    """What a command substitution stands for inside a path: the git dir when it asks git for it
+    (`$(git rev-parse --git-dir)/gitmem/…`), else a folder of unknown name (the top level, `pwd`:
+    `$(git rev-parse --show-toplevel)/.gitmem/…` is still a path into memory)."""
+    return ".git" if any(flag in inner for flag in ("--git-dir", "--git-common-dir", "--absolute-git-dir")) else "_"
 
 
 def _heredoc_operator(command: str, i: int) -> tuple[str, bool, bool] | None:
@@ -323,6 +414,8 @@ def command_denial(command: str, base: str, roots: tuple[str, ...], depth: int =
     piped, piped_memory = "", False  # what the command before a `|` writes; whether it lists memory's files
     for segment, end, docs in _pieces(command):
         words = _words(segment.replace("$", " "))
+        while words and words[0] in _RESERVED:  # `do sed -i …`, `then rm …`, `! cp …`: the command follows
+            words = words[1:]
         stdin = [body for body, _ in docs] + [words[k + 1] for k in range(len(words) - 1) if words[k] == "<<<"]
         if piped:
             stdin.append(piped)
@@ -362,13 +455,24 @@ def _stdin_denial(words: list[str], stdin: list[str], docs: list[tuple[str, bool
         return REASON.format(what="change gitmem's memory files (… | xargs …)")
     if not stdin:
         return None
-    kind, name = _stdin_reader(operands)
     code = "\n".join(stdin)
+    if _applies_patch(operands):
+        for path in _patch_paths(code):
+            if in_memory(path, base, roots):
+                return REASON.format(what=f"edit gitmem's memory files (a patch to {path})")
+    kind, name = _stdin_reader(operands)
     if kind == "shell":
         return command_denial(code, base, roots, depth + 1)
     if kind == "code":
         return _code_denial(code, f"{name} reading its code on stdin", roots)
     return None
+
+
+def _applies_patch(operands: list[str]) -> bool:
+    """Whether the command applies a patch it reads on stdin: patch, git apply, git am."""
+    names = [os.path.basename(w) for w in operands if not w.startswith("-")]
+    return "patch" in names[:2] or any(a in ("git", "git.exe") and b in ("apply", "am")
+                                       for a, b in itertools.pairwise(names))
 
 
 def _stdin_reader(words: list[str]) -> tuple[str, str]:
@@ -472,12 +576,17 @@ def _lists_memory(words: list[str], base: str, roots: tuple[str, ...]) -> bool:
 
 def expand_variables(command: str) -> str:
     """`command` with `$NAME` and `${NAME}` replaced by the value a `NAME=value` (or `export
-    NAME=value`) on the same command line gives it, the last such value when there are several."""
+    NAME=value`, or `for NAME in …`) on the same command line gives it, the last such value when
+    there are several."""
     if "$" not in command:
         return command  # most commands: no second pass over them
     values: dict[str, str] = {}
     for segment in segments(command):
         words = _words(segment)
+        if words[:1] == ["for"] and words[2:3] == ["in"] and len(words) > 3:
+            # the loop's variable takes each word in turn: a path into memory among them counts
+            values[words[1]] = next((w for w in words[3:] if "gitmem" in w.lower()), words[3])
+            continue
         if words[:1] in (["export"], ["local"], ["declare"], ["readonly"], ["typeset"]):
             words = words[1:]
         for word in words:
@@ -553,10 +662,7 @@ def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str 
             if target and in_memory(target, base, roots):
                 return REASON.format(what=f"write into gitmem's memory files ({word} {target})")
     words = _operands(words)
-    i = 0
-    while i < len(words) and (words[i] in _LAUNCHERS or _assignment(words[i]) or
-                              (words[i].startswith("-") and i and words[i - 1] in _LAUNCHERS)):
-        i += 1
+    i = _command_start(words)
     if i >= len(words):
         return None
     # gitmem itself, wherever it stands (behind sudo -u x, uv run, python -m gitmem.cli, ...).
@@ -573,8 +679,9 @@ def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str 
     rest = words[i + 1:]
     mentions = [w for w in rest if in_memory(w, base, roots)]
     if name in _COPIERS:  # only the destination is written
-        operands = [w for w in rest if not w.startswith("-")]
-        mentions = operands[-1:] if operands and in_memory(operands[-1], base, roots) else []
+        mentions = [w for w in _copy_destinations(rest, base) if in_memory(w, base, roots)]
+    if name == "dd":
+        mentions = [w[3:] for w in rest if w.startswith("of=") and in_memory(w[3:], base, roots)]
     if name in ("git", "git.exe"):
         return _git_denial(rest, mentions)
     if name in _DOWNLOADERS:
@@ -588,11 +695,14 @@ def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str 
             return REASON.format(what="run code that names gitmem's memory files")
         return None
     target = mentions[0]
-    if name in _WRITERS or (name == "dd" and any(w.startswith("of=") for w in rest)):
+    if name in _WRITERS or name == "dd":
         return REASON.format(what=f"change gitmem's memory files ({name} {target})")
     if name in _IN_PLACE and any((w[:1] == "-" and w[:2] != "--" and "i" in w)
                                  or w.startswith(("--in-place", "--inplace")) for w in rest):
         return REASON.format(what=f"edit gitmem's memory files in place ({name} -i {target})")
+    if name in _WRITE_FLAGS and any(w.split("=", 1)[0] in _WRITE_FLAGS[name] or
+                                    (w.startswith("-o") and name == "sort") for w in rest):
+        return REASON.format(what=f"change gitmem's memory files ({name} {target})")
     if name in ("awk", "gawk") and any("inplace" in w for w in rest):
         return REASON.format(what=f"edit gitmem's memory files in place ({name} -i inplace {target})")
     if name == "find" and _find_changes(rest, protective=True):
@@ -600,6 +710,60 @@ def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str 
     if name in _INTERPRETERS:
         return REASON.format(what=f"run code on gitmem's memory files ({name} {target})")
     return None
+
+
+def _copy_destinations(args: list[str], base: str) -> list[str]:
+    """Where cp, install, rsync or scp write: the folder of `-t DIR` / `--target-directory=DIR`,
+    else the last operand; and DEST/.gitmem when a folder named .gitmem is copied into the
+    existing folder DEST (`cp -r /tmp/backup/.gitmem .`)."""
+    operands, targets = [], []
+    k = 0
+    while k < len(args):
+        word = args[k]
+        if word in ("-t", "--target-directory"):
+            targets.append(args[k + 1] if k + 1 < len(args) else "")
+            k += 1
+        elif word.startswith("--target-directory="):
+            targets.append(word.partition("=")[2])
+        elif word.startswith("-t") and not word.startswith("--"):
+            targets.append(word[2:])
+        elif not word.startswith("-"):
+            operands.append(word)
+        k += 1
+    sources = operands if targets else operands[:-1]
+    targets = targets or operands[-1:]
+    copied = [s for s in sources if os.path.basename(s.rstrip("/\\")).lower() == ".gitmem"]
+    return targets + [os.path.join(t, ".gitmem") for t in targets for _ in copied[:1]
+                      if os.path.isdir(os.path.join(base, os.path.expanduser(t)))]
+
+
+def _command_start(words: list[str]) -> int:
+    """Where the command behind assignments and launchers starts: past their options and the
+    options' values (`sudo -u bob`, `xargs -I {}`, `nice -n 5`, `env -u NAME`) and timeout's
+    duration (`timeout -s KILL 5`)."""
+    i, launcher = 0, ""
+    while i < len(words):
+        word = words[i]
+        if word in _LAUNCHERS:
+            launcher = os.path.basename(word)
+            i += 1
+            if launcher == "timeout":
+                while i < len(words) and words[i].startswith("-"):
+                    i += 2 if words[i] in ("-s", "-k") else 1
+                i += i < len(words) and words[i][:1].isdigit()  # the duration
+        elif _assignment(word):
+            i += 1
+        elif launcher and word.startswith("-"):
+            takes_value = len(word) == 2 and word[1] in _LAUNCHER_VALUES.get(launcher, "")
+            i += 2 if takes_value else 1
+        else:
+            break
+    return i
+
+
+# The launchers' options whose value is the next word (`-u bob`): that word is no command.
+_LAUNCHER_VALUES = {"sudo": "ugpCDhRrTtU", "doas": "uaC", "env": "uCS", "nice": "n", "ionice": "cnp",
+                    "xargs": "ILnPsdEa"}
 
 
 def _operands(words: list[str]) -> list[str]:
