@@ -90,6 +90,24 @@ def test_broken_entries_are_reported_by_file_and_field_and_never_hide_the_others
     assert "never delivered: .gitmem/entries/20260101-x\\ninvalid entry, never delivered: none.yaml: " in status
 
 
+@pytest.mark.parametrize("value", ["expires: 2026-02-30", "expires: 2026-13-01", "expires: [2026-02-30]",
+                                   "body: !!float abc", "body: !!int 0x", "created: {at: 2026-01-01T25:00:00Z}"])
+def test_a_value_yaml_cannot_build_is_one_broken_entry_and_delivery_goes_on(app_repo, monkeypatch, value):
+    """ruamel builds dates and tagged numbers while parsing: an impossible one raised past the
+    per-file errors, and one hand-written file stopped every hook and command."""
+    monkeypatch.setenv("GITMEM_NO_DAEMON", "1")
+    app_repo.gitmem("add", "law", "timestamps are stored in UTC")
+    rel = ".gitmem/entries/20260101-0000000a.yaml"
+    app_repo.write(rel, f"id: 20260101-0000000a\nkind: law\nbody: b\n{value}\n")
+    for args in (["list"], ["status"], ["check"]):
+        proc = app_repo.gitmem(*args, check=False)
+        assert "Traceback" not in proc.stderr, args
+        assert f"{rel}: invalid YAML" in proc.stdout + proc.stderr, args
+    assert app_repo.gitmem("check", check=False).returncode == 1
+    context = app_repo.gitmem("render", "--event", "session-start").stdout
+    assert "timestamps are stored in UTC" in context
+
+
 @pytest.mark.parametrize("text, field", [
     ("id: a\nkind: law\nbody: b\nsource: robot\n", "source"),
     ("id: a\nkind: law\nbody: b\nstatus: revoked\n", "revocation"),

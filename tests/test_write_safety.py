@@ -488,6 +488,7 @@ def test_pending_entries_are_per_worktree(project, tmp_path):
     ("delivery: [unclosed\n", "not valid YAML"),
     ("delivery:\n  retraction_days: soon\n", "delivery.retraction_days"),
     ("writer:\n  idle_timeout: true\n", "writer.idle_timeout"),
+    ("team_note: 2026-02-30\n", "a value that cannot be read"),  # YAML reads a date, and no such day exists
 ])
 def test_an_invalid_config_names_the_file_and_stops_before_any_commit(project, config, problem):
     project.write(".gitmem/config.yaml", config)

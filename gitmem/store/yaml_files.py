@@ -94,6 +94,20 @@ class LoadResult:
     errors: list[EntryError] = field(default_factory=list)
 
 
+# What loading YAML can raise: besides its own errors, whatever building a value raises (ruamel:
+# ValueError for `expires: 2026-02-30` or `!!float abc`, IndexError for `!!int 0x`) and nesting
+# too deep. The text is anyone's (a pull request's), so any exception means "unreadable".
+UNREADABLE = (Exception,)
+
+
+def unreadable_reason(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "invalid YAML: nested too deeply"
+    if isinstance(exc, YAMLError):
+        return "invalid YAML: " + " ".join(str(exc).split())
+    return "invalid YAML: a value that cannot be read (" + " ".join(str(exc).split()) + ")"
+
+
 def parse_entry_text(text: str, path: str) -> Entry:
     """Parse one entry file's text; raises EntryError naming `path` and the field."""
     problem = too_big(len(text.encode("utf-8", "surrogatepass")), path)
@@ -101,10 +115,8 @@ def parse_entry_text(text: str, path: str) -> Entry:
         raise problem
     try:
         data = _yaml().load(text)
-    except RecursionError:
-        raise EntryError(path, None, "invalid YAML: nested too deeply") from None
-    except YAMLError as exc:
-        raise EntryError(path, None, f"invalid YAML: {exc}".replace("\n", " ")) from None
+    except UNREADABLE as exc:
+        raise EntryError(path, None, unreadable_reason(exc)) from None
     entry = Entry.from_dict(data, path)
     expected = Path(path).stem
     if entry.id != expected:
@@ -142,8 +154,8 @@ def overlay_text(text: str, changes: Mapping[str, Any]) -> str:
     yaml = _yaml()
     try:
         doc = yaml.load(text)
-    except (YAMLError, RecursionError) as exc:
-        raise EntryError("", None, f"invalid YAML: {exc}") from None
+    except UNREADABLE as exc:
+        raise EntryError("", None, unreadable_reason(exc)) from None
     if not isinstance(doc, CommentedMap):
         raise EntryError("", None, "expected a mapping of fields at the top level")
     for key, value in changes.items():
@@ -174,8 +186,8 @@ def read_config(repo: RepoPaths) -> tuple[dict[str, Any], list[str]]:
         return {}, [f"is not valid UTF-8 (byte {exc.start})"]
     try:
         data = _yaml("safe").load(text)
-    except (YAMLError, RecursionError) as exc:
-        return {}, ["is not valid YAML: " + " ".join(str(exc).split())]
+    except UNREADABLE as exc:
+        return {}, ["is not valid YAML: " + unreadable_reason(exc).removeprefix("invalid YAML: ")]
     problems = settings.problems(data)
     return (data if isinstance(data, dict) else {}), problems
 
@@ -281,7 +293,7 @@ class Store:
         if text is not None:
             try:
                 doc = yaml.load(text)
-            except (YAMLError, RecursionError):
+            except UNREADABLE:
                 doc = None
         if not isinstance(doc, CommentedMap):
             doc = CommentedMap()

@@ -103,7 +103,7 @@ def choose(repo: RepoPaths, names: Sequence[str]) -> list[str]:
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
     from gitmem.errors import GitmemError
-    from gitmem.store.yaml_files import DEFAULT_CONFIG
+    from gitmem.store.yaml_files import DEFAULT_CONFIG, UNREADABLE, unreadable_reason
 
     unknown = [n for n in names if n not in AGENT_NAMES]
     if unknown:
@@ -113,7 +113,10 @@ def choose(repo: RepoPaths, names: Sequence[str]) -> list[str]:
     text = read_plain(path, follow_links=False).decode("utf-8") if path.exists() else DEFAULT_CONFIG
     yaml = YAML()
     yaml.width = 100
-    loaded = yaml.load(text)
+    try:
+        loaded = yaml.load(text)
+    except UNREADABLE as exc:
+        raise GitmemError(f"{path}: {unreadable_reason(exc)}") from None
     data = loaded if isinstance(loaded, CommentedMap) else CommentedMap()
     if list(data.get("agents") or []) == wanted and path.exists():
         return []
