@@ -223,14 +223,16 @@ def check(mode: str | None, rev_range: str | None) -> None:
         click.echo(f"invalid entry: {error}")
     for entry, problem in problems:
         click.echo(f"{entry.id} ({entry.kind}) {problem}")
-    untrusted = _gate_store(memory, head)
-    if config or problems or result.errors or untrusted:
+    untrusted, incomplete = _gate_store(memory, head)
+    if config or problems or result.errors or untrusted or incomplete:
         sys.exit(1)
     click.echo("all anchors resolve; every entry passes the gate")
 
 
-def _gate_store(memory: Memory, rev: str | None) -> int:
-    """Entries (in the work tree, and at `rev`) that fail the gate, reported; their count."""
+def _gate_store(memory: Memory, rev: str | None) -> tuple[int, bool]:
+    """Entries (in the work tree, and at `rev`) that fail the gate, reported; their count, and
+    whether the learned detector could not judge some entry (the gate's verdict is incomplete:
+    a check for CI must not pass what only the detector would refuse)."""
     from gitmem.githooks.review import entries_at
     from gitmem.judge import store_gate
 
@@ -258,7 +260,10 @@ def _gate_store(memory: Memory, rev: str | None) -> int:
         click.echo(f"{failed} {'entry fails' if failed == 1 else 'entries fail'} the gate: remove "
                    f"{'it' if failed == 1 else 'them'} from .gitmem/entries/ "
                    "(`git diff` shows hidden characters as <U+XXXX>)")
-    return failed
+    if verdicts.notes:
+        click.echo("the gate is incomplete: its learned detector could not judge every entry (install "
+                   "gitmem with its writer, `pip install 'gitmem[writer]'`, where this check runs)")
+    return failed, bool(verdicts.notes)
 
 
 @main.command()

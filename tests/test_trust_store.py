@@ -417,6 +417,8 @@ def test_what_gitmem_add_gated_is_judged_without_the_model(gm, tmp_path, monkeyp
     gm.write(f".gitmem/entries/{hand}.yaml", entry_yaml(hand, "Keep migrations reversible."))
     proc = gm.gitmem("check", check=False)
     assert "the gate's learned detector did not run" in proc.stderr
+    # a CI gate that could not run its detector does not pass what only the detector would refuse
+    assert proc.returncode == 1 and "the gate is incomplete" in proc.stdout
     judged, _ = safety.judged_entries(str(find_repo(str(gm.path)).worktree_state))
     assert not any(key.startswith(f"{hand}:") for key in judged)
 

@@ -34,7 +34,12 @@ _INVISIBLE_EXTRA: frozenset[int] = frozenset({
     0x034F,                          # combining grapheme joiner
     0x2800,                          # braille blank
     0x180E,                          # Mongolian vowel separator (Cf in old Unicode versions)
+    0x17B4, 0x17B5,                  # Khmer inherent vowels (render as nothing; Unicode: not to be used)
 })
+# Variation selectors pick a glyph for the character before them (❤️, a CJK variant): one after a
+# visible character is spelling; a run of them, or one with nothing to select, carries hidden
+# bytes (two selectors per byte encode any text behind an emoji).
+_SELECTORS = frozenset({*range(0xFE00, 0xFE10), *range(0x180B, 0x1810), *range(0xE0100, 0xE01F0)})
 _ALLOWED_CONTROLS = frozenset("\t\n\r")
 _BIDI = frozenset({0x200E, 0x200F, 0x061C, *range(0x202A, 0x202F), *range(0x2066, 0x206A)})
 
@@ -53,7 +58,7 @@ def is_hidden(ch: str) -> bool:
     return (
         category == "Cf"
         or cp in _INVISIBLE_EXTRA
-        or 0xE0100 <= cp <= 0xE01EF                        # variation selectors supplement
+        or cp in _SELECTORS
         or (category == "Cc" and ch not in _ALLOWED_CONTROLS)
         or category in ("Zl", "Zp")                       # line/paragraph separators
     )
@@ -84,21 +89,37 @@ def _joins_letters(text: str, i: int) -> bool:
     return all(unicodedata.category(ch)[0] in "LM" and _script(ch) not in _NO_JOINERS for ch in (before, after))
 
 
+def _selects_glyph(text: str, i: int) -> bool:
+    """A single variation selector right after a visible character (the emoji's U+FE0F)."""
+    if ord(text[i]) not in _SELECTORS or i == 0:
+        return False
+    before = text[i - 1]
+    return not is_hidden(before) and not before.isspace()
+
+
+def _spelling(text: str, i: int) -> bool:
+    """A hidden character that writing needs where it stands."""
+    return _joins_letters(text, i) or _selects_glyph(text, i)
+
+
 def invisible(text: str) -> list[str]:
     """Code point and name of every distinct invisible, bidi-control or control character
-    (joiners that a non-Latin script's spelling needs excepted)."""
+    (joiners that a non-Latin script's spelling needs, and a variation selector after a visible
+    character, excepted)."""
     found: list[str] = []
     seen: set[str] = set()
     for i, ch in enumerate(text):
-        if ch not in seen and is_hidden(ch) and not _joins_letters(text, i):
+        if ch not in seen and is_hidden(ch) and not _spelling(text, i):
             seen.add(ch)
             found.append(char_name(ch))
     return found
 
 
 def visible(text: str) -> str:
-    """`text` with every hidden character shown as <U+XXXX>, for people to read."""
-    return "".join(f"<U+{ord(ch):04X}>" if is_hidden(ch) else ch for ch in text)
+    """`text` with every hidden character shown as <U+XXXX>, for people to read (an emoji's
+    variation selector stays as it is)."""
+    return "".join(f"<U+{ord(ch):04X}>" if is_hidden(ch) and not _selects_glyph(text, i) else ch
+                   for i, ch in enumerate(text))
 
 
 # -- confusables ---------------------------------------------------------------------------------
@@ -183,11 +204,20 @@ def collapse_spaced(text: str) -> str:
 
 # -- the canonical form --------------------------------------------------------------------------
 
+# Look-alikes of the characters markup is made of (NFKC leaves these as they are).
+_MARKUP_LOOKALIKES = str.maketrans({
+    **dict.fromkeys("˂‹ᐸ〈⟨❮⦑⧼", "<"), **dict.fromkeys("˃›ᐳ〉⟩❯⦒⧽", ">"),
+    **dict.fromkeys("∶꞉ː։׃᛬⁚˸ꓽ", ":"),
+})
+
+
 def folded(text: str) -> str:
-    """NFKC, hidden characters dropped, look-alikes folded to Latin; lines kept (for markup)."""
-    text = unicodedata.normalize("NFKC", text)
-    text = "".join(ch for ch in text if not is_hidden(ch))
-    return fold_confusables(text)
+    """NFKC, hidden characters dropped, look-alikes folded to Latin (and to `<`, `>`, `:`), any
+    space a plain one; lines kept (for markup), a carriage return as the line break delivery
+    makes of it."""
+    text = unicodedata.normalize("NFKC", text).replace("\r\n", "\n").replace("\r", "\n")
+    text = "".join(" " if unicodedata.category(ch) == "Zs" else ch for ch in text if not is_hidden(ch))
+    return fold_confusables(text.translate(_MARKUP_LOOKALIKES))
 
 
 def canonical(text: str) -> str:
