@@ -165,7 +165,7 @@ def list_(as_json: bool, show_all: bool) -> None:
         elif show_all or entry.active:
             anchor = f"  @ {entry.anchor}" if entry.anchor else ""
             status = "" if entry.active else f" [{entry.status}]"
-            click.echo(f"{entry.id}  {entry.kind:<10} {entry.source:<5}{status} {entry.body}{anchor}")
+            click.echo(escaped(f"{entry.id}  {entry.kind:<10} {entry.source:<5}{status} {entry.body}{anchor}"))
     for error in result.errors:
         click.echo(f"gitmem: skipped {error}", err=True)
 
@@ -176,9 +176,10 @@ def list_(as_json: bool, show_all: bool) -> None:
 def show(entry_id: str) -> None:
     """Show one entry in full."""
     from gitmem.githooks.review import entry_text
+    from gitmem.judge.normalise import visible
 
     memory = _memory()
-    click.echo(entry_text(memory.get(entry_id)), nl=False)
+    click.echo(visible(entry_text(memory.get(entry_id))), nl=False)  # an entry's text is anyone's: no raw escapes
 
 
 @main.command()
@@ -222,7 +223,7 @@ def check(mode: str | None, rev_range: str | None) -> None:
     for error in result.errors:
         click.echo(f"invalid entry: {error}")
     for entry, problem in problems:
-        click.echo(f"{entry.id} ({entry.kind}) {problem}")
+        click.echo(escaped(f"{entry.id} ({entry.kind}) {problem}"))
     untrusted, incomplete = _gate_store(memory, head)
     if config or problems or result.errors or untrusted or incomplete:
         sys.exit(1)
@@ -251,8 +252,8 @@ def _gate_store(memory: Memory, rev: str | None) -> tuple[int, bool]:
         more = store_gate.judge_entries(memory.repo, sorted(at_rev, key=lambda e: (e.id, e.body)))
         failing, verdicts.notes = failing + more.failing, verdicts.notes | more.notes
     for entry, reasons in failing:
-        click.echo(f"untrusted entry, never delivered: {memory.store.relpath_of(entry.id)} "
-                   f"({entry.kind}, {entry.status}): " + "; ".join(reasons))
+        click.echo(escaped(f"untrusted entry, never delivered: {memory.store.relpath_of(entry.id)} "
+                           f"({entry.kind}, {entry.status}): " + "; ".join(reasons)))
     for note in sorted(verdicts.notes):
         click.echo(f"gitmem: {note}", err=True)
     failed = len(failing)
@@ -272,10 +273,11 @@ def _gate_store(memory: Memory, rev: str | None) -> tuple[int, bool]:
 def diff(rev_range: str | None) -> None:
     """Markdown summary of memory changes between two revisions (for PR descriptions)."""
     from gitmem.githooks.review import diff_markdown, split_range
+    from gitmem.judge.normalise import visible
 
     memory = _memory()
     base, head = split_range(memory.repo, rev_range)
-    click.echo(diff_markdown(memory.repo, base, head), nl=False)
+    click.echo(visible(diff_markdown(memory.repo, base, head)), nl=False)
 
 
 @main.command()
@@ -286,8 +288,10 @@ def log(count: int) -> None:
     from gitmem import git
 
     memory = _memory()
-    click.echo(git.git_text(memory.repo.worktree, "log", f"-{count}", "--format=%h %ad %an  %s",
-                            "--date=short", "--", ".gitmem/entries", check=False) or "no memory commits yet")
+    lines = git.git_text(memory.repo.worktree, "log", f"-{count}", "--format=%h %ad %an  %s",
+                         "--date=short", "--", ".gitmem/entries", check=False).splitlines()
+    for line in lines or ["no memory commits yet"]:
+        click.echo(escaped(line))  # subjects quote entry bodies
 
 
 # -- transcripts ----------------------------------------------------------------------------
@@ -430,7 +434,7 @@ def quarantine(as_json: bool) -> None:
         click.echo(f"{r.get('time')}  {r.get('kind')} from {r.get('source')}  ({where})")
         click.echo(f"  body:   {visible(str(r.get('body') or ''))}")
         for reason in r.get("reasons") or []:
-            click.echo(f"  reason: {reason}")
+            click.echo(f"  reason: {escaped(str(reason))}")
 
 
 # -- delivery -------------------------------------------------------------------------------
@@ -509,13 +513,13 @@ def stats(as_json: bool) -> None:
             events = ", ".join(f"{e} {n}" for e, n in sorted(r["events"].items()))
             retracted = f", retracted {r['retracted']}" if r["retracted"] else ""
             click.echo(f"{r['id']}  {r['kind']:<10} {r['delivered']:>4}x in {r['sessions']} sessions, "
-                       f"last {r['last']}  ({events}{retracted})  {r['body'][:60]}")
+                       f"last {r['last']}  ({events}{retracted})  {escaped(r['body'][:60])}")
     if not as_json:
         if not any(r["delivered"] or r["retracted"] for r in rows):
             click.echo("nothing delivered yet")
         click.echo(f"never delivered: {len(never)} active " + ("entry" if len(never) == 1 else "entries"))
         for r in never:
-            click.echo(f"  {r['id']}  {r['kind']:<10} {r['body'][:70]}")
+            click.echo(escaped(f"  {r['id']}  {r['kind']:<10} {r['body'][:70]}"))
 
 
 @main.command()
@@ -557,11 +561,11 @@ def status(as_json: bool) -> None:
                f"repository-wide entries, {info['chars']} characters "
                f"(budget {info['max_entries']} entries, {info['max_chars']} characters)")
     for entry_id in info["session_start"]:
-        click.echo(f"  {entry_line(entry_id, active[entry_id])[2:][:100]}")
+        click.echo(f"  {escaped(entry_line(entry_id, active[entry_id])[2:][:100])}")
     if info["left_out"]:
         click.echo(f"left out by the budget ({len(info['left_out'])}, least recently relevant first):")
         for entry_id in info["left_out"]:
-            click.echo(f"  {entry_line(entry_id, active[entry_id])[2:][:100]}")
+            click.echo(f"  {escaped(entry_line(entry_id, active[entry_id])[2:][:100])}")
     click.echo(f"active entries: {info['active']}, expired: {len(info['expired'])}, "
                f"announced as withdrawn (last {info['retraction_days']} days): {len(info['retractions'])}")
     if info["stale_ranges"]:

@@ -685,3 +685,23 @@ def test_gitmem_init_in_a_fresh_clone_judges_the_entries_it_finds(gm, tmp_path, 
     start = ClaudeCode(clone.path, "s1").start("startup")
     assert start.active == [GOOD] and "sudo" not in start.text
     assert "gate: 1 withheld by the learned detector\n" in clone.gitmem("status").stdout
+
+
+def test_the_cli_never_prints_an_entrys_control_characters_raw(gm):
+    """A hand-written entry can hold terminal escapes (a title change, hidden text) and a file name
+    can too: list, show, log, diff and check show them escaped, in the developer's terminal and in
+    CI logs alike."""
+    bad = "20260102-000000e5"
+    escapes = entry_yaml(bad, "Use tabs ESC]0;owned BEL ESC[8mhidden ESC[0m CR everywhere")
+    gm.write(f".gitmem/entries/{bad}.yaml", escapes.replace("ESC", "\\e").replace(" BEL", "\\a").replace(" CR", "\\r"))
+    gm.write(".gitmem/entries/x\x1b]0;pwn\x07.yaml", "id: x\n")
+    base = gm.git("rev-parse", "HEAD")
+    gm.git("add", "-A")
+    gm.git("commit", "-qm", "hand-written entries")
+    outputs = {args[0]: gm.gitmem(*args, check=False) for args in
+               (["list"], ["show", bad], ["log"], ["diff", f"{base}..HEAD"], ["check"])}
+    for name, proc in outputs.items():
+        assert "\x1b" not in proc.stdout + proc.stderr and "\x07" not in proc.stdout + proc.stderr, name
+        assert "\r" not in proc.stdout, name
+    assert "hidden" in outputs["list"].stdout and "<U+001B>" in outputs["show"].stdout
+    assert outputs["check"].returncode == 1

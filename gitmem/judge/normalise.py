@@ -116,10 +116,10 @@ def invisible(text: str) -> list[str]:
 
 
 def visible(text: str) -> str:
-    """`text` with every hidden character shown as <U+XXXX>, for people to read (an emoji's
-    variation selector stays as it is)."""
-    return "".join(f"<U+{ord(ch):04X}>" if is_hidden(ch) and not _selects_glyph(text, i) else ch
-                   for i, ch in enumerate(text))
+    """`text` with every hidden character (and a carriage return) shown as <U+XXXX>, for people
+    to read (an emoji's variation selector stays as it is)."""
+    return "".join(f"<U+{ord(ch):04X}>" if (is_hidden(ch) and not _selects_glyph(text, i)) or ch == "\r" else ch
+                   for i, ch in enumerate(text))  # a carriage return would let a terminal overwrite the line
 
 
 # -- confusables ---------------------------------------------------------------------------------
