@@ -219,11 +219,37 @@ def test_commit_rituals_anchored_to_a_file_fire_when_the_commit_includes_it(gm):
     assert not ClaudeCode(gm.path, "s5").bash("echo git commit is a phrase | grep -c x")
 
 
+@pytest.mark.parametrize("command", [
+    "git add -A && git commit -m 'staged in the same command'",  # how agents usually commit
+    "git add src/ && git commit -m x", "git add 'src/*.py'; git commit -m x",
+    "git commit -m fix src/a.py",  # a pathspec commit takes the file as it is in the work tree
+    "if git diff --quiet; then :; else timeout 60 git commit -m x src/a.py; fi",
+])
+def test_commit_rituals_see_what_the_command_itself_stages_or_names(gm, command):
+    ritual = add_entry(gm, "ritual", "After changing a.py, regenerate the client.", "--anchor", "src/a.py")
+    gm.commit_all("entries")
+    (gm.path / "src/a.py").write_text(SOURCE + "\n# more\n")
+    assert ClaudeCode(gm.path, "s1").bash(command).active == [ritual]
+    assert not ClaudeCode(gm.path, "s2").bash("git add docs/ && git commit -m 'docs only'")
+
+
+def test_a_commit_in_another_repository_gets_none_of_this_ones_rituals(gm, tmp_path):
+    add_entry(gm, "ritual", "Run make lint before every commit.")
+    gm.commit_all("entries")
+    other = tmp_path / "other"
+    gm.git("init", "-q", str(other))
+    assert not ClaudeCode(gm.path, "s1").bash(f"git -C {other} commit -am x")
+    assert ClaudeCode(gm.path, "s2").bash("git -C src commit -am x")  # a folder of this one
+
+
 @pytest.mark.parametrize("command, is_commit", [
     ("git commit -m x", True), ("git add -A && git commit -am x", True), ("cd a; git -C b commit", True),
     ("GIT_EDITOR=true git commit", True), ("(git commit)", True), ("git -c a=b --no-pager commit --amend", True),
     ("echo git commit", False), ("git commit-tree HEAD^{tree}", False), ("git status", False),
     ("grep -r 'git commit' docs", False),
+    ("/usr/bin/git commit -m x", True), ("env FOO=1 git commit", True), ("timeout 60 git commit", True),
+    ("nice git commit", True), ("if true; then git commit -m x; fi", True), ('git -C "my dir" commit', True),
+    ("git --work-tree . commit", True),
 ])
 def test_git_commit_is_recognised_in_command_position(command, is_commit):
     from gitmem.hook.claude import is_git_commit

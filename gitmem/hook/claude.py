@@ -77,8 +77,11 @@ SHELL_TOOLS = ("Bash", "PowerShell")  # PowerShell: Claude Code on Windows
 PATCH_TOOL = "apply_patch"  # Codex CLI: tool_input.command holds the patch
 _GIT_NAMES = ("git", "git.exe")
 MAX_INPUT_BYTES = 8 * 1024 * 1024
-_SEGMENT_BREAKS = str.maketrans(dict.fromkeys(";&|()`{}", "\n"))
-_PREFIXES = ("sudo", "time", "command", "exec", "nohup")
+# git's options before the subcommand, and commit's, whose value is the next word
+_GIT_VALUE_OPTIONS = ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env",
+                      "--exec-path")
+_COMMIT_VALUE_OPTIONS = ("--message", "--file", "--reuse-message", "--reedit-message", "--author", "--date",
+                         "--template", "--fixup", "--squash", "--cleanup", "--trailer", "--pathspec-from-file")
 
 
 def main() -> int:
@@ -163,31 +166,76 @@ def _locate(payload: Payload) -> tuple[str, str, str] | None:
     return None
 
 
-def git_commits(command: str) -> list[list[str]]:
-    """The arguments after `commit` of each `git [-C dir] [-c k=v] [--opt] commit` in command position.
-
-    Command position: the start of the command or after ; & | ( ) ` $( or a newline, possibly
-    behind VAR=value assignments, sudo, time or command. `echo git commit` is not a commit.
-    """
+def git_commits(command: str) -> list[tuple[str | None, list[str]]]:
+    """(the folder of `-C DIR` or None, the arguments after `commit`) of each `git … commit` in
+    command position: behind assignments, launchers (`sudo -u x`, `timeout 60`, `env A=1`), shell
+    keywords (`then git commit`), inside `$(…)`; `/usr/bin/git` too. `echo git commit` is none."""
     found = []
-    for segment in command.replace("$(", "\n").translate(_SEGMENT_BREAKS).split("\n"):
-        words = segment.split()
-        i = 0
-        while i < len(words) and (words[i] in _PREFIXES or
-                                  ("=" in words[i] and words[i].partition("=")[0].isidentifier())):
-            i += 1
-        if i >= len(words) or words[i].strip("'\"") not in _GIT_NAMES:  # PowerShell: & "git" commit
+    for segment in readonly.segments(command):
+        words = readonly.command_words(segment)
+        if not words or os.path.basename(words[0]) not in _GIT_NAMES:  # PowerShell: & "git" commit
             continue
-        i += 1
+        i, folder = 1, None
         while i < len(words) and words[i].startswith("-"):
-            i += 2 if words[i] in ("-C", "-c") else 1
+            if words[i] == "-C" and i + 1 < len(words):
+                folder = words[i + 1] if folder is None else os.path.join(folder, words[i + 1])
+            i += 2 if words[i] in _GIT_VALUE_OPTIONS else 1
         if i < len(words) and words[i] == "commit":
-            found.append(words[i + 1:])
+            found.append((folder, words[i + 1:]))
     return found
 
 
 def is_git_commit(command: str) -> bool:
     return bool(git_commits(command))
+
+
+def git_added(command: str) -> list[str] | None:
+    """The pathspecs `git add` is given before a commit in the same command line (`git add -A &&
+    git commit`); [""] for everything (-A, --all, -u, `.` count as named pathspecs); None: no add."""
+    found: list[str] | None = None
+    for segment in readonly.segments(command):
+        words = readonly.command_words(segment)
+        if len(words) < 2 or os.path.basename(words[0]) not in _GIT_NAMES:
+            continue
+        i = 1
+        while i < len(words) and words[i].startswith("-"):
+            i += 2 if words[i] in _GIT_VALUE_OPTIONS else 1
+        if words[i:i + 1] != ["add"]:
+            continue
+        found = found or []
+        args = words[i + 1:]
+        if any(a in ("-A", "--all", "-u", "--update") for a in args):
+            found.append("")
+        found += [a for a in args if not a.startswith("-")]
+    return found
+
+
+def commit_pathspecs(args: list[str]) -> list[str]:
+    """The files a `git commit` names (`git commit -m x src/a.py`): it commits those as they are
+    in the work tree, staged or not."""
+    out, k, literal = [], 0, False
+    while k < len(args):
+        arg = args[k]
+        if literal or not arg.startswith("-"):
+            out.append(arg)
+        elif arg == "--":
+            literal = True
+        elif arg in _COMMIT_VALUE_OPTIONS:
+            k += 1
+        elif not arg.startswith("--"):
+            for n, letter in enumerate(arg[1:]):
+                if letter in "mFCct":  # the rest of the word is its value, or else the next word
+                    k += n == len(arg) - 2
+                    break
+        k += 1
+    return out
+
+
+def _covers(spec: str, path: str) -> bool:
+    """Whether a pathspec (repository-relative) names `path`: itself, a folder above it, a glob."""
+    if spec == "." or path == spec or path.startswith(spec.rstrip("/") + "/"):
+        return True
+    return any(ch in spec for ch in "*?[") and readonly.glob_matches(spec, path)
 
 
 def commits_all(args: list[str]) -> bool:
@@ -274,7 +322,7 @@ class Hook:
                 return []
             if tool == "PowerShell":  # Windows paths: tests\test_db.py names tests/test_db.py
                 command = command.replace("\\", "/")
-            return [delivery_rules.Cue("commit" if is_git_commit(command) else "run", text=command)]
+            return [delivery_rules.Cue("commit" if self._commits_here(command) else "run", text=command)]
         if tool == PATCH_TOOL:
             return [delivery_rules.Cue("edit", path, narrow=path in self._patch) for path in self._patched_paths()]
         if tool not in FILE_TOOLS:
@@ -414,6 +462,16 @@ class Hook:
             if path in self._ranges:
                 self._fresh_ranges(path)
 
+    def _commits_here(self, command: str) -> bool:
+        """Whether the command commits in this work tree (`git -C ../other commit` does not)."""
+        cwd = _text(self.payload.get("cwd")) or self.worktree
+        for folder, _ in git_commits(command):
+            where = os.path.realpath(os.path.join(cwd, os.path.expanduser(folder))) if folder else cwd
+            root = os.path.realpath(self.worktree)
+            if where == root or where.startswith(root.rstrip(os.sep) + os.sep):
+                return True
+        return False
+
     def _commit_paths(self) -> set[str]:
         """Files the commit about to run would include: staged ones, plus tracked changes with -a.
 
@@ -423,8 +481,15 @@ class Hook:
         if self._commit is None:
             tool_input = self.payload.get("tool_input")  # a dict: checked by _tool_cues
             command = (_text(tool_input.get("command")) if isinstance(tool_input, dict) else None) or ""
-            with_all = any(commits_all(args) for args in git_commits(command))
-            out = run_git(self.worktree, ["status", "--porcelain=v1", "-z", "--untracked-files=no"])
+            commits = git_commits(command)
+            with_all = any(commits_all(args) for _, args in commits)
+            # what the command adds first, and the files a commit names, go in as they are now
+            named = [*(git_added(command) or []), *(p for _, args in commits for p in commit_pathspecs(args))]
+            cwd = _text(self.payload.get("cwd")) or self.worktree
+            specs = [os.path.relpath(os.path.normpath(os.path.join(cwd, p)), self.worktree).replace(os.sep, "/")
+                     if p else "." for p in named]
+            untracked = "--untracked-files=all" if named else "--untracked-files=no"
+            out = run_git(self.worktree, ["status", "--porcelain=v1", "-z", untracked])
             self._commit = set()
             records = out.decode("utf-8", "surrogateescape").split("\0")
             i = 0
@@ -436,7 +501,8 @@ class Hook:
                 staged, unstaged, path = record[0], record[1], record[3:]
                 if staged in "RC":
                     i += 1  # the original path follows a rename or copy
-                if staged not in " ?!" or (with_all and unstaged in "MDT"):
+                if staged not in " ?!" or (with_all and unstaged in "MDT") or \
+                        (unstaged != " " and any(_covers(spec, path) for spec in specs)):
                     self._commit.add(path)
         return self._commit
 

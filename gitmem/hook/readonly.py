@@ -153,19 +153,19 @@ def in_memory(path: str, base: str, roots: tuple[str, ...]) -> bool:
         return True
     parts = full.replace("\\", "/").split("/")
     lowered = [part.lower() for part in parts]
-    if any(("*" in part or "?" in part or "[" in part) and _glob(part, ".gitmem") for part in lowered):
+    if any(("*" in part or "?" in part or "[" in part) and glob_matches(part, ".gitmem") for part in lowered):
         return True  # .gitm*/entries, .[g]itmem
     return ".gitmem" in lowered or any(part == ".git" and _git_state(parts[i + 1:], "/".join(parts[:i + 1]))
                                        for i, part in enumerate(lowered))
 
 
-def _glob(pattern: str, name: str) -> bool:
+def glob_matches(pattern: str, name: str) -> bool:
     """Whether the shell pattern (`*`, `?`, `[…]`) matches `name` (fnmatch would import re)."""
     if not pattern:
         return not name
     head = pattern[0]
     if head == "*":
-        return any(_glob(pattern[1:], name[k:]) for k in range(len(name) + 1))
+        return any(glob_matches(pattern[1:], name[k:]) for k in range(len(name) + 1))
     if not name:
         return False
     if head == "[" and "]" in pattern[2:]:
@@ -175,8 +175,8 @@ def _glob(pattern: str, name: str) -> bool:
         chars = chars[negated:]
         found = name[0] in chars or any(chars[k - 1] <= name[0] <= chars[k + 1]
                                         for k in range(1, len(chars) - 1) if chars[k] == "-")
-        return found != negated and _glob(pattern[close + 1:], name[1:])
-    return (head == "?" or head == name[0]) and _glob(pattern[1:], name[1:])
+        return found != negated and glob_matches(pattern[close + 1:], name[1:])
+    return (head == "?" or head == name[0]) and glob_matches(pattern[1:], name[1:])
 
 
 def _git_state(inside: list[str], at: str) -> bool:
@@ -735,6 +735,16 @@ def _copy_destinations(args: list[str], base: str) -> list[str]:
     copied = [s for s in sources if os.path.basename(s.rstrip("/\\")).lower() == ".gitmem"]
     return targets + [os.path.join(t, ".gitmem") for t in targets for _ in copied[:1]
                       if os.path.isdir(os.path.join(base, os.path.expanduser(t)))]
+
+
+def command_words(segment: str) -> list[str]:
+    """The words of one simple command from its command name on: quotes removed, shell keywords,
+    assignments, launchers and their options skipped, redirections dropped."""
+    words = _words(segment)
+    while words and words[0] in _RESERVED:
+        words = words[1:]
+    words = _operands(words)
+    return words[_command_start(words):]
 
 
 def _command_start(words: list[str]) -> int:
