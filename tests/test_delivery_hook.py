@@ -382,3 +382,16 @@ def test_repository_files_that_are_no_plain_files_are_refused_unread(gm, bad):
     commit = run("git", "commit", "-qm", "drop f", "--", "src/a.py")
     assert commit.returncode == 0 and f"retired {hazard}" in commit.stderr, commit
     assert gm.entries()[hazard]["status"] == "revoked"
+
+
+def test_a_correction_made_during_a_session_reaches_it_with_the_withdrawal(gm):
+    """The running session was told the old law: at its next prompt it reads that the law no
+    longer holds and the correction that replaced it, not a withdrawal pointing at nothing."""
+    law = add_entry(gm, "law", "All money amounts are integer cents.")
+    gm.commit_all("entries")
+    claude = ClaudeCode(gm.path, "sp1")
+    assert claude.start().active == [law]
+    correction = add_entry(gm, "correction", "Amounts are Decimal strings, not integer cents.", "--supersedes", law)
+    later = claude.prompt("fix the invoice total")
+    assert correction in later.active and "no longer holds" in later.text
+    assert "Decimal strings" in later.text

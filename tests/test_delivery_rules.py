@@ -200,7 +200,7 @@ def test_retractions_within_the_period_only_and_never_as_facts():
                      entry("new", "law", body="Use the v2 client.", created=iso(NOW - DAY)),
                      entry("replaced", "law", status="superseded", superseded_by="new", body="Use the v1 client."))
     result = fired(compiled, Cue("read", "a.py"))
-    assert result.active == []
+    assert result.active == ["new"]  # the replacement comes with the withdrawal that names it
     assert result.retractions == ["recent", "replaced"]
     assert "`f` was removed from a.py" in result.text
     assert 'recorded by the developer: "body of recent" This no longer holds.' in result.text
@@ -241,3 +241,56 @@ def test_one_message_stays_under_claude_codes_limit_and_keeps_the_rest_for_later
 def test_hand_edited_unknown_triggers_are_ignored():
     compiled = rules(entry("x", triggers=["teleport:src/**", "read:src/**"]))
     assert ids(compiled, Cue("read", "src/a.py")) == ["x"]
+
+
+def started(compiled, **kwargs):
+    """A session record as the hook keeps it after the session start."""
+    first = fired(compiled, START, **kwargs)
+    record = {"delivered": dict.fromkeys(first.active, "session-start"),
+              "retracted": dict.fromkeys(first.retractions, "session-start"),
+              "known": first.known, "known_retired": first.known_retired}
+    return first, record
+
+
+def test_a_ritual_shown_at_session_start_is_shown_again_once_at_its_moment():
+    compiled = rules(entry("fmt", "ritual", body="Run the formatter before committing."))
+    first, record = started(compiled)
+    assert first.active == ["fmt"]
+    commit = fired(compiled, Cue("commit", text="git commit -m x"), record)
+    assert commit.active == ["fmt"] and "Before this commit" in commit.text
+    record["delivered"]["fmt"] = "commit"
+    assert fired(compiled, Cue("commit", text="git commit -m y"), record).active == []
+
+
+def test_entries_that_come_in_during_a_session_reach_it_at_the_next_moment():
+    """A commit, a pull or the writer adds a repository-wide entry: the running session gets it at
+    its next cue, and what the budget left out at the start stays out."""
+    many = [entry(f"law{n:02}", created=iso(NOW - (30 - n) * DAY)) for n in range(12)]
+    first, record = started(rules(*many, max_entries=10))
+    assert len(first.active) == 10 and len(first.left_out) == 2
+    later = rules(*many, entry("pulled", body="Amounts are Decimal strings."), max_entries=10)
+    prompt = fired(later, Cue("prompt", text="fix the invoice total"), record)
+    assert prompt.active == ["pulled"]
+
+
+def test_later_moments_announce_only_withdrawals_that_concern_the_session():
+    compiled = rules(entry("seen"), entry("unseen", "hazard", anchor="b.py"), entry("other", "hazard", anchor="c.py"))
+    _, record = started(compiled)
+    record["delivered"]["unseen"] = "read"
+    retired = rules(entry("seen", status="revoked", revoked_at=iso(NOW - DAY)),
+                    entry("unseen", "hazard", anchor="b.py"),
+                    entry("other", "hazard", anchor="c.py", status="revoked", revoked_at=iso(NOW - 2 * DAY)))
+    # "other" was retired before this session started and never shown to it: not announced mid-session
+    record["known_retired"] = ["other"]
+    result = fired(retired, Cue("prompt", text="go on"), record)
+    assert result.retractions == ["seen"]
+
+
+def test_withdrawals_at_session_start_keep_to_the_budget():
+    gone = [entry(f"old{n:02}", anchor=f"m{n}.py", status="revoked", revoked_at=iso(NOW - DAY - n * 60))
+            for n in range(40)]
+    result = fired(rules(entry("keep"), *gone, max_entries=5, max_chars=2000), START)
+    assert result.active == ["keep"] and len(result.retractions) == 5
+    assert result.retractions == ["old04", "old03", "old02", "old01", "old00"]  # the latest, oldest first
+    assert "35 more recently withdrawn entries were left out" in result.text
+    assert len(result.text) < 2600

@@ -321,13 +321,17 @@ class Cue:
 class Plan:
     """What one moment delivers: entry ids, retractions, what the budget left out, the text."""
 
-    __slots__ = ("active", "left_out", "retractions", "text")
+    __slots__ = ("active", "known", "known_retired", "left_out", "retractions", "text")
 
     def __init__(self) -> None:
         self.active: list[str] = []
         self.retractions: list[str] = []
         self.left_out: list[str] = []
         self.text = ""
+        # at session start: every entry for it and every recent withdrawal there is, shown or not
+        # (later cues deliver what came in after, and announce only withdrawals that concern the session)
+        self.known: list[str] = []
+        self.known_retired: list[str] = []
 
 
 # -- choosing -----------------------------------------------------------------------------
@@ -348,24 +352,64 @@ def plan(rules: CompiledRules, cue: Cue, record: SessionRecord, *, now: float, w
     delivered = record.get("delivered") or {}
     retracted = record.get("retracted") or {}
     active = rules.get("active") or {}
+    retired = rules.get("retired") or {}
+    recent = recent_retractions(rules, now)
     if cue.event == "session-start":
         chosen, result.left_out = session_start_selection(rules, today, relevance)
+        result.known, result.known_retired = chosen + result.left_out, recent
+        pending = [i for i in recent if i not in retracted]
+        pending, withdrawn_left_out = _retractions_within_budget(rules, pending)
     else:
         chosen = [entry_id for entry_id, e in active.items()
                   if not expired(e, today) and fires(e, cue, worktree, symbol_hit, commit_paths)]
-    fresh = [i for i in chosen if i not in delivered]
-    pending = [i for i in recent_retractions(rules, now) if i not in retracted]
-    text, shown, withdrawn = render(rules, cue, fresh, pending, left_out=len(result.left_out), limit=limit)
+        known, known_retired = record.get("known"), record.get("known_retired")
+        if isinstance(known, list):  # what came in since the session started (a commit, a pull, the writer)
+            chosen += [i for i in session_start_ids(rules, today) if i not in set(known) and i not in chosen]
+        # a withdrawal concerns this session when it was shown the entry or it came since the start
+        pending = [i for i in recent if i not in retracted and (
+            not isinstance(known_retired, list) or i in delivered or i not in set(known_retired))]
+        withdrawn_left_out = 0
+    # An entry that replaces a withdrawn one comes with the withdrawal; a ritual shown at session
+    # start is shown again, once, at the moment it is for (a commit hundreds of turns later).
+    chosen += [by for i in pending if (by := retired[i].get("by")) and by in active and by not in chosen
+               and not expired(active[by], today)]
+    fresh = [i for i in chosen if i not in delivered or (
+        cue.event != "session-start" and delivered[i] == "session-start" and active[i]["kind"] == "ritual"
+        and fires(active[i], cue, worktree, symbol_hit, commit_paths))]
+    text, shown, withdrawn = render(rules, cue, fresh, pending, left_out=len(result.left_out),
+                                    withdrawn_left_out=withdrawn_left_out, limit=limit)
     result.active, result.retractions, result.text = shown, withdrawn, text
     return result
+
+
+def session_start_ids(rules: CompiledRules, today: str) -> list[str]:
+    """Every unexpired entry delivered at session start, within the budget or not."""
+    return [i for i, e in (rules.get("active") or {}).items()
+            if not expired(e, today) and any(r[0] == "session-start" for r in e["rules"])]
+
+
+def _retractions_within_budget(rules: CompiledRules, pending: list[str]) -> tuple[list[str], int]:
+    """The withdrawals a session start announces, most recent first, within the same budget as the
+    entries (a refactor that retires fifty anchored entries must not fill every new session), and
+    how many were left out."""
+    retired = rules.get("retired") or {}
+    max_entries = rules.get("max_entries", DEFAULT_MAX_ENTRIES)
+    max_chars = rules.get("max_chars", DEFAULT_MAX_CHARS)
+    kept: list[str] = []
+    used = 0
+    for entry_id in reversed(pending):  # oldest first: the latest are kept
+        size = len(retraction_line(entry_id, retired[entry_id]))
+        if len(kept) < max_entries and used + size <= max_chars:
+            kept.append(entry_id)
+            used += size
+    return [i for i in pending if i in kept], len(pending) - len(kept)
 
 
 def session_start_selection(rules: CompiledRules, today: str,
                             relevance: Relevance | None = None) -> tuple[list[str], list[str]]:
     """Repository-wide entries within the budget, and those demoted (least recently relevant first)."""
     active = rules.get("active") or {}
-    candidates = [i for i, e in active.items()
-                  if not expired(e, today) and any(r[0] == "session-start" for r in e["rules"])]
+    candidates = session_start_ids(rules, today)
     max_entries = rules.get("max_entries", DEFAULT_MAX_ENTRIES)
     max_chars = rules.get("max_chars", DEFAULT_MAX_CHARS)
     sizes = {i: len(entry_line(i, active[i])) for i in candidates}
@@ -499,7 +543,8 @@ def section_headers(cue: Cue) -> tuple[str, str]:
 
 
 def render(rules: CompiledRules, cue: Cue, active_ids: list[str], retraction_ids: list[str], *,
-           left_out: int = 0, limit: int = MAX_CONTEXT_CHARS) -> tuple[str, list[str], list[str]]:
+           left_out: int = 0, withdrawn_left_out: int = 0,
+           limit: int = MAX_CONTEXT_CHARS) -> tuple[str, list[str], list[str]]:
     """The text for the agent and the ids it really contains (the size limit may cut some)."""
     active = rules.get("active") or {}
     retired = rules.get("retired") or {}
@@ -516,6 +561,10 @@ def render(rules: CompiledRules, cue: Cue, active_ids: list[str], retraction_ids
         footer = (f"({left_out} more repository-wide "
                   f"{'entry was' if left_out == 1 else 'entries were'} left out to keep this short; "
                   "`gitmem status` lists them.)")
+    if withdrawn_left_out:
+        footer += (" " if footer else "") + (
+            f"({withdrawn_left_out} more recently withdrawn "
+            f"{'entry was' if withdrawn_left_out == 1 else 'entries were'} left out; `gitmem log` lists them.)")
     lines: list[str] = []
     size = len(OPEN_TAG) + len(CLOSE_TAG) + len(footer) + 3
     for header, taken, items in sections:
@@ -532,7 +581,7 @@ def render(rules: CompiledRules, cue: Cue, active_ids: list[str], retraction_ids
             taken.append(entry_id)
     if not lines:
         return "", [], []
-    if footer and shown_ids:
+    if footer and (shown_ids or withdrawn_ids):
         lines.append(footer)
     return "\n".join([OPEN_TAG, *lines, CLOSE_TAG]), shown_ids, withdrawn_ids
 

@@ -389,7 +389,9 @@ class Hook:
                 locked.record["delivered"][entry_id] = cue.event
             for entry_id in result.retractions:
                 locked.record["retracted"][entry_id] = cue.event
-            if reset or seed is not None or result.active or result.retractions:
+            if cue.event == "session-start":
+                locked.record["known"], locked.record["known_retired"] = result.known, result.known_retired
+            if reset or seed is not None or result.active or result.retractions or cue.event == "session-start":
                 locked.save()
         if result.active or result.retractions:
             delivery_log.append(self.state, session=self.session, event=cue.event, path=cue.path,
