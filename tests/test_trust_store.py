@@ -519,6 +519,20 @@ def test_while_the_store_is_judged_unjudged_entries_wait_and_a_killed_judge_with
     assert ClaudeCode(gm.path, "s2").start("startup").active == [GOOD, rule]
 
 
+def test_a_new_linked_worktree_delivers_what_the_main_checkout_judged_while_its_own_job_runs(gm, tmp_path):
+    """`git worktree add` (claude --worktree) starts the worktree's own job; until it is done the
+    entries the main checkout's detector already judged are not withheld as "not judged yet"."""
+    from gitmem.base.paths import find_repo
+    from gitmem.judge import store_gate
+
+    gm.gitmem("check")  # the main checkout judged its rule
+    linked = tmp_path / "linked"
+    gm.git("worktree", "add", "-q", "-b", "wt", str(linked))
+    lock = find_repo(str(linked)).worktree_state / store_gate.GATE_LOCK
+    with another_process_holding(lock):  # as the worktree's own job holds it
+        assert ClaudeCode(linked, "s1").start("startup").active == [GOOD]
+
+
 HANG_WHILE_JUDGING = """
 import sys, time
 from gitmem.base.files import FileLock

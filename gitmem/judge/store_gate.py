@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gitmem.base.paths import RepoPaths
-from gitmem.base.signature import GATE_LOCK
+from gitmem.base.signature import GATE_LOCK, main_checkout_state
 from gitmem.judge.shipped import GATE_HEAD
 
 if TYPE_CHECKING:
@@ -215,6 +215,10 @@ def awaiting(repo: RepoPaths, entries: Iterable[Mapping[str, Any]], judging: boo
     if not judging:
         return {}
     judged = judged_now(repo)
+    shared = main_checkout_state(str(repo.git_dir), str(repo.common_dir))
+    if shared:  # a new linked worktree: what the main checkout judged (and withholds) needs no wait
+        more, head = safety.judged_entries(shared)
+        judged |= more if head and head == head_stamp() else set()
     return {key: [AWAITING] for e in entries if (key := safety.entry_key(e)) not in judged}
 
 
