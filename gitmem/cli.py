@@ -41,6 +41,11 @@ def reports_errors(func: Callable[P, R]) -> Callable[P, R]:
         except GitmemError as exc:
             click.echo(f"gitmem: {exc}", err=True)
             sys.exit(1)
+        except BrokenPipeError:  # `gitmem check | head`: the reader has what it wanted
+            import os
+
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing to flush at exit
+            sys.exit(0)
         except OSError as exc:  # unreadable or read-only state: say which file, never a traceback
             where = f": {exc.filename}" if exc.filename else ""
             click.echo(f"gitmem: {exc.strerror or exc}{where}", err=True)
@@ -82,9 +87,33 @@ def _commit_pending() -> None:
 @reports_errors
 def init(agents: tuple[str, ...]) -> None:
     """Set up .gitmem/, the git hooks and the agent hooks (safe to run again)."""
-    for line in _memory().init(agents):
+    lines = _memory().init(agents)
+    for line in lines:
         click.echo(line)
+    # an agent's hook settings it could not write (invalid JSON, a refused shape): no delivery there
+    refused = [line for line in lines if line.startswith("left ") and
+               line.split(" ", 2)[1].endswith(("settings.json", "hooks.json"))]
+    if refused:
+        click.echo("gitmem is set up, but not every agent's hooks are installed (named above); "
+                   "fix that and run `gitmem init` again", err=True)
+        sys.exit(1)
     click.echo("gitmem is ready; commit .gitmem/ to share it with your team")
+
+
+def _from_here(memory: Memory, anchor: str | None) -> str | None:
+    """An anchor typed in a subfolder names a file there, as git's paths do (`mod.py::f` in src/
+    is src/mod.py::f) when no such file is at the top."""
+    import os
+
+    if not anchor:
+        return anchor
+    path, sep, symbol = anchor.partition("::")
+    top = memory.repo.worktree / path
+    here = os.path.join(os.getcwd(), path)
+    if top.is_file() or not os.path.isfile(here):
+        return anchor
+    rel = memory.repo.relative(here)
+    return f"{rel}{sep}{symbol}" if rel else anchor
 
 
 @main.command()
@@ -115,6 +144,7 @@ def add(kind: str, body: str, anchor: str | None, on: tuple[str, ...], source: s
     obfuscation, text addressed to an AI to override, escalate or exfiltrate)."""
     _refuse_under_agent("add")
     memory = _memory()
+    anchor = _from_here(memory, anchor)
     _gate_added(memory, body, anchor)
     recorded = memory.add(kind, body, anchor=anchor, on=on, source=source,
                              supersedes=supersedes, expires=expires, commit=not stage_only)
@@ -164,7 +194,7 @@ def list_(as_json: bool, show_all: bool) -> None:
             click.echo(json.dumps(memory.as_json(entry), ensure_ascii=False))
         elif show_all or entry.active:
             anchor = f"  @ {entry.anchor}" if entry.anchor else ""
-            status = "" if entry.active else f" [{entry.status}]"
+            status = f" [{entry.status}]" if not entry.active else " [expired]" if entry.expired() else ""
             click.echo(escaped(f"{entry.id}  {entry.kind:<10} {entry.source:<5}{status} {entry.body}{anchor}"))
     for error in result.errors:
         click.echo(f"gitmem: skipped {error}", err=True)

@@ -183,6 +183,8 @@ class Memory:
             raise GitmemError(f"--on: {exc}") from None
         if expires and date_problem(expires):
             raise GitmemError(f"--expires: {date_problem(expires)}")
+        if expires and expires[:10] < now_iso()[:10]:
+            raise GitmemError(f"--expires: {expires} has passed: the entry would never be delivered")
         # An Anchor comes resolved (the writer built it from the declaration it matched); text is resolved here.
         resolved = resolve(self.repo.worktree, anchor) if isinstance(anchor, str) and anchor else anchor or None
         old = [self._find(i) for i in supersedes]

@@ -278,3 +278,25 @@ def test_example_store_is_valid_and_shows_every_kind():
     by_id = {e.id: e for e in entries}
     superseded = [e for e in entries if e.status == "superseded"]
     assert superseded and all(by_id[e.superseded_by].supersedes == (e.id,) for e in superseded)
+
+
+def test_add_refuses_what_could_never_work_and_reads_anchors_from_the_folder_it_runs_in(app_repo):
+    past = app_repo.gitmem("add", "law", "x", "--expires", "2020-01-01", check=False)
+    assert past.returncode == 1 and "--expires: 2020-01-01 has passed" in past.stderr
+    empty = app_repo.gitmem("add", "law", "x", "--on", "edit:", check=False)
+    assert empty.returncode == 1 and "names no glob after the colon" in empty.stderr
+    assert app_repo.git("log", "--format=%s").splitlines() == ["initial"]
+    proc = subprocess.run([sys.executable, "-m", "gitmem.cli", "add", "hazard", "run() blocks the loop",
+                           "--anchor", "app.py::Flask.run"], cwd=app_repo.path / "src",
+                          capture_output=True, text=True, check=True)
+    entry = app_repo.entries()[proc.stdout.split()[0]]
+    assert entry["anchor"].startswith("src/app.py::Flask.run"), entry["anchor"]
+
+
+def test_list_and_show_mark_an_expired_entry(app_repo):
+    entry_id = app_repo.gitmem("add", "law", "freeze merges this week", "--expires", "2099-01-01").stdout.split()[0]
+    rel = f".gitmem/entries/{entry_id}.yaml"
+    app_repo.write(rel, app_repo.read(rel).replace("2099-01-01", "2021-01-01"))
+    app_repo.commit_all("it was for one week")
+    assert "[expired]" in app_repo.gitmem("list").stdout
+    assert "[active, expired 2021-01-01]" in app_repo.gitmem("show", entry_id).stdout

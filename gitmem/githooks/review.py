@@ -103,7 +103,9 @@ def diff_markdown(repo: RepoPaths, base: str | None, head: str) -> str:
 
 def entry_text(entry: Entry) -> str:
     """A readable rendering of one entry: what `git diff` shows through the textconv driver."""
-    lines = [f"{entry.kind} [{entry.status}] from {entry.source}  ({entry.id})"]
+    state = f"{entry.status}, expired {entry.expires[:10]}" if entry.active and entry.expired() and entry.expires \
+        else entry.status
+    lines = [f"{entry.kind} [{state}] from {entry.source}  ({entry.id})"]
     if entry.anchor:
         lines.append(f"anchor: {entry.anchor}")
     if entry.triggers:
