@@ -100,6 +100,14 @@ def init(agents: tuple[str, ...]) -> None:
     click.echo("gitmem is ready; commit .gitmem/ to share it with your team")
 
 
+def _one_line(text: str) -> str:
+    """An entry's text on one terminal line: hidden and control characters as <U+XXXX> (the
+    joiners and variation selectors writing needs kept), line breaks as \\n."""
+    from gitmem.judge.normalise import visible
+
+    return visible(text).replace("\n", "\\n").replace("\t", " ")
+
+
 def _from_here(memory: Memory, anchor: str | None) -> str | None:
     """An anchor typed in a subfolder names a file there, as git's paths do (`mod.py::f` in src/
     is src/mod.py::f) when no such file is at the top."""
@@ -195,7 +203,7 @@ def list_(as_json: bool, show_all: bool) -> None:
         elif show_all or entry.active:
             anchor = f"  @ {entry.anchor}" if entry.anchor else ""
             status = f" [{entry.status}]" if not entry.active else " [expired]" if entry.expired() else ""
-            click.echo(escaped(f"{entry.id}  {entry.kind:<10} {entry.source:<5}{status} {entry.body}{anchor}"))
+            click.echo(_one_line(f"{entry.id}  {entry.kind:<10} {entry.source:<5}{status} {entry.body}{anchor}"))
     for error in result.errors:
         click.echo(f"gitmem: skipped {error}", err=True)
 
@@ -543,13 +551,13 @@ def stats(as_json: bool) -> None:
             events = ", ".join(f"{e} {n}" for e, n in sorted(r["events"].items()))
             retracted = f", retracted {r['retracted']}" if r["retracted"] else ""
             click.echo(f"{r['id']}  {r['kind']:<10} {r['delivered']:>4}x in {r['sessions']} sessions, "
-                       f"last {r['last']}  ({events}{retracted})  {escaped(r['body'][:60])}")
+                       f"last {r['last']}  ({events}{retracted})  {_one_line(r['body'][:60])}")
     if not as_json:
         if not any(r["delivered"] or r["retracted"] for r in rows):
             click.echo("nothing delivered yet")
         click.echo(f"never delivered: {len(never)} active " + ("entry" if len(never) == 1 else "entries"))
         for r in never:
-            click.echo(escaped(f"  {r['id']}  {r['kind']:<10} {r['body'][:70]}"))
+            click.echo(_one_line(f"  {r['id']}  {r['kind']:<10} {r['body'][:70]}"))
 
 
 @main.command()

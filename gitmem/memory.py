@@ -181,6 +181,10 @@ class Memory:
             triggers = tuple(Trigger.parse(t) for t in on)
         except ValueError as exc:
             raise GitmemError(f"--on: {exc}") from None
+        for t in on:  # `edit:` typed with nothing after it: a glob forgotten, not "every edit"
+            event, colon, glob = t.partition(":")
+            if colon and not glob.strip():
+                raise GitmemError(f"--on: {t!r} names no glob after the colon (`{event}` alone means every {event})")
         if expires and date_problem(expires):
             raise GitmemError(f"--expires: {date_problem(expires)}")
         if expires and expires[:10] < now_iso()[:10]:

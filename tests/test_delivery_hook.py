@@ -224,6 +224,7 @@ def test_commit_rituals_anchored_to_a_file_fire_when_the_commit_includes_it(gm):
     "git add src/ && git commit -m x", "git add 'src/*.py'; git commit -m x",
     "git commit -m fix src/a.py",  # a pathspec commit takes the file as it is in the work tree
     "if git diff --quiet; then :; else timeout 60 git commit -m x src/a.py; fi",
+    "git commit -m \"Return Option<T>\" -a",  # a quoted word ending in > is no redirection
 ])
 def test_commit_rituals_see_what_the_command_itself_stages_or_names(gm, command):
     ritual = add_entry(gm, "ritual", "After changing a.py, regenerate the client.", "--anchor", "src/a.py")

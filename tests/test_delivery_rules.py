@@ -248,7 +248,7 @@ def started(compiled, **kwargs):
     first = fired(compiled, START, **kwargs)
     record = {"delivered": dict.fromkeys(first.active, "session-start"),
               "retracted": dict.fromkeys(first.retractions, "session-start"),
-              "known": first.known, "known_retired": first.known_retired}
+              "known": first.known}
     return first, record
 
 
@@ -270,7 +270,18 @@ def test_entries_that_come_in_during_a_session_reach_it_at_the_next_moment():
     assert len(first.active) == 10 and len(first.left_out) == 2
     later = rules(*many, entry("pulled", body="Amounts are Decimal strings."), max_entries=10)
     prompt = fired(later, Cue("prompt", text="fix the invoice total"), record)
-    assert prompt.active == ["pulled"]
+    assert prompt.active == ["pulled"] and "pulled" in prompt.known
+
+
+def test_a_pull_of_many_entries_mid_session_keeps_to_the_budget_once():
+    _, record = started(rules(entry("first"), max_entries=5))
+    pulled = rules(entry("first"), *[entry(f"new{n:03}", created=iso(NOW - n * 60)) for n in range(120)],
+                   max_entries=5, max_chars=2000)
+    first = fired(pulled, Cue("prompt", text="go on"), record)
+    assert len(first.active) == 5 and len(first.text) < 2600
+    record["known"] = first.known
+    record["delivered"].update(dict.fromkeys(first.active, "prompt"))
+    assert fired(pulled, Cue("prompt", text="and on"), record).active == []  # the rest stays out
 
 
 def test_later_moments_announce_only_withdrawals_that_concern_the_session():
@@ -280,8 +291,7 @@ def test_later_moments_announce_only_withdrawals_that_concern_the_session():
     retired = rules(entry("seen", status="revoked", revoked_at=iso(NOW - DAY)),
                     entry("unseen", "hazard", anchor="b.py"),
                     entry("other", "hazard", anchor="c.py", status="revoked", revoked_at=iso(NOW - 2 * DAY)))
-    # "other" was retired before this session started and never shown to it: not announced mid-session
-    record["known_retired"] = ["other"]
+    # "other" was never shown to this session: its withdrawal is not announced mid-session
     result = fired(retired, Cue("prompt", text="go on"), record)
     assert result.retractions == ["seen"]
 

@@ -302,7 +302,7 @@ def test_the_hook_denies_in_place_editors_downloaders_and_any_case(gm, command):
     "cp -t .gitmem/entries/ /tmp/x.yaml", "install --target-directory=.gitmem/entries /tmp/x.yaml",
     "cp -r /tmp/backup/.gitmem .", f"dd if=/tmp/x of={ENTRY}",
     f"git apply <<'EOF'\n--- a/{ENTRY}\n+++ b/{ENTRY}\n@@ -1 +1 @@\n-a\n+b\nEOF",
-    "cp /tmp/x.yaml .gitm*/entries/", "cp /tmp/x .[g]itmem/entries/",
+    "cp /tmp/x.yaml .gitm*/entries/", "cp /tmp/x .[g]itmem/entries/", "rsync -t /tmp/x.yaml .gitmem/entries/",
     f"sort -o {ENTRY} /tmp/x", f"vim -c '%s/a/b/g|wq' {ENTRY}", f"npx prettier --write {ENTRY}",
     "printf '[gitmem]\\n\\tallowRepoModel = true\\n' >> .git/config",
 ])
@@ -315,6 +315,13 @@ def test_the_hook_reads_through_shell_syntax(gm, command):
     "cp \"$(git rev-parse --show-toplevel)/src/a.py\" /tmp/", "echo $(date) > log.txt", "cat .git/config",
     "for f in src/*.py; do sed -i s/a/b/ \"$f\"; done", "if [ -f x ]; then cat x; fi",
     f"prettier --check {ENTRY}", "timeout 60 make test",
+    # globs, sed expressions, a commit message with an apostrophe in a here-document
+    "rm -rf build/*", "mv dist/* out/", "tar czf /tmp/b.tgz *", "git checkout -- *", "rm -rf ${BUILD_DIR}/*",
+    "find . -path '*/build/*' -delete", "sed -i 's/.*//' src/a.py", "python -m pytest tests/*",
+    "git commit -m \"$(cat <<'EOF'\nStop `rm -rf build/*`; it's slow\nEOF\n)\"",
+    # memory read or copied elsewhere, read-only editors; quoted words ending like a redirection
+    "cp -r .gitmem /tmp", f"sort -o /tmp/out.txt {ENTRY}", f"vim -R {ENTRY}", "git commit -m \"Return Option<T>\" -a",
+    "echo " + "*" * 40 + " done " + "*" * 40,  # glob matching stays linear
 ])
 def test_shell_syntax_around_ordinary_work_stays_allowed(gm, command):
     assert denied(pre_tool(gm, "Bash", command=command)) is None, command
@@ -327,6 +334,7 @@ def test_the_agent_may_not_write_its_own_transcript(gm):
     assert denied(pre_tool(gm, "Bash", command=f"printf '%s\\n' '{line}' >> {gm.path / '.t.jsonl'}")) is not None
     assert denied(pre_tool(gm, "Write", file_path=str(gm.path / ".t.jsonl"), content=line)) is not None
     assert denied(pre_tool(gm, "Bash", command=f"tail -n 5 {gm.path / '.t.jsonl'}")) is None
+    assert denied(pre_tool(gm, "Bash", command=f"python3 tools/summarize.py {gm.path / '.t.jsonl'}")) is None
 
 
 @pytest.mark.parametrize("rel", [".GITMEM/entries/x.yaml", ".Gitmem/config.yaml", ".git/GITMEM/gate-verdicts.json"])

@@ -321,17 +321,16 @@ class Cue:
 class Plan:
     """What one moment delivers: entry ids, retractions, what the budget left out, the text."""
 
-    __slots__ = ("active", "known", "known_retired", "left_out", "retractions", "text")
+    __slots__ = ("active", "known", "left_out", "retractions", "text")
 
     def __init__(self) -> None:
         self.active: list[str] = []
         self.retractions: list[str] = []
         self.left_out: list[str] = []
         self.text = ""
-        # at session start: every entry for it and every recent withdrawal there is, shown or not
-        # (later cues deliver what came in after, and announce only withdrawals that concern the session)
+        # every entry for session start the session has been offered, shown or left out by the
+        # budget (at its start, and as more came in): later cues deliver only what came in after
         self.known: list[str] = []
-        self.known_retired: list[str] = []
 
 
 # -- choosing -----------------------------------------------------------------------------
@@ -356,19 +355,23 @@ def plan(rules: CompiledRules, cue: Cue, record: SessionRecord, *, now: float, w
     recent = recent_retractions(rules, now)
     if cue.event == "session-start":
         chosen, result.left_out = session_start_selection(rules, today, relevance)
-        result.known, result.known_retired = chosen + result.left_out, recent
+        result.known = chosen + result.left_out
         pending = [i for i in recent if i not in retracted]
         pending, withdrawn_left_out = _retractions_within_budget(rules, pending)
     else:
         chosen = [entry_id for entry_id, e in active.items()
                   if not expired(e, today) and fires(e, cue, worktree, symbol_hit, commit_paths)]
-        known, known_retired = record.get("known"), record.get("known_retired")
+        known = record.get("known")
         if isinstance(known, list):  # what came in since the session started (a commit, a pull, the writer)
-            chosen += [i for i in session_start_ids(rules, today) if i not in set(known) and i not in chosen]
-        # a withdrawal concerns this session when it was shown the entry or it came since the start
-        pending = [i for i in recent if i not in retracted and (
-            not isinstance(known_retired, list) or i in delivered or i not in set(known_retired))]
-        withdrawn_left_out = 0
+            seen = set(known)
+            arrivals = [i for i in session_start_ids(rules, today) if i not in seen]
+            if arrivals:  # all known from now on; within the budget, the most recent, delivered
+                result.known = known + arrivals
+                chosen += [i for i in _within_budget(rules, arrivals)[0] if i not in chosen]
+        # a withdrawal later in a session concerns it only when the session was shown the entry;
+        # with no session start seen (hooks installed mid-session), the first moments announce them
+        pending = [i for i in recent if i not in retracted and (i in delivered or not isinstance(known, list))]
+        pending, withdrawn_left_out = _retractions_within_budget(rules, pending)
     # An entry that replaces a withdrawn one comes with the withdrawal; a ritual shown at session
     # start is shown again, once, at the moment it is for (a commit hundreds of turns later).
     chosen += [by for i in pending if (by := retired[i].get("by")) and by in active and by not in chosen
@@ -408,8 +411,14 @@ def _retractions_within_budget(rules: CompiledRules, pending: list[str]) -> tupl
 def session_start_selection(rules: CompiledRules, today: str,
                             relevance: Relevance | None = None) -> tuple[list[str], list[str]]:
     """Repository-wide entries within the budget, and those demoted (least recently relevant first)."""
+    return _within_budget(rules, session_start_ids(rules, today), relevance)
+
+
+def _within_budget(rules: CompiledRules, candidates: list[str],
+                   relevance: Relevance | None = None) -> tuple[list[str], list[str]]:
+    """The candidates the session-start budget holds, in reading order, and those it leaves out
+    (least recently relevant first)."""
     active = rules.get("active") or {}
-    candidates = session_start_ids(rules, today)
     max_entries = rules.get("max_entries", DEFAULT_MAX_ENTRIES)
     max_chars = rules.get("max_chars", DEFAULT_MAX_CHARS)
     sizes = {i: len(entry_line(i, active[i])) for i in candidates}

@@ -26,8 +26,7 @@ if TYPE_CHECKING:
         delivered: dict[str, str]  # entry id -> the event it was delivered on
         retracted: dict[str, str]  # entry id -> the event its withdrawal was announced on
         resets: NotRequired[int]  # times the context was emptied
-        known: NotRequired[list[str]]  # at the last session start: every entry for it, shown or not
-        known_retired: NotRequired[list[str]]  # ... and every recent withdrawal
+        known: NotRequired[list[str]]  # every entry for session start offered to it, shown or not
 
 SESSIONS_DIR = "sessions"
 MAX_AGE_DAYS = 30

@@ -389,9 +389,10 @@ class Hook:
                 locked.record["delivered"][entry_id] = cue.event
             for entry_id in result.retractions:
                 locked.record["retracted"][entry_id] = cue.event
-            if cue.event == "session-start":
-                locked.record["known"], locked.record["known_retired"] = result.known, result.known_retired
-            if reset or seed is not None or result.active or result.retractions or cue.event == "session-start":
+            if cue.event == "session-start" or result.known:
+                locked.record["known"] = result.known
+            if reset or seed is not None or result.active or result.retractions or cue.event == "session-start" \
+                    or result.known:
                 locked.save()
         if result.active or result.retractions:
             delivery_log.append(self.state, session=self.session, event=cue.event, path=cue.path,

@@ -76,12 +76,13 @@ _WRITERS = ("tee", "mv", "cp", "rm", "rmdir", "touch", "truncate", "ln", "instal
             "Remove-Item", "Move-Item", "Copy-Item", "New-Item", "Clear-Content", "ni", "del", "erase", "ri", "sc",
             "ac", "sponge", "scp", "ed", "dos2unix", "unix2dos", "vi", "vim", "nvim", "ex", "emacs", "nano")
 # Commands that write the file they name only with one of these flags.
-_WRITE_FLAGS = {"prettier": ("--write", "-w"), "eslint": ("--fix",), "biome": ("--write", "--apply"),
-                "sort": ("-o", "--output")}
+_WRITE_FLAGS = {"prettier": ("--write", "-w"), "eslint": ("--fix",), "biome": ("--write", "--apply")}
 _COPIERS = ("cp", "rsync", "install", "scp", "Copy-Item")
+_EDITORS = ("vi", "vim", "nvim", "ex", "emacs", "nano")
 _IN_PLACE = ("sed", "gsed", "perl", "ruby", "yq")  # with -i (alone or among short flags: sed -Ei) or --in-place
 _DOWNLOADERS = {"curl": ("oDc", ("--output", "--output-dir", "--dump-header", "--cookie-jar")),
                 "wget": ("OoaP", ("--output-document", "--output-file", "--append-output", "--directory-prefix"))}
+_OUTPUT_FLAGS = {"sort": ("o", ("--output",))}  # commands that write only the file their flag names
 _FIND_PATTERNS = ("name", "iname", "path", "ipath", "wholename", "iwholename", "regex", "iregex", "lname", "ilname")
 _READERS = ("cat", "ls", "grep", "egrep", "fgrep", "rg", "head", "tail", "wc", "stat", "file", "echo", "printf",
             "less", "more", "du", "diff", "sha256sum", "sha1sum", "md5sum", "jq", "basename", "dirname", "realpath")
@@ -111,11 +112,10 @@ def denial(tool: object, tool_input: object, worktree: str, cwd: str | None = No
     base = cwd if cwd and os.path.isabs(cwd) else worktree
     # the work tree's .gitmem/ and .git/gitmem/ are found by name (in_memory); these by place
     roots = tuple(os.path.normpath(os.path.join(d, "gitmem")) for d in git_dirs)
-    if transcript and os.path.isabs(transcript):
-        roots += (os.path.normpath(transcript),)
+    own = (os.path.normpath(transcript),) if transcript and os.path.isabs(transcript) else ()
     if tool in FILE_TOOLS:
         path = tool_input.get("file_path") or tool_input.get("notebook_path")
-        if isinstance(path, str) and in_memory(path, base, roots):
+        if isinstance(path, str) and in_memory(path, base, roots + own):
             return REASON.format(what=f"edit gitmem's memory files ({tool} of {path})")
         return None
     if tool == PATCH_TOOL:
@@ -135,7 +135,17 @@ def denial(tool: object, tool_input: object, worktree: str, cwd: str | None = No
                 base = os.path.normpath(os.path.join(base, os.path.expanduser(folder.strip())))
                 break
         if isinstance(command, str) and command.strip():
-            return command_denial(command, base, roots)
+            return command_denial(command, base, roots) or _transcript_denial(command, base, own)
+    return None
+
+
+def _transcript_denial(command: str, base: str, own: tuple[str, ...]) -> str | None:
+    """A write into the session's own transcript, where the writer reads the developer's words (a
+    line appended there would be a developer turn the agent wrote); reading it is the agent's own
+    business, so code that merely names it is no reason."""
+    written = command_denial(command, base, own) if own else None
+    if written and "run code" not in written:
+        return REASON.format(what="write into this session's transcript (the developer's words are read there)")
     return None
 
 
@@ -153,30 +163,50 @@ def in_memory(path: str, base: str, roots: tuple[str, ...]) -> bool:
         return True
     parts = full.replace("\\", "/").split("/")
     lowered = [part.lower() for part in parts]
-    if any(("*" in part or "?" in part or "[" in part) and glob_matches(part, ".gitmem") for part in lowered):
-        return True  # .gitm*/entries, .[g]itmem
+    if any(part[:1] == "." and part[1:2] not in ("", "*") and ("*" in part or "?" in part or "[" in part)
+           and glob_matches(part, ".gitmem") for part in lowered):
+        # .gitm*/entries, .[g]itmem: a shell glob matches a leading dot only when it spells it (and
+        # `.*` is read as a sed or regex expression's far more often than as a path)
+        return True
     return ".gitmem" in lowered or any(part == ".git" and _git_state(parts[i + 1:], "/".join(parts[:i + 1]))
                                        for i, part in enumerate(lowered))
 
 
 def glob_matches(pattern: str, name: str) -> bool:
-    """Whether the shell pattern (`*`, `?`, `[…]`) matches `name` (fnmatch would import re)."""
-    if not pattern:
-        return not name
-    head = pattern[0]
-    if head == "*":
-        return any(glob_matches(pattern[1:], name[k:]) for k in range(len(name) + 1))
-    if not name:
-        return False
-    if head == "[" and "]" in pattern[2:]:
-        close = pattern.index("]", 2)
-        chars = pattern[1:close]
-        negated = chars[:1] in ("!", "^")
-        chars = chars[negated:]
-        found = name[0] in chars or any(chars[k - 1] <= name[0] <= chars[k + 1]
-                                        for k in range(1, len(chars) - 1) if chars[k] == "-")
-        return found != negated and glob_matches(pattern[close + 1:], name[1:])
-    return (head == "?" or head == name[0]) and glob_matches(pattern[1:], name[1:])
+    """Whether the shell pattern (`*`, `?`, `[…]`) matches all of `name`; in time linear in their
+    sizes' product, whatever the pattern (fnmatch would import re)."""
+    tokens: list[str] = []  # "*", "?", a bracket's set ("[" + its characters), or a character
+    k = 0
+    while k < len(pattern):
+        ch = pattern[k]
+        close = pattern.find("]", k + 2) if ch == "[" else -1
+        if ch == "[" and close > 0:
+            tokens.append(pattern[k:close])
+            k = close + 1
+            continue
+        if not (ch == "*" and tokens[-1:] == ["*"]):
+            tokens.append(ch)
+        k += 1
+    reach = [True] + [False] * len(name)  # reach[j]: the tokens so far can match name[:j]
+    for token in tokens:
+        if token == "*":
+            for j in range(1, len(name) + 1):
+                reach[j] = reach[j] or reach[j - 1]
+            continue
+        reach = [False] + [reach[j] and _one(token, name[j]) for j in range(len(name))]
+    return reach[-1]
+
+
+def _one(token: str, ch: str) -> bool:
+    if token == "?":
+        return True
+    if len(token) == 1:
+        return token == ch
+    chars = token[1:]
+    negated = chars[:1] in ("!", "^")
+    chars = chars[negated:]
+    found = ch in chars or any(chars[k - 1] <= ch <= chars[k + 1] for k in range(1, len(chars) - 1) if chars[k] == "-")
+    return found != negated
 
 
 def _git_state(inside: list[str], at: str) -> bool:
@@ -254,6 +284,7 @@ def _pieces(command: str) -> list[tuple[str, str, list[tuple[str, bool]]]]:
     command line. A body whose delimiter line never comes stays part of the command line."""
     out: list[tuple[str, str, list[tuple[str, bool]]]] = []
     lifted: list[tuple[str, str, list[tuple[str, bool]]]] = []  # the commands of substitutions
+    unclosed = False
     current: list[str] = []
     docs: list[tuple[str, bool]] = []
     waiting: list[tuple[str, bool, bool, list[tuple[str, bool]]]] = []  # delimiter, strip tabs, expands, docs
@@ -270,13 +301,14 @@ def _pieces(command: str) -> list[tuple[str, str, list[tuple[str, bool]]]]:
             stop = command.find("\n", i)  # a comment: nothing in it runs, nor opens a here-document
             i = n if stop < 0 else stop
             continue
-        if quote != "'" and (ch == "`" or command[i:i + 2] == "$(") and command[i:i + 3] != "$((":
+        if quote != "'" and not unclosed and (ch == "`" or command[i:i + 2] == "$(") and command[i:i + 3] != "$((":
             inner, after = _substitution(command, i)
             if after > i:  # its command is read on its own; in this word it stands for some path
                 lifted.extend(_pieces(inner))
                 current.append(_placeholder(inner))
                 i = after
                 continue
+            unclosed = True  # none after it closes either: no second scan to the end
         if quote:
             if quote == '"' and (ch == "`" or (ch == "$" and command[i + 1:i + 2] == "(")):
                 out.append(("".join(current), ch, docs))  # an unclosed substitution: its text is a command
@@ -657,7 +689,7 @@ def _runs_gitmem_writer(code: str) -> bool:
 def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str | None:
     # Redirections into memory, whatever the command.
     for i, word in enumerate(words):
-        if (word and word[-1] == ">") or word.endswith(">|"):
+        if _redirection(word) and ">" in word:
             target = words[i + 1] if i + 1 < len(words) else ""
             if target and in_memory(target, base, roots):
                 return REASON.format(what=f"write into gitmem's memory files ({word} {target})")
@@ -679,7 +711,7 @@ def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str 
     rest = words[i + 1:]
     mentions = [w for w in rest if in_memory(w, base, roots)]
     if name in _COPIERS:  # only the destination is written
-        mentions = [w for w in _copy_destinations(rest, base) if in_memory(w, base, roots)]
+        mentions = [w for w in _copy_destinations(name, rest, base) if in_memory(w, base, roots)]
     if name == "dd":
         mentions = [w[3:] for w in rest if w.startswith("of=") and in_memory(w[3:], base, roots)]
     if name in ("git", "git.exe"):
@@ -688,6 +720,8 @@ def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str 
         written = [t for t in _download_targets(name, rest) if t and t != "-"]
         if any(in_memory(t, base, roots) for t in written) or in_memory(".", base, roots):
             return REASON.format(what=f"download into gitmem's memory files ({name} …)")
+    if name in _OUTPUT_FLAGS and any(in_memory(t, base, roots) for t in _download_targets(name, rest, _OUTPUT_FLAGS)):
+        return REASON.format(what=f"write into gitmem's memory files ({name} -o …)")
     if name == "find" and _find_patterns_state(rest) and _find_changes(rest, protective=False):
         return REASON.format(what="change gitmem's memory files (find naming gitmem's state with -delete/-exec)")
     if not mentions:
@@ -695,13 +729,14 @@ def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str 
             return REASON.format(what="run code that names gitmem's memory files")
         return None
     target = mentions[0]
+    if name in _EDITORS and any(w in ("-R", "-M") for w in rest):
+        return None  # read-only
     if name in _WRITERS or name == "dd":
         return REASON.format(what=f"change gitmem's memory files ({name} {target})")
     if name in _IN_PLACE and any((w[:1] == "-" and w[:2] != "--" and "i" in w)
                                  or w.startswith(("--in-place", "--inplace")) for w in rest):
         return REASON.format(what=f"edit gitmem's memory files in place ({name} -i {target})")
-    if name in _WRITE_FLAGS and any(w.split("=", 1)[0] in _WRITE_FLAGS[name] or
-                                    (w.startswith("-o") and name == "sort") for w in rest):
+    if name in _WRITE_FLAGS and any(w.split("=", 1)[0] in _WRITE_FLAGS[name] for w in rest):
         return REASON.format(what=f"change gitmem's memory files ({name} {target})")
     if name in ("awk", "gawk") and any("inplace" in w for w in rest):
         return REASON.format(what=f"edit gitmem's memory files in place ({name} -i inplace {target})")
@@ -712,15 +747,19 @@ def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str 
     return None
 
 
-def _copy_destinations(args: list[str], base: str) -> list[str]:
-    """Where cp, install, rsync or scp write: the folder of `-t DIR` / `--target-directory=DIR`,
-    else the last operand; and DEST/.gitmem when a folder named .gitmem is copied into the
-    existing folder DEST (`cp -r /tmp/backup/.gitmem .`)."""
+def _copy_destinations(name: str, args: list[str], base: str) -> list[str]:
+    """Where cp, install, rsync or scp write: the folder of cp's and install's `-t DIR` /
+    `--target-directory=DIR`, else the last operand; and DEST/.gitmem when a folder named .gitmem
+    is copied into DEST, the folder the command runs in or one on its way
+    (`cp -r /tmp/backup/.gitmem .`; a backup of memory elsewhere is no write into it)."""
     operands, targets = [], []
     k = 0
+    target_flags = name in ("cp", "install")  # rsync's -t keeps times, scp's is its own protocol
     while k < len(args):
         word = args[k]
-        if word in ("-t", "--target-directory"):
+        if not target_flags and word.startswith("-"):
+            pass
+        elif word in ("-t", "--target-directory"):
             targets.append(args[k + 1] if k + 1 < len(args) else "")
             k += 1
         elif word.startswith("--target-directory="):
@@ -733,8 +772,16 @@ def _copy_destinations(args: list[str], base: str) -> list[str]:
     sources = operands if targets else operands[:-1]
     targets = targets or operands[-1:]
     copied = [s for s in sources if os.path.basename(s.rstrip("/\\")).lower() == ".gitmem"]
-    return targets + [os.path.join(t, ".gitmem") for t in targets for _ in copied[:1]
-                      if os.path.isdir(os.path.join(base, os.path.expanduser(t)))]
+    return targets + [os.path.join(t, ".gitmem") for t in targets for _ in copied[:1] if _on_the_way(t, base)]
+
+
+def _on_the_way(folder: str, base: str) -> bool:
+    """Whether `folder` is an existing folder that is `base`, lies in it, or is a repository's
+    top (where .gitmem lives: `cp -r /tmp/backup/.gitmem ..` from src/)."""
+    full = os.path.normpath(os.path.join(base, os.path.expanduser(folder)))
+    if not os.path.isdir(full):
+        return False
+    return full == base or full.startswith(base.rstrip(os.sep) + os.sep) or os.path.exists(os.path.join(full, ".git"))
 
 
 def command_words(segment: str) -> list[str]:
@@ -778,13 +825,23 @@ _LAUNCHER_VALUES = {"sudo": "ugpCDhRrTtU", "doas": "uaC", "env": "uCS", "nice": 
 
 def _operands(words: list[str]) -> list[str]:
     """A command's words less its redirections (`> out`, `2>&1`, `<<'EOF'`, `<<< text`)."""
-    return [w for i, w in enumerate(words) if not (w and (w[-1] in "<>" or w.endswith(">|")))
-            and not (i and words[i - 1] and (words[i - 1][-1] in "<>" or words[i - 1].endswith(">|")))]
+    return [w for i, w in enumerate(words) if not _redirection(w) and not (i and _redirection(words[i - 1]))]
 
 
-def _download_targets(name: str, args: list[str]) -> list[str]:
-    """The files (or folders) curl or wget writes: -o/-O FILE, -sSo FILE, -oFILE, --output=FILE, …"""
-    letters, long = _DOWNLOADERS[name]
+def _redirection(word: str) -> bool:
+    """A redirection operator as _words leaves it (`>`, `>>`, `2>`, `&>`, `>|`, `<<<`); a quoted
+    word that merely ends in one (`-m "Return Option<T>"`) is none."""
+    return bool(word) and word[-1] in "<>|" and set(word) <= _REDIRECTION_CHARS and ("<" in word or ">" in word)
+
+
+_REDIRECTION_CHARS = frozenset("<>&|0123456789")
+
+
+def _download_targets(name: str, args: list[str],
+                      flags: Mapping[str, tuple[str, tuple[str, ...]]] = _DOWNLOADERS) -> list[str]:
+    """The files (or folders) curl or wget (or sort -o) writes: -o/-O FILE, -sSo FILE, -oFILE,
+    --output=FILE, …"""
+    letters, long = flags[name]
     out = []
     for k, word in enumerate(args):
         following = args[k + 1] if k + 1 < len(args) else ""

@@ -34,7 +34,6 @@ MAX_CANONICAL = 1200
 # Fenced blocks and inline code spans (one or more backticks, closed by the same number). A
 # fence never closed is no code: it would hide everything after it from these checks.
 _CODE = re.compile(r"```.*?```|(`+)(?!`).+?(?<!`)\1(?!`)", re.DOTALL)
-_INLINE_CODE = re.compile(r"(`+)(?!`)[^\n]+?(?<!`)\1(?!`)")
 
 _HARNESS_NAMES = (
     r"gitmem[-_:]?[\w-]*|system(?:[-_ ]?(?:reminder|message|prompt|notice|instructions?|note|override))?"
@@ -51,7 +50,7 @@ MARKUP: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"|\[/?(?:SYSTEM|ASSISTANT|USER|ADMIN|DEVELOPER)(?:[ _](?:MESSAGE|NOTE|NOTICE|PROMPT|OVERRIDE))?\]",
         re.IGNORECASE)),
     ("role prefix", re.compile(
-        r"(?:^|\n|(?<=[.!?;])\s+)[ \t>*_#-]*(?:system|assistant|developer(?:\s+message)?|human|user|ai)"
+        r"(?:^|\n|(?<=[.!?;])\s+)[ \t>*_#-]*(?:system|assistant|developer(?:\s+message)?|human|ai)"
         r"[*_]*[ \t]*(?:\([^)\n]{0,30}\))?[ \t]*[*_]*:(?!:)"
         r"|#{2,}\s*(?:system|instructions?|response|assistant|user)\b", re.IGNORECASE)),
     ("system banner", re.compile(
@@ -110,19 +109,13 @@ def _blanked(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(out)
 
 
-# A line that starts as a role is one in a fenced block too: delivery shows the block's lines as
-# lines, and a model reads "System: …" there as it reads it anywhere.
-_LINE_MARKUP = ("role prefix", "system banner")
-
-
 def markup(text: str) -> list[tuple[str, str]]:
-    """(what, the text that matched) for markup imitating the harness, outside code spans (tags
-    and comments: delivery escapes `<` and `>`) and outside inline code (lines starting as a role)."""
+    """(what, the text that matched) for markup imitating the harness, outside code spans (a YAML
+    snippet's `system:` key is code; what a fenced block asks of a model is the detector's)."""
     prose = outside_code(text)
-    lines = _blanked(text, [(m.start(), m.end()) for m in _INLINE_CODE.finditer(text)])
     found: list[tuple[str, str]] = []
     for name, pattern in MARKUP:
-        for match in pattern.finditer(lines if name in _LINE_MARKUP else prose):
+        for match in pattern.finditer(prose):
             hit = " ".join(match.group(0).split())[:80]
             if name == "role prefix" and not hit.rstrip(":").strip(" >*_#-").strip():
                 continue

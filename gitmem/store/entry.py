@@ -112,11 +112,9 @@ class Trigger:
     @classmethod
     def parse(cls, text: str) -> Trigger:
         """`edit` or `edit:src/**/*.py`."""
-        event, colon, glob = text.partition(":")
+        event, _, glob = text.partition(":")
         if event not in EVENTS:
             raise ValueError(f"unknown event {event!r} (expected one of {', '.join(EVENTS)})")
-        if colon and not glob.strip():
-            raise ValueError(f"{text!r} names no glob after the colon (`{event}` alone means every {event})")
         if glob and (problem := glob_problem(glob)) is not None:
             raise ValueError(problem)
         return cls(event, glob or None)
