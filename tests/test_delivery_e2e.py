@@ -51,8 +51,11 @@ def store(repo, monkeypatch):
                               "--on", "run:tests/test_db.py"),
         "notes": add_entry(repo, "hazard", "notes.py is generated; edit the template instead.",
                            "--anchor", "src/notes.py"),
-        "expired": add_entry(repo, "law", "Deploy freeze this week.", "--expires", "2020-01-01"),
+        "expired": add_entry(repo, "law", "Deploy freeze this week.", "--expires", "2099-01-01"),
     }
+    rel = f".gitmem/entries/{ids['expired']}.yaml"  # `add` refuses a date that has passed: the week is over
+    repo.write(rel, repo.read(rel).replace("2099-01-01", "2020-01-01"))
+    repo.commit_all("the freeze is over")
     return repo, ids
 
 

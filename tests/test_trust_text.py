@@ -58,6 +58,7 @@ def test_zero_width_joiners_outside_the_writing_that_needs_them_are_findings(tex
     "لاگ\u200cها را پاک نکن.",                   # Persian
     "Ping 👩\u200d💻 for reviews.",                # an emoji sequence
     "Mark hazards with ⚠\ufe0f and keycaps 1\ufe0f\u20e3 in the changelog.",  # an emoji's variation selector
+    "人名は「葛\U000e0100城」と書く。",  # an ideographic variation selector after a CJK ideograph
 ])
 def test_joiners_that_a_script_or_emoji_needs_are_not_findings(text):
     assert normalise.invisible(text) == []

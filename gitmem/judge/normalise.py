@@ -90,11 +90,21 @@ def _joins_letters(text: str, i: int) -> bool:
 
 
 def _selects_glyph(text: str, i: int) -> bool:
-    """A single variation selector right after a visible character (the emoji's U+FE0F)."""
-    if ord(text[i]) not in _SELECTORS or i == 0:
+    """A single variation selector right after a character it selects a glyph of: U+FE0E/U+FE0F
+    after any visible one (an emoji, a keycap digit), the other standard ones after a symbol or a
+    letter of a script that has variants (never a Latin letter), ideographic ones after a CJK
+    ideograph, Mongolian free ones after a Mongolian letter."""
+    cp = ord(text[i])
+    if cp not in _SELECTORS or i == 0:
         return False
     before = text[i - 1]
-    return not is_hidden(before) and not before.isspace()
+    if is_hidden(before) or before.isspace():
+        return False
+    if cp >= 0xE0100:
+        return unicodedata.name(before, "").startswith("CJK")
+    if 0x180B <= cp <= 0x180F:
+        return unicodedata.name(before, "").startswith("MONGOLIAN")
+    return cp >= 0xFE0E or (not before.isascii() and _script(before) != "LATIN")
 
 
 def _spelling(text: str, i: int) -> bool:
