@@ -240,6 +240,7 @@ def test_a_commit_in_another_repository_gets_none_of_this_ones_rituals(gm, tmp_p
     other = tmp_path / "other"
     gm.git("init", "-q", str(other))
     assert not ClaudeCode(gm.path, "s1").bash(f"git -C {other} commit -am x")
+    assert not ClaudeCode(gm.path, "s3").bash(f"cd {other} && git commit -am x")
     assert ClaudeCode(gm.path, "s2").bash("git -C src commit -am x")  # a folder of this one
 
 

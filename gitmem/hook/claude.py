@@ -466,13 +466,19 @@ class Hook:
                 self._fresh_ranges(path)
 
     def _commits_here(self, command: str) -> bool:
-        """Whether the command commits in this work tree (`git -C ../other commit` does not)."""
-        cwd = _text(self.payload.get("cwd")) or self.worktree
-        for folder, _ in git_commits(command):
-            where = os.path.realpath(os.path.join(cwd, os.path.expanduser(folder))) if folder else cwd
-            root = os.path.realpath(self.worktree)
-            if where == root or where.startswith(root.rstrip(os.sep) + os.sep):
-                return True
+        """Whether the command commits in this work tree (`git -C ../other commit` and
+        `cd ../other && git commit` do not)."""
+        here = _text(self.payload.get("cwd")) or self.worktree
+        root = os.path.realpath(self.worktree)
+        for segment in readonly.segments(command):
+            words = readonly.command_words(segment)
+            if words[:1] in (["cd"], ["pushd"]) and len(words) > 1:
+                here = os.path.join(here, os.path.expanduser(words[-1]))
+                continue
+            for folder, _ in git_commits(segment):
+                where = os.path.realpath(os.path.join(here, os.path.expanduser(folder or ".")))
+                if where == root or where.startswith(root.rstrip(os.sep) + os.sep):
+                    return True
         return False
 
     def _commit_paths(self) -> set[str]:
