@@ -303,6 +303,8 @@ def test_the_hook_denies_in_place_editors_downloaders_and_any_case(gm, command):
     "cp -r /tmp/backup/.gitmem .", f"dd if=/tmp/x of={ENTRY}",
     f"git apply <<'EOF'\n--- a/{ENTRY}\n+++ b/{ENTRY}\n@@ -1 +1 @@\n-a\n+b\nEOF",
     "cp /tmp/x.yaml .gitm*/entries/", "cp /tmp/x .[g]itmem/entries/", "rsync -t /tmp/x.yaml .gitmem/entries/",
+    f"sed -i -e 's/a/b/' {ENTRY}", "tar xzf /tmp/evil.tgz -C .gitmem", "git config --unset gitmem.allowRepoModel",
+    "git commit -m \"$(gitmem add law x)\"",
     f"sort -o {ENTRY} /tmp/x", f"vim -c '%s/a/b/g|wq' {ENTRY}", f"npx prettier --write {ENTRY}",
     "printf '[gitmem]\\n\\tallowRepoModel = true\\n' >> .git/config",
 ])
@@ -322,6 +324,14 @@ def test_the_hook_reads_through_shell_syntax(gm, command):
     # memory read or copied elsewhere, read-only editors; quoted words ending like a redirection
     "cp -r .gitmem /tmp", f"sort -o /tmp/out.txt {ENTRY}", f"vim -R {ENTRY}", "git commit -m \"Return Option<T>\" -a",
     "echo " + "*" * 40 + " done " + "*" * 40,  # glob matching stays linear
+    # a quoted here-document's apostrophes inside $(…) open no quote: its backquotes run nothing
+    "git commit -m \"$(cat <<'EOF'\nUsers can't: `gitmem add` themselves.\nEOF\n)\"",
+    # regex character classes, what a command is told to leave alone, archives and config reads
+    "sed -i 's/\\.[a-zA-Z]*//' src/a.py", "perl -pi -e 's/\\.[a-z]*//' src/a.py",
+    "sed -i 's/.gitmem/.memory/g' docs/x.md", "tar czf /tmp/src.tgz --exclude .gitmem --exclude .git .",
+    "npx eslint --fix src --ignore-pattern '.gitmem/**'", "find . -path ./.gitmem -prune -o -name '*.tmp' -delete",
+    "find . -not -path './.gitmem/*' -name '*.pyc' -delete", "tar czf /tmp/mem.tgz .gitmem src",
+    "git config gitmem.budget",
 ])
 def test_shell_syntax_around_ordinary_work_stays_allowed(gm, command):
     assert denied(pre_tool(gm, "Bash", command=command)) is None, command

@@ -163,13 +163,22 @@ def in_memory(path: str, base: str, roots: tuple[str, ...]) -> bool:
         return True
     parts = full.replace("\\", "/").split("/")
     lowered = [part.lower() for part in parts]
-    if any(part[:1] == "." and part[1:2] not in ("", "*") and ("*" in part or "?" in part or "[" in part)
+    if any(part[:1] == "." and ("*" in part or "?" in part or "[" in part) and _literal_letters(part) >= 3
            and glob_matches(part, ".gitmem") for part in lowered):
-        # .gitm*/entries, .[g]itmem: a shell glob matches a leading dot only when it spells it (and
-        # `.*` is read as a sed or regex expression's far more often than as a path)
+        # .gitm*/entries, .[g]itmem: a shell glob matches a leading dot only when it spells it, and
+        # one that spells no word (`.*`, `.[a-z]*`) is a sed or regex expression far more often
         return True
     return ".gitmem" in lowered or any(part == ".git" and _git_state(parts[i + 1:], "/".join(parts[:i + 1]))
                                        for i, part in enumerate(lowered))
+
+
+def _literal_letters(pattern: str) -> int:
+    """Letters of a glob outside its brackets."""
+    count, inside = 0, False
+    for ch in pattern:
+        inside = (inside or ch == "[") and ch != "]"
+        count += ch.isalpha() and not inside
+    return count
 
 
 def glob_matches(pattern: str, name: str) -> bool:
@@ -376,6 +385,12 @@ def _substitution(command: str, i: int) -> tuple[str, int]:
             k += 1
         elif ch in "'\"":
             quote = ch
+        elif ch == "<" and command[k + 1:k + 2] == "<" and command[k + 2:k + 3] != "<":
+            heredoc = _heredoc_operator(command, k + 2)  # its body is text: an apostrophe there opens nothing
+            line_end = command.find("\n", k)
+            if heredoc and line_end > 0:
+                k = _after_body(command, line_end + 1, heredoc[0], heredoc[1])
+                continue
         elif ch == "(":
             depth += 1
         elif ch == ")":
@@ -384,6 +399,19 @@ def _substitution(command: str, i: int) -> tuple[str, int]:
                 return command[i + 2:k], k + 1
         k += 1
     return "", i
+
+
+def _after_body(command: str, pos: int, delimiter: str, strip: bool) -> int:
+    """Where the text goes on after the here-document body starting at `pos` (the delimiter line
+    included); at the end when the delimiter line never comes."""
+    while pos < len(command):
+        end = command.find("\n", pos)
+        end = len(command) if end < 0 else end
+        line = command[pos:end]
+        pos = end + 1
+        if (line.lstrip("\t") if strip else line).strip() == delimiter:
+            return end  # the line break after the delimiter: `)` may follow on the next line
+    return len(command)
 
 
 def _placeholder(inner: str) -> str:
@@ -709,7 +737,20 @@ def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str 
             return reason
     name = os.path.basename(words[i])
     rest = words[i + 1:]
-    mentions = [w for w in rest if in_memory(w, base, roots)]
+    # what a command is told to leave alone (`--exclude .gitmem`, `--ignore-pattern '.gitmem/**'`)
+    # and the script of a stream editor (`sed -i 's/.gitmem/.memory/' docs/x.md`) name no target
+    kept = [w for k, w in enumerate(rest) if not (k and _excluding(rest[k - 1]))]
+    if name in _IN_PLACE:
+        kept = _edited(name, kept)
+    elif name == "find":  # its starting points; a pattern naming gitmem is _find_patterns_state's
+        for k, word in enumerate(rest):
+            if word in ("-exec", "-execdir", "-ok", "-okdir"):  # the command it runs, read as one
+                run = list(itertools.takewhile(lambda w: w not in (";", "\\;", "+"), rest[k + 1:]))
+                reason = _segment_denial(run, base, roots) if run else None
+                if reason:
+                    return reason
+        kept = kept[:next((k for k, w in enumerate(kept) if w[:1] in ("-", "(", "!")), len(kept))]
+    mentions = [w for w in kept if in_memory(w, base, roots)]
     if name in _COPIERS:  # only the destination is written
         mentions = [w for w in _copy_destinations(name, rest, base) if in_memory(w, base, roots)]
     if name == "dd":
@@ -731,6 +772,8 @@ def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str 
     target = mentions[0]
     if name in _EDITORS and any(w in ("-R", "-M") for w in rest):
         return None  # read-only
+    if name == "tar" and not _extracts(rest):
+        return None  # it archives or lists memory: a read
     if name in _WRITERS or name == "dd":
         return REASON.format(what=f"change gitmem's memory files ({name} {target})")
     if name in _IN_PLACE and any((w[:1] == "-" and w[:2] != "--" and "i" in w)
@@ -745,6 +788,36 @@ def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str 
     if name in _INTERPRETERS:
         return REASON.format(what=f"run code on gitmem's memory files ({name} {target})")
     return None
+
+
+def _extracts(args: list[str]) -> bool:
+    """Whether tar extracts (`-x`, `xzf`, `--extract`, `--get`): the one mode that writes files."""
+    first = args[0] if args else ""
+    return any(w in ("--extract", "--get") or (w.startswith("-") and not w.startswith("--") and "x" in w)
+               for w in args) or (not first.startswith("-") and "x" in first)
+
+
+def _excluding(flag: str) -> bool:
+    """A flag whose value the command leaves alone: --exclude, --ignore-pattern, --ignore, -not."""
+    low = flag.lower()
+    return low.startswith("-") and "=" not in low and ("exclude" in low or "ignore" in low)
+
+
+def _edited(name: str, args: list[str]) -> list[str]:
+    """The files a stream editor edits in place, less its script: sed's first operand when no -e
+    or -f gives it, and the values of -e/-f (perl, ruby: -e; yq: its first operand)."""
+    out, k, script_given = [], 0, False
+    while k < len(args):
+        word = args[k]
+        clustered = name in ("perl", "ruby") and word[:1] == "-" and word[1:2] != "-" and word.endswith("e")
+        if word in ("-e", "-f", "--expression", "--file") or clustered:  # perl -pie: the script follows
+            script_given = True
+            k += 2
+            continue
+        if not word.startswith("-"):
+            out.append(word)
+        k += 1
+    return out if script_given or name not in ("sed", "gsed", "yq") else out[1:]
 
 
 def _copy_destinations(name: str, args: list[str], base: str) -> list[str]:
@@ -861,7 +934,8 @@ def _find_patterns_state(args: list[str]) -> bool:
     a folder gitmem or .gitmem; any case)."""
     return any(flag.lstrip("-").lower() in _FIND_PATTERNS and
                any(mark in args[k + 1].lower() for mark in ("gitmem", "verdicts"))
-               for k, flag in enumerate(args[:-1]))
+               and args[k + 2:k + 3] != ["-prune"] and (k == 0 or args[k - 1] not in ("-not", "!"))
+               for k, flag in enumerate(args[:-1]))  # `-path ./.gitmem -prune`, `-not -path …`: kept away
 
 
 def _find_changes(args: list[str], protective: bool) -> bool:
@@ -890,8 +964,11 @@ def _git_denial(args: list[str], mentions: list[str]) -> str | None:
         i += 2 if args[i] in ("-C", "-c") else 1
     sub = args[i] if i < len(args) else ""
     rest = args[i + 1:]
-    if sub == "config" and any(a.lower().startswith("gitmem.") for a in rest) and \
-            not any(a in ("--get", "--get-all", "--list", "-l", "--get-regexp", "get") for a in rest):
+    values = [a for a in rest if not a.startswith("-")]
+    reads = any(a in ("--get", "--get-all", "--list", "-l", "--get-regexp", "get") for a in rest) or (
+        len(values) == 1 and not any(a.startswith(("--unset", "--add", "--replace", "--remove", "--rename", "--edit"))
+                                     or a == "-e" for a in rest))  # a key alone: git prints it
+    if sub == "config" and any(a.lower().startswith("gitmem.") for a in rest) and not reads:
         return REASON.format(what="change gitmem's git configuration")
     if sub in _GIT_WRITES and mentions:
         return REASON.format(what=f"change gitmem's memory files (git {sub} {mentions[0]})")
