@@ -353,14 +353,16 @@ def plan(rules: CompiledRules, cue: Cue, record: SessionRecord, *, now: float, w
     active = rules.get("active") or {}
     retired = rules.get("retired") or {}
     recent = recent_retractions(rules, now)
+    firing: list[str] = []  # what fires on this moment (none at session start)
     if cue.event == "session-start":
         chosen, result.left_out = session_start_selection(rules, today, relevance)
         result.known = chosen + result.left_out
         pending = [i for i in recent if i not in retracted]
         pending, withdrawn_left_out = _retractions_within_budget(rules, pending)
     else:
-        chosen = [entry_id for entry_id, e in active.items()
+        firing = [entry_id for entry_id, e in active.items()
                   if not expired(e, today) and fires(e, cue, worktree, symbol_hit, commit_paths)]
+        chosen = list(firing)
         known = record.get("known")
         if isinstance(known, list):  # what came in since the session started (a commit, a pull, the writer)
             seen = set(known)
@@ -377,8 +379,7 @@ def plan(rules: CompiledRules, cue: Cue, record: SessionRecord, *, now: float, w
     chosen += [by for i in pending if (by := retired[i].get("by")) and by in active and by not in chosen
                and not expired(active[by], today)]
     fresh = [i for i in chosen if i not in delivered or (
-        cue.event != "session-start" and delivered[i] == "session-start" and active[i]["kind"] == "ritual"
-        and fires(active[i], cue, worktree, symbol_hit, commit_paths))]
+        i in firing and delivered[i] == "session-start" and active[i]["kind"] == "ritual")]
     text, shown, withdrawn = render(rules, cue, fresh, pending, left_out=len(result.left_out),
                                     withdrawn_left_out=withdrawn_left_out, limit=limit)
     result.active, result.retractions, result.text = shown, withdrawn, text
@@ -396,15 +397,8 @@ def _retractions_within_budget(rules: CompiledRules, pending: list[str]) -> tupl
     entries (a refactor that retires fifty anchored entries must not fill every new session), and
     how many were left out."""
     retired = rules.get("retired") or {}
-    max_entries = rules.get("max_entries", DEFAULT_MAX_ENTRIES)
-    max_chars = rules.get("max_chars", DEFAULT_MAX_CHARS)
-    kept: list[str] = []
-    used = 0
-    for entry_id in reversed(pending):  # oldest first: the latest are kept
-        size = len(retraction_line(entry_id, retired[entry_id]))
-        if len(kept) < max_entries and used + size <= max_chars:
-            kept.append(entry_id)
-            used += size
+    sizes = {i: len(retraction_line(i, retired[i])) for i in pending}
+    kept = _fill(rules, pending[::-1], sizes)  # pending is oldest first: the latest are kept
     return [i for i in pending if i in kept], len(pending) - len(kept)
 
 
@@ -427,14 +421,22 @@ def _within_budget(rules: CompiledRules, candidates: list[str],
     seen = relevance() if relevance else {}
     # Most recently relevant first: when it last fired on a cue, or when it was recorded.
     ranked = sorted(candidates, key=lambda i: (max(active[i]["created"], seen.get(i, "")), i), reverse=True)
+    kept = _fill(rules, ranked, sizes)
+    left_out = [i for i in reversed(ranked) if i not in kept]
+    return _in_reading_order(kept, active), left_out
+
+
+def _fill(rules: CompiledRules, ranked: list[str], sizes: Mapping[str, int]) -> list[str]:
+    """The first of `ranked` that fit the session-start budget (`max_entries`, `max_chars`)."""
+    max_entries = rules.get("max_entries", DEFAULT_MAX_ENTRIES)
+    max_chars = rules.get("max_chars", DEFAULT_MAX_CHARS)
     kept: list[str] = []
     used = 0
     for entry_id in ranked:
         if len(kept) < max_entries and used + sizes[entry_id] <= max_chars:
             kept.append(entry_id)
             used += sizes[entry_id]
-    left_out = [i for i in reversed(ranked) if i not in kept]
-    return _in_reading_order(kept, active), left_out
+    return kept
 
 
 def _in_reading_order(ids: list[str], active: Mapping[str, ActiveEntry]) -> list[str]:

@@ -166,47 +166,43 @@ def _locate(payload: Payload) -> tuple[str, str, str] | None:
     return None
 
 
-def git_commits(command: str) -> list[tuple[str | None, list[str]]]:
-    """(the folder of `-C DIR` or None, the arguments after `commit`) of each `git … commit` in
+def git_invocations(command: str) -> list[tuple[str | None, str, list[str]]]:
+    """(the folder of `-C DIR` or None, the subcommand, its arguments) of each git command in
     command position: behind assignments, launchers (`sudo -u x`, `timeout 60`, `env A=1`), shell
     keywords (`then git commit`), inside `$(…)`; `/usr/bin/git` too. `echo git commit` is none."""
-    found = []
-    for segment in readonly.segments(command):
-        words = readonly.command_words(segment)
-        if not words or os.path.basename(words[0]) not in _GIT_NAMES:  # PowerShell: & "git" commit
-            continue
-        i, folder = 1, None
-        while i < len(words) and words[i].startswith("-"):
-            if words[i] == "-C" and i + 1 < len(words):
-                folder = words[i + 1] if folder is None else os.path.join(folder, words[i + 1])
-            i += 2 if words[i] in _GIT_VALUE_OPTIONS else 1
-        if i < len(words) and words[i] == "commit":
-            found.append((folder, words[i + 1:]))
-    return found
+    return [found for segment in readonly.segments(command)
+            if (found := _git_invocation(readonly.command_words(segment))) is not None]
+
+
+def _git_invocation(words: list[str]) -> tuple[str | None, str, list[str]] | None:
+    """One simple command's words (readonly.command_words) as a git invocation, or None."""
+    if not words or os.path.basename(words[0]) not in _GIT_NAMES:  # PowerShell: & "git" commit
+        return None
+    i, folder = 1, None
+    while i < len(words) and words[i].startswith("-"):
+        if words[i] == "-C" and i + 1 < len(words):
+            folder = words[i + 1] if folder is None else os.path.join(folder, words[i + 1])
+        i += 2 if words[i] in _GIT_VALUE_OPTIONS else 1
+    return (folder, words[i], words[i + 1:]) if i < len(words) else None
+
+
+def git_commits(command: str) -> list[tuple[str | None, list[str]]]:
+    """(the `-C` folder or None, the arguments after `commit`) of each `git … commit`."""
+    return [(folder, args) for folder, sub, args in git_invocations(command) if sub == "commit"]
 
 
 def is_git_commit(command: str) -> bool:
     return bool(git_commits(command))
 
 
-def git_added(command: str) -> list[str] | None:
+def added_pathspecs(invocations: list[tuple[str | None, str, list[str]]]) -> list[str]:
     """The pathspecs `git add` is given before a commit in the same command line (`git add -A &&
-    git commit`); [""] for everything (-A, --all, -u, `.` count as named pathspecs); None: no add."""
-    found: list[str] | None = None
-    for segment in readonly.segments(command):
-        words = readonly.command_words(segment)
-        if len(words) < 2 or os.path.basename(words[0]) not in _GIT_NAMES:
-            continue
-        i = 1
-        while i < len(words) and words[i].startswith("-"):
-            i += 2 if words[i] in _GIT_VALUE_OPTIONS else 1
-        if words[i:i + 1] != ["add"]:
-            continue
-        found = found or []
-        args = words[i + 1:]
-        if any(a in ("-A", "--all", "-u", "--update") for a in args):
-            found.append("")
-        found += [a for a in args if not a.startswith("-")]
+    git commit`); "" for everything (-A, --all, -u; `.` counts as a named pathspec)."""
+    found: list[str] = []
+    for _, sub, args in invocations:
+        if sub == "add":
+            found += [""] if any(a in ("-A", "--all", "-u", "--update") for a in args) else []
+            found += [a for a in args if not a.startswith("-")]
     return found
 
 
@@ -475,8 +471,9 @@ class Hook:
             if words[:1] in (["cd"], ["pushd"]) and len(words) > 1:
                 here = os.path.join(here, os.path.expanduser(words[-1]))
                 continue
-            for folder, _ in git_commits(segment):
-                where = os.path.realpath(os.path.join(here, os.path.expanduser(folder or ".")))
+            found = _git_invocation(words)
+            if found is not None and found[1] == "commit":
+                where = os.path.realpath(os.path.join(here, os.path.expanduser(found[0] or ".")))
                 if where == root or where.startswith(root.rstrip(os.sep) + os.sep):
                     return True
         return False
@@ -490,10 +487,11 @@ class Hook:
         if self._commit is None:
             tool_input = self.payload.get("tool_input")  # a dict: checked by _tool_cues
             command = (_text(tool_input.get("command")) if isinstance(tool_input, dict) else None) or ""
-            commits = git_commits(command)
-            with_all = any(commits_all(args) for _, args in commits)
+            invocations = git_invocations(command)
+            commits = [args for _, sub, args in invocations if sub == "commit"]
+            with_all = any(commits_all(args) for args in commits)
             # what the command adds first, and the files a commit names, go in as they are now
-            named = [*(git_added(command) or []), *(p for _, args in commits for p in commit_pathspecs(args))]
+            named = [*added_pathspecs(invocations), *(p for args in commits for p in commit_pathspecs(args))]
             cwd = _text(self.payload.get("cwd")) or self.worktree
             specs = [os.path.relpath(os.path.normpath(os.path.join(cwd, p)), self.worktree).replace(os.sep, "/")
                      if p else "." for p in named]

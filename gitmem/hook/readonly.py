@@ -71,14 +71,14 @@ SHELL_TOOLS = ("Bash", "PowerShell")
 PATCH_TOOL = "apply_patch"
 _LAUNCHERS = ("sudo", "env", "time", "command", "exec", "nohup", "xargs", "nice", "ionice", "timeout", "doas",
               "builtin", "stdbuf", "uvx", "pipx", "npx", "run", "uv", "poetry", "pdm", "hatch", "rye", "--")
+_EDITORS = ("vi", "vim", "nvim", "ex", "emacs", "nano")  # writers, but for -R / -M (read-only)
 _WRITERS = ("tee", "mv", "cp", "rm", "rmdir", "touch", "truncate", "ln", "install", "rsync", "unlink", "shred",
             "chmod", "chown", "mkdir", "patch", "tar", "unzip", "Set-Content", "Add-Content", "Out-File",
             "Remove-Item", "Move-Item", "Copy-Item", "New-Item", "Clear-Content", "ni", "del", "erase", "ri", "sc",
-            "ac", "sponge", "scp", "ed", "dos2unix", "unix2dos", "vi", "vim", "nvim", "ex", "emacs", "nano")
+            "ac", "sponge", "scp", "ed", "dos2unix", "unix2dos", *_EDITORS)
 # Commands that write the file they name only with one of these flags.
 _WRITE_FLAGS = {"prettier": ("--write", "-w"), "eslint": ("--fix",), "biome": ("--write", "--apply")}
 _COPIERS = ("cp", "rsync", "install", "scp", "Copy-Item")
-_EDITORS = ("vi", "vim", "nvim", "ex", "emacs", "nano")
 _IN_PLACE = ("sed", "gsed", "perl", "ruby", "yq")  # with -i (alone or among short flags: sed -Ei) or --in-place
 _DOWNLOADERS = {"curl": ("oDc", ("--output", "--output-dir", "--dump-header", "--cookie-jar")),
                 "wget": ("OoaP", ("--output-document", "--output-file", "--append-output", "--directory-prefix"))}
@@ -143,7 +143,8 @@ def _transcript_denial(command: str, base: str, own: tuple[str, ...]) -> str | N
     """A write into the session's own transcript, where the writer reads the developer's words (a
     line appended there would be a developer turn the agent wrote); reading it is the agent's own
     business, so code that merely names it is no reason."""
-    written = command_denial(command, base, own) if own else None
+    # a write names the file (or it is not read here): most commands need no second reading
+    written = command_denial(command, base, own) if own and os.path.basename(own[0]) in command else None
     if written and "run code" not in written:
         return REASON.format(what="write into this session's transcript (the developer's words are read there)")
     return None
@@ -473,9 +474,7 @@ def command_denial(command: str, base: str, roots: tuple[str, ...], depth: int =
     command = expand_variables(command)
     piped, piped_memory = "", False  # what the command before a `|` writes; whether it lists memory's files
     for segment, end, docs in _pieces(command):
-        words = _words(segment.replace("$", " "))
-        while words and words[0] in _RESERVED:  # `do sed -i …`, `then rm …`, `! cp …`: the command follows
-            words = words[1:]
+        words = _past_keywords(_words(segment.replace("$", " ")))
         stdin = [body for body, _ in docs] + [words[k + 1] for k in range(len(words) - 1) if words[k] == "<<<"]
         if piped:
             stdin.append(piped)
@@ -860,11 +859,16 @@ def _on_the_way(folder: str, base: str) -> bool:
 def command_words(segment: str) -> list[str]:
     """The words of one simple command from its command name on: quotes removed, shell keywords,
     assignments, launchers and their options skipped, redirections dropped."""
-    words = _words(segment)
-    while words and words[0] in _RESERVED:
-        words = words[1:]
-    words = _operands(words)
+    words = _operands(_past_keywords(_words(segment)))
     return words[_command_start(words):]
+
+
+def _past_keywords(words: list[str]) -> list[str]:
+    """`do sed -i …`, `then rm …`, `! cp …`: the command follows the shell's keywords."""
+    k = 0
+    while k < len(words) and words[k] in _RESERVED:
+        k += 1
+    return words[k:]
 
 
 def _command_start(words: list[str]) -> int:

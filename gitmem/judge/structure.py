@@ -97,12 +97,8 @@ def code_spans(text: str) -> list[tuple[int, int]]:
 
 def outside_code(text: str) -> str:
     """`text` with fenced blocks and inline code blanked out (offsets kept)."""
-    return _blanked(text, code_spans(text))
-
-
-def _blanked(text: str, spans: list[tuple[int, int]]) -> str:
     out = list(text)
-    for start, end in spans:
+    for start, end in code_spans(text):
         for i in range(start, end):
             if out[i] != "\n":
                 out[i] = " "
