@@ -47,10 +47,18 @@ def subjects(repo, n=3, rev="HEAD"):
     return repo.git("log", f"-{n}", "--format=%s", rev).splitlines()
 
 
-def wait_until_settled(repo, seconds=20.0):
-    """Until nothing is pending (gitmem's background retry commits what waited for a series)."""
-    deadline = time.monotonic() + seconds
-    while pending(repo) and time.monotonic() < deadline:
+def wait_until_settled(repo, start_s=15.0):
+    """Until nothing is pending (gitmem's background retry commits what waited for a series):
+    while the retry holds its lock, however slow a loaded machine makes it, and start_s for it
+    to start; then it has given up or finished."""
+    from gitmem.base.files import is_locked
+    from gitmem.store.commit import RETRY_FOR_S, RETRY_LOCK
+
+    lock = repo.path / ".git/gitmem" / RETRY_LOCK
+    started = time.monotonic()
+    while pending(repo) and time.monotonic() - started < start_s + RETRY_FOR_S:
+        if not is_locked(lock) and time.monotonic() - started > start_s:
+            break
         time.sleep(0.1)
     assert pending(repo) == []
 
