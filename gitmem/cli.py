@@ -90,10 +90,10 @@ def init(agents: tuple[str, ...]) -> None:
     lines = _memory().init(agents)
     for line in lines:
         click.echo(line)
+    from gitmem.delivery import NotInstalled
+
     # an agent's hook settings it could not write (invalid JSON, a refused shape): no delivery there
-    refused = [line for line in lines if line.startswith("left ") and
-               line.split(" ", 2)[1].endswith(("settings.json", "hooks.json"))]
-    if refused:
+    if any(isinstance(line, NotInstalled) for line in lines):
         click.echo("gitmem is set up, but not every agent's hooks are installed (named above); "
                    "fix that and run `gitmem init` again", err=True)
         sys.exit(1)

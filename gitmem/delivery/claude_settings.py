@@ -25,6 +25,7 @@ from typing import Any, TypedDict, TypeGuard
 
 from gitmem.base.files import read_plain, write_atomic
 from gitmem.base.paths import RepoPaths
+from gitmem.delivery import NotInstalled
 
 SETTINGS_FILE = ".claude/settings.json"
 SHIM_NAME = "claude-hook"
@@ -88,13 +89,13 @@ def install(repo: RepoPaths, python: str | None = None) -> list[str]:
     path = settings_path(repo)
     settings, problem = read_settings(path)
     if problem:
-        return [*done, f"left {SETTINGS_FILE} alone: {problem}; fix it and run `gitmem init` again"]
+        return [*done, NotInstalled(f"left {SETTINGS_FILE} alone: {problem}; fix it and run `gitmem init` again")]
     target, refused = _target(repo, path)
     if refused:
-        return [*done, f"left {SETTINGS_FILE} alone: {refused}"]
+        return [*done, NotInstalled(f"left {SETTINGS_FILE} alone: {refused}")]
     merged = with_gitmem_hooks(settings)
     if merged is None:
-        return [*done, f"left {SETTINGS_FILE} alone: its \"hooks\" is not an object"]
+        return [*done, NotInstalled(f"left {SETTINGS_FILE} alone: its \"hooks\" is not an object")]
     if merged != settings or not path.exists():
         _remember_original(repo, target)
         _write(target, merged, _style(target))

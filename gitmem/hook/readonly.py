@@ -102,6 +102,15 @@ REASON = ("gitmem: the agent may not {what}. The repository's memory holds only 
           "in their own terminal). If this should be remembered, ask the developer to run it.")
 
 
+class RunsCode(str):
+    """A reason that code would run on memory's files: whether it reads or writes them the hook
+    cannot tell (what may read but never write, the transcript, is let through on one)."""
+
+
+def _runs_code(what: str) -> RunsCode:
+    return RunsCode(REASON.format(what=f"run code {what}"))
+
+
 def denial(tool: object, tool_input: object, worktree: str, cwd: str | None = None,
            git_dirs: tuple[str, ...] = (), transcript: str | None = None) -> str | None:
     """Why this tool call is refused, or None when it does not touch memory (`git_dirs`: the
@@ -145,7 +154,7 @@ def _transcript_denial(command: str, base: str, own: tuple[str, ...]) -> str | N
     business, so code that merely names it is no reason."""
     # a write names the file (or it is not read here): most commands need no second reading
     written = command_denial(command, base, own) if own and os.path.basename(own[0]) in command else None
-    if written and "run code" not in written:
+    if written and not isinstance(written, RunsCode):
         return REASON.format(what="write into this session's transcript (the developer's words are read there)")
     return None
 
@@ -684,9 +693,9 @@ def _code_denial(code: str, what: str, roots: tuple[str, ...]) -> str | None:
     """Why an interpreter may not run `code` (inline, or read on stdin): it runs gitmem's writing
     commands or library, or names memory's files (reading or writing: the hook cannot tell)."""
     if _runs_gitmem_writer(code):
-        return REASON.format(what=f"run code that writes gitmem's memory ({what} …)")
+        return _runs_code(f"that writes gitmem's memory ({what} …)")
     if names_memory(code, roots):
-        return REASON.format(what=f"run code that names gitmem's memory files ({what} …)")
+        return _runs_code(f"that names gitmem's memory files ({what} …)")
     return None
 
 
@@ -766,7 +775,7 @@ def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str 
         return REASON.format(what="change gitmem's memory files (find naming gitmem's state with -delete/-exec)")
     if not mentions:
         if name in _INTERPRETERS and any(names_memory(w, roots) for w in rest):
-            return REASON.format(what="run code that names gitmem's memory files")
+            return _runs_code("that names gitmem's memory files")
         return None
     target = mentions[0]
     if name in _EDITORS and any(w in ("-R", "-M") for w in rest):
@@ -785,7 +794,7 @@ def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str 
     if name == "find" and _find_changes(rest, protective=True):
         return REASON.format(what=f"change gitmem's memory files (find {target} …)")
     if name in _INTERPRETERS:
-        return REASON.format(what=f"run code on gitmem's memory files ({name} {target})")
+        return _runs_code(f"on gitmem's memory files ({name} {target})")
     return None
 
 

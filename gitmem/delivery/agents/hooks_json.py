@@ -16,6 +16,7 @@ import json
 from typing import Any, TypedDict
 
 from gitmem.base.paths import RepoPaths
+from gitmem.delivery import NotInstalled
 from gitmem.delivery.agents import owned
 from gitmem.delivery.claude_settings import (
     has_gitmem_hook,
@@ -87,10 +88,10 @@ def install(repo: RepoPaths, rel: str, groups: list[Group], what: str) -> list[s
     current = owned.read(repo, rel)
     settings, problem = parse_settings(current)
     if problem:
-        return [f"left {rel} alone: {problem}; fix it and run `gitmem init` again"]
+        return [NotInstalled(f"left {rel} alone: {problem}; fix it and run `gitmem init` again")]
     merged = with_hooks(settings, groups)
     if merged is None:
-        return [f"left {rel} alone: its \"hooks\" is not an object"]
+        return [NotInstalled(f"left {rel} alone: its \"hooks\" is not an object")]
     if merged == settings and current is not None:
         return []
     owned.write(repo, rel, _dump(merged))
