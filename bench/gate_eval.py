@@ -56,7 +56,7 @@ def read_jsonl(path: Path) -> list[dict]:
 
 # (name, file suffix); training/gate/README.md says how each was made
 HELDOUT_SETS = (("held-out", ""), ("held-out 2", "-2"), ("held-out 3", "-3"), ("held-out 4", "-4"),
-                ("held-out 5", "-5"))
+                ("held-out 5", "-5"), ("held-out 6", "-6"))
 
 
 def heldout() -> tuple[list[dict], list[dict]]:
