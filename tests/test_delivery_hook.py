@@ -55,6 +55,20 @@ def test_edits_outside_an_anchored_declaration_stay_quiet_inside_fire(gm):
     assert sorted(third.edit("src/a.py", "no such text", "x").active) == sorted([f, g])
 
 
+def test_an_edit_through_a_symlink_fires_the_entries_of_the_file_it_leads_to(gm):
+    f = add_entry(gm, "hazard", "f() is called from signal handlers.", "--anchor", "src/a.py::f")
+    (gm.path / "src/alias.py").symlink_to("a.py")
+    (gm.path / "lib").symlink_to("src")
+    (gm.path / "elsewhere.py").symlink_to(gm.path.parent / "outside.py")
+    claude = ClaudeCode(gm.path)
+    assert claude.edit("src/alias.py", "    y = x + 1\n", "    y = x + 2\n").active == [f]
+    assert ClaudeCode(gm.path, "s2").edit("lib/a.py", "    y = x + 1\n", "    y = x + 2\n").active == [f]
+    assert not ClaudeCode(gm.path, "s3").edit("src/alias.py", "import os\n", "import sys\n")  # outside f
+    # a link out of the work tree is taken as its own path: nothing here is anchored to it
+    assert not ClaudeCode(gm.path, "s4").tool("Write", file_path=str(gm.path / "elsewhere.py"), content="")
+    assert own_errors(gm.path) == ""
+
+
 def test_stale_ranges_fire_for_the_whole_file_until_the_background_refresh(gm):
     f = add_entry(gm, "hazard", "f() is called from signal handlers.", "--anchor", "src/a.py::f")
     # The file changes under gitmem (an editor, a checkout): the cached ranges are stale.

@@ -41,12 +41,13 @@ def locate(start: str) -> tuple[str, str, str] | None:
 def relative(worktree: str, path: str, cwd: str | None = None) -> str | None:
     """Repository-relative POSIX path of `path` (relative paths are taken from `cwd`, else the
     work tree), or None when it lies outside the work tree or inside `.git`, which git never
-    tracks. Symlinked spellings of the work tree are recognised."""
+    tracks. Symlinked spellings of the work tree are recognised, and a link inside it names the
+    file it leads to there (an edit through `src/alias.py` changes `src/a.py`)."""
     if not os.path.isabs(path):
         path = os.path.join(cwd or worktree, path)
     path = os.path.normpath(path)
     rel = None
-    for tree, candidate in ((worktree, path), (os.path.realpath(worktree), os.path.realpath(path))):
+    for tree, candidate in ((os.path.realpath(worktree), os.path.realpath(path)), (worktree, path)):
         prefix = tree.rstrip("/") + "/"
         if candidate.startswith(prefix):
             rel = candidate[len(prefix):]
