@@ -391,6 +391,61 @@ def test_ordinary_commands_stay_allowed(gm, command):
     assert denied(pre_tool(gm, "Bash", command=command)) is None, command
 
 
+@pytest.mark.parametrize("command", [
+    "cd .gitmem 2>/dev/null && rm -rf entries",  # the folder, not the redirection's file
+    "pushd .gitmem >/dev/null && rm -f entries/x.yaml",
+    "cd -P .gitmem && rm x.yaml",
+    "git --git-dir .git rm -rq .gitmem",  # a global option's value is no subcommand
+    "git --work-tree . rm -rq .gitmem",
+    "git restore --source=HEAD~1 ':(top).gitmem'",  # pathspec magic
+    "git checkout HEAD~1 -- ':(glob).gitmem/**'",
+    "git -c alias.x='rm -rq' x .gitmem",
+    "git -c alias.nuke='!rm -rf .gitmem' nuke",
+    "git config --remove-section gitmem",
+    "git config --rename-section gitmem zz",
+    "git config include.path /tmp/evil.cfg",  # an included file may set gitmem's keys
+    "rm -rf .git/gitm*",  # gitmem's state, and the hook's own script, behind a glob
+    "rm -f .git/*/gate-verdicts.json",
+])
+def test_the_hook_denies_red_team_spellings(gm, command):
+    assert denied(pre_tool(gm, "Bash", command=command)) is not None, command
+
+
+@pytest.mark.parametrize("command", [
+    "cd src 2>/dev/null && rm -rf build",
+    "rm -rf build/* .git/*.lock && ls .git/*",
+    "git -c alias.st=status st && git log -- ':(top)src'",
+    "git config --get gitmem.model && git config user.name",
+    "cat .git/gitm*/delivery.json",
+])
+def test_the_red_team_spellings_ordinary_twins_stay_allowed(gm, command):
+    assert denied(pre_tool(gm, "Bash", command=command)) is None, command
+
+
+def test_a_file_tool_through_a_link_to_memory_is_denied(gm):
+    (gm.path / "m").symlink_to(".gitmem")
+    (gm.path / "notes").mkdir()
+    assert denied(pre_tool(gm, "Write", file_path=str(gm.path / "m/entries/x.yaml"), content="id: x")) is not None
+    assert denied(pre_tool(gm, "Write", file_path=str(gm.path / "notes/x.md"), content="x")) is None
+
+
+def test_a_glob_reaching_the_transcript_is_denied(gm):
+    folder = gm.path / "projects" / "-proj"
+    folder.mkdir(parents=True)
+    transcript = folder / "s1.jsonl"
+    transcript.write_text("")
+    claude = ClaudeCode(gm.path, "ro")
+
+    def verdict(command: str) -> str | None:
+        payload = {"session_id": "ro", "transcript_path": str(transcript), "cwd": str(gm.path),
+                   "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command}}
+        return denied([json.loads(p.stdout.decode() or "{}") for p in claude.raw(payload, "PreToolUse", "Bash")])
+
+    assert verdict("echo '{\"type\":\"user\"}' >> projects/-proj/*.jsonl") is not None
+    assert verdict("echo x | tee -a projects/*/*.jsonl") is not None
+    assert verdict("cat projects/*/*.jsonl && echo x >> out.jsonl") is None
+
+
 def _count_entries(gm) -> int:
     return len(list((gm.path / ".gitmem/entries").glob("*.yaml")))
 

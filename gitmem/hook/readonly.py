@@ -124,7 +124,8 @@ def denial(tool: object, tool_input: object, worktree: str, cwd: str | None = No
     own = (os.path.normpath(transcript),) if transcript and os.path.isabs(transcript) else ()
     if tool in FILE_TOOLS:
         path = tool_input.get("file_path") or tool_input.get("notebook_path")
-        if isinstance(path, str) and in_memory(path, base, roots + own):
+        if isinstance(path, str) and (in_memory(path, base, roots + own) or in_memory(
+                os.path.realpath(os.path.join(base, os.path.expanduser(path))), base, roots + own)):  # through a link
             return REASON.format(what=f"edit gitmem's memory files ({tool} of {path})")
         return None
     if tool == PATCH_TOOL:
@@ -152,8 +153,9 @@ def _transcript_denial(command: str, base: str, own: tuple[str, ...]) -> str | N
     """A write into the session's own transcript, where the writer reads the developer's words (a
     line appended there would be a developer turn the agent wrote); reading it is the agent's own
     business, so code that merely names it is no reason."""
-    # a write names the file (or it is not read here): most commands need no second reading
-    written = command_denial(command, base, own) if own and os.path.basename(own[0]) in command else None
+    # a write names the file, or globs it (`~/.claude/projects/*/*.jsonl`): most commands need no second reading
+    named = own and (os.path.basename(own[0]) in command or os.path.splitext(own[0])[1] in command)
+    written = command_denial(command, base, own) if named else None
     if written and not isinstance(written, RunsCode):
         return REASON.format(what="write into this session's transcript (the developer's words are read there)")
     return None
@@ -166,10 +168,14 @@ def in_memory(path: str, base: str, roots: tuple[str, ...]) -> bool:
     path = path.strip().strip("'\"")
     if not path:
         return False
+    if path.startswith(":("):  # git's pathspec magic: `:(top).gitmem`, `:(glob,icase).gitmem/**`
+        path = path.partition(")")[2]
+    elif path.startswith(":/"):
+        path = path[2:]
     path = os.path.expanduser(path)
     full = os.path.normpath(os.path.join(base, path))
     low = full.lower()
-    if any(low == root.lower() or low.startswith(root.lower() + os.sep) for root in roots):
+    if any(_under(low, root.lower()) for root in roots):
         return True
     parts = full.replace("\\", "/").split("/")
     lowered = [part.lower() for part in parts]
@@ -180,6 +186,20 @@ def in_memory(path: str, base: str, roots: tuple[str, ...]) -> bool:
         return True
     return ".gitmem" in lowered or any(part == ".git" and _git_state(parts[i + 1:], "/".join(parts[:i + 1]))
                                        for i, part in enumerate(lowered))
+
+
+def _under(path: str, root: str) -> bool:
+    """Whether `path` is `root` or lies in it, its folder names read as shell globs (`.git/gitm*`,
+    `~/.claude/projects/*/*.jsonl`); a glob matches a leading dot only when it spells it."""
+    if path == root or path.startswith(root + os.sep):
+        return True
+    if not any(ch in path for ch in "*?["):
+        return False
+    parts, want = path.split(os.sep), root.split(os.sep)
+    return len(parts) >= len(want) and all(
+        part == name or (any(ch in part for ch in "*?[") and (part[:1] == ".") == (name[:1] == ".")
+                         and glob_matches(part, name))
+        for part, name in zip(parts, want, strict=False))
 
 
 def _literal_letters(pattern: str) -> int:
@@ -498,8 +518,10 @@ def command_denial(command: str, base: str, roots: tuple[str, ...], depth: int =
         if end == "|":
             piped = _output_text(words, stdin)
             piped_memory = any(_lists_memory(words, here, roots) for here in bases)
-        if words[0] in ("cd", "pushd", "Set-Location", "sl", "chdir") and len(words) > 1 and len(bases) < MAX_BASES:
-            target = os.path.expanduser(words[-1])
+        # its one folder, before any redirection (`cd .gitmem 2>/dev/null`) and after its options
+        moves = [w for w in _operands(words)[1:] if w[:1] != "-" or w == "-"]
+        if words[0] in ("cd", "pushd", "Set-Location", "sl", "chdir") and moves and len(bases) < MAX_BASES:
+            target = os.path.expanduser(moves[0])
             bases += [moved for here in bases if (moved := os.path.normpath(os.path.join(here, target))) not in bases]
     return None
 
@@ -971,17 +993,26 @@ def _gitmem_denial(args: list[str]) -> str | None:
     return None
 
 
+_GIT_VALUED = ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix")
+
+
 def _git_denial(args: list[str], mentions: list[str]) -> str | None:
     i = 0
     while i < len(args) and args[i].startswith("-"):
-        i += 2 if args[i] in ("-C", "-c") else 1
+        i += 2 if args[i] in _GIT_VALUED else 1
     sub = args[i] if i < len(args) else ""
+    # `git -c alias.x='rm -r' x .gitmem`, `-c alias.x='!rm -rf .gitmem'`: the alias may write anything
+    aliases = [v.partition("=")[2] for k, v in itertools.pairwise(args[:i + 1])
+               if k == "-c" and v.lower().startswith("alias.")]
+    if aliases and (mentions or any(names_memory(a) for a in aliases)):
+        return REASON.format(what=f"change gitmem's memory files (a git alias: {aliases[0]})")
     rest = args[i + 1:]
     values = [a for a in rest if not a.startswith("-")]
     reads = any(a in ("--get", "--get-all", "--list", "-l", "--get-regexp", "get") for a in rest) or (
         len(values) == 1 and not any(a.startswith(("--unset", "--add", "--replace", "--remove", "--rename", "--edit"))
                                      or a == "-e" for a in rest))  # a key alone: git prints it
-    if sub == "config" and any(a.lower().startswith("gitmem.") for a in rest) and not reads:
+    if sub == "config" and not reads and any(  # an include's file may set gitmem's keys
+            a.lower() == "gitmem" or a.lower().startswith(("gitmem.", "include.", "includeif.")) for a in rest):
         return REASON.format(what="change gitmem's git configuration")
     if sub in _GIT_WRITES and mentions:
         return REASON.format(what=f"change gitmem's memory files (git {sub} {mentions[0]})")
