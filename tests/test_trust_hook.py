@@ -406,6 +406,12 @@ def test_ordinary_commands_stay_allowed(gm, command):
     "git config include.path /tmp/evil.cfg",  # an included file may set gitmem's keys
     "rm -rf .git/gitm*",  # gitmem's state, and the hook's own script, behind a glob
     "rm -f .git/*/gate-verdicts.json",
+    "rm -rf .{gitmem,nothing}", "rm .{gitmem,x}/entries/x.yaml",  # brace alternatives
+    "rm -rf $'.git\\x6dem'", "rm -rf $'.git\\155em'",  # ANSI-C escapes
+    "command eval 'rm -rf .gitmem'", "X=1 eval 'rm -rf .gitmem'", "trap 'rm -rf .gitmem' EXIT",
+    "setsid rm -rf .gitmem", "coproc rm -rf .gitmem", "flock /tmp/l rm -rf .gitmem", "taskset -c 0 rm -rf .gitmem",
+    "cp -vt .gitmem/entries /tmp/evil.yaml", "cp -rvt.gitmem/entries /tmp/evil.yaml",
+    "mktemp .gitmem/entries/XXXX", "shuf -o .gitmem/entries/x.yaml /tmp/a", "split -l1 /tmp/a .gitmem/entries/s",
 ])
 def test_the_hook_denies_red_team_spellings(gm, command):
     assert denied(pre_tool(gm, "Bash", command=command)) is not None, command
@@ -417,6 +423,9 @@ def test_the_hook_denies_red_team_spellings(gm, command):
     "git -c alias.st=status st && git log -- ':(top)src'",
     "git config --get gitmem.model && git config user.name",
     "cat .git/gitm*/delivery.json",
+    "rm -rf src/{a,b}.py && cp x.{txt,bak} /tmp && echo {a..c}",
+    "cp -vt build a.txt && timeout 60 pytest -q && flock /tmp/l make && trap 'rm -f /tmp/x' EXIT",
+    "cp -r .gitmem /tmp/bk && shuf -o out.txt .gitmem/config.yaml && mktemp -d",
 ])
 def test_the_red_team_spellings_ordinary_twins_stay_allowed(gm, command):
     assert denied(pre_tool(gm, "Bash", command=command)) is None, command

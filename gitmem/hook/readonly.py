@@ -70,19 +70,21 @@ FILE_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
 SHELL_TOOLS = ("Bash", "PowerShell")
 PATCH_TOOL = "apply_patch"
 _LAUNCHERS = ("sudo", "env", "time", "command", "exec", "nohup", "xargs", "nice", "ionice", "timeout", "doas",
-              "builtin", "stdbuf", "uvx", "pipx", "npx", "run", "uv", "poetry", "pdm", "hatch", "rye", "--")
+              "builtin", "stdbuf", "uvx", "pipx", "npx", "run", "uv", "poetry", "pdm", "hatch", "rye", "--",
+              "setsid", "coproc", "flock", "taskset", "chrt")
 _EDITORS = ("vi", "vim", "nvim", "ex", "emacs", "nano")  # writers, but for -R / -M (read-only)
 _WRITERS = ("tee", "mv", "cp", "rm", "rmdir", "touch", "truncate", "ln", "install", "rsync", "unlink", "shred",
             "chmod", "chown", "mkdir", "patch", "tar", "unzip", "Set-Content", "Add-Content", "Out-File",
             "Remove-Item", "Move-Item", "Copy-Item", "New-Item", "Clear-Content", "ni", "del", "erase", "ri", "sc",
-            "ac", "sponge", "scp", "ed", "dos2unix", "unix2dos", *_EDITORS)
+            "ac", "sponge", "scp", "ed", "dos2unix", "unix2dos", "mktemp", "mkfifo", "split", *_EDITORS)
 # Commands that write the file they name only with one of these flags.
 _WRITE_FLAGS = {"prettier": ("--write", "-w"), "eslint": ("--fix",), "biome": ("--write", "--apply")}
 _COPIERS = ("cp", "rsync", "install", "scp", "Copy-Item")
 _IN_PLACE = ("sed", "gsed", "perl", "ruby", "yq")  # with -i (alone or among short flags: sed -Ei) or --in-place
 _DOWNLOADERS = {"curl": ("oDc", ("--output", "--output-dir", "--dump-header", "--cookie-jar")),
                 "wget": ("OoaP", ("--output-document", "--output-file", "--append-output", "--directory-prefix"))}
-_OUTPUT_FLAGS = {"sort": ("o", ("--output",))}  # commands that write only the file their flag names
+# commands that write only the file their flag names
+_OUTPUT_FLAGS = dict.fromkeys(("sort", "shuf", "iconv"), ("o", ("--output",)))
 _FIND_PATTERNS = ("name", "iname", "path", "ipath", "wholename", "iwholename", "regex", "iregex", "lname", "ilname")
 _READERS = ("cat", "ls", "grep", "egrep", "fgrep", "rg", "head", "tail", "wc", "stat", "file", "echo", "printf",
             "less", "more", "du", "diff", "sha256sum", "sha1sum", "md5sum", "jq", "basename", "dirname", "realpath")
@@ -164,10 +166,61 @@ def _transcript_denial(command: str, base: str, own: tuple[str, ...]) -> str | N
 def in_memory(path: str, base: str, roots: tuple[str, ...]) -> bool:
     """Whether `path` (absolute, or relative to `base`) lies in one of `roots` (normalised), names a
     folder called .gitmem anywhere, or lies in gitmem's state inside any .git. Folder names are
-    compared in any case (`.GITMEM/`, `.Git/GitMem/`): macOS's and Windows' file systems ignore it."""
+    compared in any case (`.GITMEM/`, `.Git/GitMem/`): macOS's and Windows' file systems ignore it.
+    Brace alternatives (`.{gitmem,x}`) and escapes (`$'.git\\x6dem'`) are read as bash reads them."""
     path = path.strip().strip("'\"")
     if not path:
         return False
+    spelled = _spellings(path)
+    if spelled != [path]:
+        return any(_in_memory(p, base, roots) for p in spelled)
+    return _in_memory(path, base, roots)
+
+
+def _spellings(word: str) -> list[str]:
+    """The words bash makes of `word`: each alternative of its first brace list (`.{gitmem,x}`,
+    recursively, at most MAX_SPELLINGS), and its `\\xHH` / `\\NNN` escapes decoded (`$'…'`)."""
+    words = [word]
+    if "\\" in word:
+        words.append(_unescaped(word))
+    out: list[str] = []
+    for w in words:
+        start = w.find("{")
+        close = w.find("}", start + 1) if start >= 0 else -1
+        inner = w[start + 1:close] if close > 0 else ""
+        if "," in inner and "{" not in inner:
+            out += [s for alt in inner.split(",")[:MAX_SPELLINGS] for s in _spellings(w[:start] + alt + w[close + 1:])]
+        else:
+            out.append(w)
+    return out[:MAX_SPELLINGS]
+
+
+MAX_SPELLINGS = 64
+
+
+def _unescaped(word: str) -> str:
+    out, k = [], 0
+    while k < len(word):
+        if word[k] == "\\" and word[k + 1:k + 2] == "x" and _is_hex(word[k + 2:k + 4]):
+            out.append(chr(int(word[k + 2:k + 4], 16)))
+            k += 4
+        elif word[k] == "\\" and word[k + 1:k + 4].isdigit() and set(word[k + 1:k + 4]) <= set("01234567"):
+            out.append(chr(int(word[k + 1:k + 4], 8)))
+            k += 4
+        elif word[k] == "\\" and k + 1 < len(word):
+            out.append(word[k + 1])
+            k += 2
+        else:
+            out.append(word[k])
+            k += 1
+    return "".join(out)
+
+
+def _is_hex(text: str) -> bool:
+    return len(text) == 2 and all(ch in "0123456789abcdefABCDEF" for ch in text)
+
+
+def _in_memory(path: str, base: str, roots: tuple[str, ...]) -> bool:
     if path.startswith(":("):  # git's pathspec magic: `:(top).gitmem`, `:(glob,icase).gitmem/**`
         path = path.partition(")")[2]
     elif path.startswith(":/"):
@@ -697,8 +750,10 @@ def _nested_denial(words: list[str], base: str, roots: tuple[str, ...], depth: i
     for j, word in enumerate(words):
         name, rest = os.path.basename(word), words[j + 1:]
         reason = None
-        if name == "eval" and j == 0:
+        if name == "eval" and j == _command_start(words):  # also `command eval`, `X=1 eval`
             reason = command_denial(" ".join(rest), base, roots, depth + 1)
+        elif name == "trap" and j == _command_start(words) and rest:  # `trap 'rm -rf .gitmem' EXIT`
+            reason = command_denial(rest[0], base, roots, depth + 1)
         elif name in _SHELLS:
             code = next((rest[k + 1] for k, flag in enumerate(rest[:-1])
                          if flag.startswith("-") and not flag.startswith("--") and "c" in flag), None)
@@ -867,8 +922,12 @@ def _copy_destinations(name: str, args: list[str], base: str) -> list[str]:
             k += 1
         elif word.startswith("--target-directory="):
             targets.append(word.partition("=")[2])
-        elif word.startswith("-t") and not word.startswith("--"):
-            targets.append(word[2:])
+        elif word[:1] == "-" and word[1:2] != "-" and "t" in word[1:]:  # -t, -tDIR, -vt DIR, -rvtDIR
+            value = word[word.index("t", 1) + 1:]
+            if not value:
+                value = args[k + 1] if k + 1 < len(args) else ""
+                k += 1
+            targets.append(value)
         elif not word.startswith("-"):
             operands.append(word)
         k += 1
@@ -906,21 +965,21 @@ def _command_start(words: list[str]) -> int:
     """Where the command behind assignments and launchers starts: past their options and the
     options' values (`sudo -u bob`, `xargs -I {}`, `nice -n 5`, `env -u NAME`) and timeout's
     duration (`timeout -s KILL 5`)."""
-    i, launcher = 0, ""
+    i, launcher, positional = 0, "", 0
     while i < len(words):
         word = words[i]
         if word in _LAUNCHERS:
             launcher = os.path.basename(word)
+            positional = _LAUNCHER_ARGS.get(launcher, 0)
             i += 1
-            if launcher == "timeout":
-                while i < len(words) and words[i].startswith("-"):
-                    i += 2 if words[i] in ("-s", "-k") else 1
-                i += i < len(words) and words[i][:1].isdigit()  # the duration
         elif _assignment(word):
             i += 1
         elif launcher and word.startswith("-"):
             takes_value = len(word) == 2 and word[1] in _LAUNCHER_VALUES.get(launcher, "")
             i += 2 if takes_value else 1
+        elif positional:
+            positional -= 1
+            i += 1
         else:
             break
     return i
@@ -928,7 +987,10 @@ def _command_start(words: list[str]) -> int:
 
 # The launchers' options whose value is the next word (`-u bob`): that word is no command.
 _LAUNCHER_VALUES = {"sudo": "ugpCDhRrTtU", "doas": "uaC", "env": "uCS", "nice": "n", "ionice": "cnp",
-                    "xargs": "ILnPsdEa"}
+                    "xargs": "ILnPsdEa", "timeout": "sk", "flock": "wE"}
+# The words a launcher takes before the command: timeout's duration, flock's lock file, taskset's
+# mask, chrt's priority.
+_LAUNCHER_ARGS = {"timeout": 1, "flock": 1, "taskset": 1, "chrt": 1}
 
 
 def _operands(words: list[str]) -> list[str]:
