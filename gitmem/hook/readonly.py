@@ -848,7 +848,7 @@ def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str 
             return REASON.format(what=f"download into gitmem's memory files ({name} …)")
     if name in _OUTPUT_FLAGS and any(in_memory(t, base, roots) for t in _download_targets(name, rest, _OUTPUT_FLAGS)):
         return REASON.format(what=f"write into gitmem's memory files ({name} -o …)")
-    if name == "find" and _find_patterns_state(rest) and _find_changes(rest, protective=False):
+    if name == "find" and _find_patterns_state(rest) and _find_changes(rest):
         return REASON.format(what="change gitmem's memory files (find naming gitmem's state with -delete/-exec)")
     if not mentions:
         if name in _INTERPRETERS and any(names_memory(w, roots) for w in rest):
@@ -868,7 +868,7 @@ def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str 
         return REASON.format(what=f"change gitmem's memory files ({name} {target})")
     if name in ("awk", "gawk") and any("inplace" in w for w in rest):
         return REASON.format(what=f"edit gitmem's memory files in place ({name} -i inplace {target})")
-    if name == "find" and _find_changes(rest, protective=True):
+    if name == "find" and _find_changes(rest):
         return REASON.format(what=f"change gitmem's memory files (find {target} …)")
     if name in _INTERPRETERS:
         return _runs_code(f"on gitmem's memory files ({name} {target})")
@@ -1035,15 +1035,15 @@ def _find_patterns_state(args: list[str]) -> bool:
                for k, flag in enumerate(args[:-1]))  # `-path ./.gitmem -prune`, `-not -path …`: kept away
 
 
-def _find_changes(args: list[str], protective: bool) -> bool:
+def _find_changes(args: list[str]) -> bool:
     """Whether find deletes or runs a command on what it finds (-delete, -exec/-ok …, -fprint);
-    with `protective` False, -exec of a command that only reads (cat, ls, grep) does not count."""
+    -exec of a command that only reads (cat, ls, grep) does not count."""
     for k, word in enumerate(args):
         if word in ("-delete", "-fprint", "-fprint0", "-fprintf", "-fls"):
             return True
         if word in ("-exec", "-execdir", "-ok", "-okdir"):
             command = os.path.basename(args[k + 1]) if k + 1 < len(args) else ""
-            if protective or command not in _READERS:
+            if command not in _READERS:
                 return True
     return False
 
