@@ -412,6 +412,7 @@ def test_ordinary_commands_stay_allowed(gm, command):
     "setsid rm -rf .gitmem", "coproc rm -rf .gitmem", "flock /tmp/l rm -rf .gitmem", "taskset -c 0 rm -rf .gitmem",
     "cp -vt .gitmem/entries /tmp/evil.yaml", "cp -rvt.gitmem/entries /tmp/evil.yaml",
     "mktemp .gitmem/entries/XXXX", "shuf -o .gitmem/entries/x.yaml /tmp/a", "split -l1 /tmp/a .gitmem/entries/s",
+    "rm -rf \"${X:-.gitmem}\"", ": ${d:=.gitmem}; rm -rf $d/entries", "d=.GITMEM; rm -rf ${d,,}",  # parameter forms
     "find .gitmem -name '*.yaml' -exec sed -i s/a/b/ {} +", "find .gitmem -type f -exec python3 fix.py {} \\;",
 ])
 def test_the_hook_denies_red_team_spellings(gm, command):
@@ -427,6 +428,7 @@ def test_the_hook_denies_red_team_spellings(gm, command):
     "rm -rf src/{a,b}.py && cp x.{txt,bak} /tmp && echo {a..c}",
     "cp -vt build a.txt && timeout 60 pytest -q && flock /tmp/l make && trap 'rm -f /tmp/x' EXIT",
     "cp -r .gitmem /tmp/bk && shuf -o out.txt .gitmem/config.yaml && mktemp -d",
+    "rm -rf \"${BUILD_DIR:-build}\" ${TMPDIR:-/tmp}/x && : ${OUT:=dist}; rm -rf $OUT",
     "find .gitmem -name '*.yaml' -exec cat {} + && find .gitmem -type f -exec grep -l law {} \\;",
 ])
 def test_the_red_team_spellings_ordinary_twins_stay_allowed(gm, command):

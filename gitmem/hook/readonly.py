@@ -737,9 +737,38 @@ def expand_variables(command: str) -> str:
                 break
             name, _, value = word.partition("=")
             values[name] = value
+        for word in words:  # `: ${NAME:=value}` assigns too
+            if word.startswith("${") and word.endswith("}") and ("=" in word):
+                name, _, value = word[2:-1].partition("=")
+                if name.rstrip(":").isidentifier():
+                    values[name.rstrip(":")] = value
     for name in sorted(values, key=len, reverse=True):  # $GITMEM_X before $GITMEM
         command = command.replace("${" + name + "}", values[name]).replace("$" + name, values[name])
-    return command
+    return _parameter_forms(command, values)
+
+
+def _parameter_forms(command: str, values: Mapping[str, str]) -> str:
+    """`${NAME:-word}` (and `:=`, `-`, `=`, `:+`, `+`) read as the word it may give, `${NAME,,}`
+    (and `^^`, `,`, `^`) as NAME's value: either may spell a path into memory."""
+    out, k = [], 0
+    while (start := command.find("${", k)) >= 0:
+        close = command.find("}", start)
+        if close < 0:
+            break
+        inner = command[start + 2:close]
+        name = inner[:next((i for i, ch in enumerate(inner) if not (ch.isascii() and (ch.isalnum() or ch == "_"))),
+                           len(inner))]
+        rest = inner[len(name):]
+        op = next((o for o in (":-", ":=", ":+", "-", "=", "+") if rest.startswith(o)), None)
+        if name and op:
+            shown = rest[len(op):]
+        elif name and rest in (",,", "^^", ",", "^"):
+            shown = values.get(name, "${" + name + "}")
+        else:
+            shown = command[start:close + 1]
+        out += [command[k:start], shown]
+        k = close + 1
+    return "".join(out) + command[k:]
 
 
 def _nested_denial(words: list[str], base: str, roots: tuple[str, ...], depth: int) -> str | None:
