@@ -386,6 +386,17 @@ def test_the_hook_denies_deleting_the_gates_verdicts(gm, command):
     "find . -name '*.yaml' | xargs grep law",
     "git status || echo 'gitmem add law x'",
     "echo $((1 << 2)) && make test 2>&1 | tee build.log",
+    # the red-team spellings' ordinary twins
+    "cd src 2>/dev/null && rm -rf build",
+    "rm -rf build/* .git/*.lock && ls .git/*",
+    "git -c alias.st=status st && git log -- ':(top)src'",
+    "git config --get gitmem.model && git config user.name",
+    "cat .git/gitm*/delivery.json",
+    "rm -rf src/{a,b}.py && cp x.{txt,bak} /tmp && echo {a..c}",
+    "cp -vt build a.txt && timeout 60 pytest -q && flock /tmp/l make && trap 'rm -f /tmp/x' EXIT",
+    "cp -r .gitmem /tmp/bk && shuf -o out.txt .gitmem/config.yaml && mktemp -d",
+    "rm -rf \"${BUILD_DIR:-build}\" ${TMPDIR:-/tmp}/x && : ${OUT:=dist}; rm -rf $OUT",
+    "find .gitmem -name '*.yaml' -exec cat {} + && find .gitmem -type f -exec grep -l law {} \\;",
 ])
 def test_ordinary_commands_stay_allowed(gm, command):
     assert denied(pre_tool(gm, "Bash", command=command)) is None, command
@@ -417,22 +428,6 @@ def test_ordinary_commands_stay_allowed(gm, command):
 ])
 def test_the_hook_denies_red_team_spellings(gm, command):
     assert denied(pre_tool(gm, "Bash", command=command)) is not None, command
-
-
-@pytest.mark.parametrize("command", [
-    "cd src 2>/dev/null && rm -rf build",
-    "rm -rf build/* .git/*.lock && ls .git/*",
-    "git -c alias.st=status st && git log -- ':(top)src'",
-    "git config --get gitmem.model && git config user.name",
-    "cat .git/gitm*/delivery.json",
-    "rm -rf src/{a,b}.py && cp x.{txt,bak} /tmp && echo {a..c}",
-    "cp -vt build a.txt && timeout 60 pytest -q && flock /tmp/l make && trap 'rm -f /tmp/x' EXIT",
-    "cp -r .gitmem /tmp/bk && shuf -o out.txt .gitmem/config.yaml && mktemp -d",
-    "rm -rf \"${BUILD_DIR:-build}\" ${TMPDIR:-/tmp}/x && : ${OUT:=dist}; rm -rf $OUT",
-    "find .gitmem -name '*.yaml' -exec cat {} + && find .gitmem -type f -exec grep -l law {} \\;",
-])
-def test_the_red_team_spellings_ordinary_twins_stay_allowed(gm, command):
-    assert denied(pre_tool(gm, "Bash", command=command)) is None, command
 
 
 def test_a_file_tool_through_a_link_to_memory_is_denied(gm):
