@@ -211,12 +211,14 @@ def test_a_merge_retires_an_entry_it_brings_in_whose_declaration_the_other_side_
     assert "all anchors resolve" in r.gitmem("check").stdout
 
 
-@pytest.mark.parametrize("how", ["merge concluded by git commit", "octopus after a fast-forward", "pull --rebase"])
+@pytest.mark.parametrize("how", ["merge concluded by git commit", "octopus after a fast-forward", "pull --rebase",
+                                 "cherry-pick concluded by git commit"])
 def test_entries_another_line_of_history_brings_in_are_re_checked_against_this_one(app_repo, tmp_path, how):
     """The same as a merge, where the change reaches the branch otherwise: a merge stopped on a
     conflict and concluded by `git commit` (pre-commit checks the first parent only), an octopus
-    merge whose first branch was a fast-forward, and local commits replayed onto an upstream that
-    brought the entry (`git pull --rebase`)."""
+    merge whose first branch was a fast-forward, local commits replayed onto an upstream that
+    brought the entry (`git pull --rebase`), and a cherry-pick of the entry with a docs change that
+    stopped on a conflict and was concluded by `git commit` (git names what it copied only then)."""
     r = app_repo
     if how == "pull --rebase":
         upstream = tmp_path / "upstream"
@@ -239,7 +241,10 @@ def test_entries_another_line_of_history_brings_in_are_re_checked_against_this_o
         r.git("switch", "-q", "-c", "feature")
         entry = add(r, "hazard", "g is slow", "src/app.py::g")
         r.write("docs/index.md", "feature docs\n")
-        r.git("commit", "-q", "-a", "-m", "feature docs")
+        if how.startswith("cherry-pick"):  # one commit brings both, so picking it stops on the docs
+            r.git("-c", "core.hooksPath=/dev/null", "commit", "-q", "-a", "--amend", "-m", "g is slow, and docs")
+        else:
+            r.git("commit", "-q", "-a", "-m", "feature docs")
         r.git("switch", "-q", "main")
         drop_g_without_hooks(r, "drop g")
         if how == "octopus after a fast-forward":
@@ -252,7 +257,10 @@ def test_entries_another_line_of_history_brings_in_are_re_checked_against_this_o
         else:
             r.write("docs/index.md", "main docs\n")
             r.git("commit", "-q", "-a", "-m", "main docs")
-            r.git("merge", "-q", "--no-edit", "feature", check=False)  # stops on the docs conflict
+            if how.startswith("cherry-pick"):
+                r.git("cherry-pick", "feature", check=False)  # stops on the docs conflict
+            else:
+                r.git("merge", "-q", "--no-edit", "feature", check=False)  # stops on the docs conflict
             r.write("docs/index.md", "both docs\n")
             r.git("add", "docs/index.md")
             r.git("commit", "-q", "--no-edit")
@@ -350,6 +358,41 @@ def test_am_of_a_removal_retires_in_a_follow_up_commit(app_repo, tmp_path):
     assert subjects(r, 2) == ["gitmem: re-check anchors after am: 1 retired, 0 re-anchored", "hotfix: drop g"]
     assert status_at(r, entry) == "revoked"
     assert r.git("status", "--porcelain") == "" and not (r.path / ".git/rebase-apply").exists()
+
+
+
+@pytest.mark.parametrize("main_change", ["drop g", "rename g to h"])
+@pytest.mark.parametrize("how", ["cherry-pick", "am"])
+def test_an_entry_picked_or_applied_is_re_checked_against_the_code_it_lands_on(app_repo, tmp_path, how, main_change):
+    """The entry was recorded on a branch where g() exists; main dropped g() or renamed it. Picking
+    or applying the entry's commit onto main changes no anchored file, so only a re-check of the
+    entry itself sees where it landed: from the commit a cherry-pick copied (git's CHERRY_PICK_HEAD),
+    or against main's code for a patch. An entry whose declaration is there brings no follow-up."""
+    r = app_repo
+    r.git("switch", "-q", "-c", "feature")
+    kept = add(r, "hazard", "f is hot", "src/app.py::f")
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    r.git("format-patch", "-q", "-2", "-o", str(tmp_path / "patches"))
+    r.git("switch", "-q", "main")
+    r.write("src/app.py", WITHOUT_G if main_change == "drop g" else APP.replace("def g", "def h"))
+    r.git("-c", "core.hooksPath=/dev/null", "commit", "-q", "-a", "-m", main_change)
+    first, second = sorted((tmp_path / "patches").iterdir())
+    if how == "am":
+        r.git("am", "-q", str(first))
+        r.git("am", "-q", str(second))
+    elif how == "cherry-pick":
+        r.git("cherry-pick", "feature~1")
+        r.git("cherry-pick", "feature")
+    if main_change == "drop g":
+        assert subjects(r, 1) == [f"gitmem: re-check anchors after {how}: 1 retired, 0 re-anchored"]
+        assert status_at(r, entry) == "revoked"
+        assert "`g`" in r.entries()[entry]["revocation"]["reason"]
+    else:
+        assert subjects(r, 1) == [f"gitmem: re-check anchors after {how}: 0 retired, 1 re-anchored"]
+        assert status_at(r, entry) == "active" and "symbol: h" in r.git("show", f"HEAD:{entry_file(entry)}")
+    assert status_at(r, kept) == "active"
+    assert r.git("log", "--format=%s", "main~3..main").count("gitmem: re-check anchors") == 1  # none for f's entry
+    assert r.git("status", "--porcelain") == ""
 
 
 # -- 4. an amend or a squash that brings the declaration back ----------------------------------

@@ -91,7 +91,13 @@ if [ "$GITMEM_HOOK" = pre-commit ] || [ "$GITMEM_HOOK" = post-applypatch ]; then
       git diff-index --cached --quiet HEAD -- .gitmem/entries "$@" 2>/dev/null && exit 0  # most commits: one question
     fi
     # Entry files are staged (written by hand, say): post-commit has the store's gate judge them.
-    git diff-index --cached --quiet HEAD -- .gitmem/entries 2>/dev/null || { : > "$state/entries-committed"; } 2>/dev/null
+    # A cherry-pick concluded by this commit (it stopped on a conflict) copied them from the commit
+    # git names here only: the marker keeps it, for post-commit to re-check them from there.
+    if ! git diff-index --cached --quiet HEAD -- .gitmem/entries 2>/dev/null; then
+      picked=
+      [ -f "${state%/gitmem}/CHERRY_PICK_HEAD" ] && read -r picked < "${state%/gitmem}/CHERRY_PICK_HEAD"
+      { printf '%s' "$picked" > "$state/entries-committed"; } 2>/dev/null
+    fi
     if [ -n "$fresh" ]; then
       [ $# -eq 0 ] && exit 0
       git diff-index --cached --quiet HEAD -- "$@" 2>/dev/null && exit 0

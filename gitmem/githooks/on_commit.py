@@ -150,16 +150,20 @@ def pre_commit(repo: RepoPaths) -> None:
 
 
 PARTIAL_COMMIT = "partial-commit.json"  # files pre-commit staged into a partial commit's index
-ENTRIES_COMMITTED = "entries-committed"  # pre-commit saw entry files staged: post-commit starts the gate's job
+# pre-commit saw entry files staged: post-commit starts the gate's job (the file holds the commit a
+# cherry-pick that stopped on a conflict copied them from, when this commit concludes one)
+ENTRIES_COMMITTED = "entries-committed"
 
 
-def post_commit(repo: RepoPaths) -> None:
+def post_commit(repo: RepoPaths, concluded_pick: str | None = None) -> None:
     """After a partial commit: the main index takes the committed version of the files
     pre-commit staged, where the work tree has that version too (nothing of the user's lost), or
     where the developer staged nothing of them; where they staged their own version of an entry
     file, gitmem's change goes onto it. After a commit made by `git cherry-pick` or `git revert`
-    (no pre-commit ran): its anchors are re-checked, as after a merge. Then entries kept pending
-    while the repository was busy are committed."""
+    (no pre-commit ran): its anchors are re-checked, as after a merge; after `git commit` concludes a
+    cherry-pick that stopped on a conflict (`concluded_pick`, the commit it copied: pre-commit
+    checked the change), the entries it brought in are. Then entries kept pending while the
+    repository was busy are committed."""
     from gitmem import git
 
     marker = os.path.join(_local(repo), PARTIAL_COMMIT)
@@ -178,7 +182,13 @@ def post_commit(repo: RepoPaths) -> None:
         # the background retry once the series is over.
         series = (repo.git_dir / "sequencer").exists()
         after_history_change(repo, git.rev_parse(repo.worktree, "HEAD~1"), picked,
-                             finishing=PICKING[:2] if series else PICKING)
+                             finishing=PICKING[:2] if series else PICKING,
+                             brought_from=(_pick_source(repo) or "") if picked == "cherry-pick" else None)
+    elif concluded_pick and _reflog_subject(repo).startswith("commit (cherry-pick): "):
+        series = (repo.git_dir / "sequencer").exists()
+        after_history_change(repo, git.rev_parse(repo.worktree, "HEAD~1"), "cherry-pick",
+                             finishing=PICKING[:2] if series else PICKING,
+                             brought_from=git.rev_parse(repo.worktree, concluded_pick) or "")
     elif git.rev_parse(repo.worktree, "HEAD^2"):
         # A merge concluded by `git commit` (after conflicts, or --no-commit): pre-commit checked
         # it against the first parent only; what the other parents bring is checked here.
@@ -204,17 +214,29 @@ def post_applypatch(repo: RepoPaths) -> None:
     except OSError:
         last = False
     after_history_change(repo, git.rev_parse(repo.worktree, "HEAD~1"), "am",
-                         finishing=("am", "rebase") if last else ())
+                         finishing=("am", "rebase") if last else (), brought_from="")
+
+
+def _pick_source(repo: RepoPaths) -> str | None:
+    """The commit a cherry-pick copied: git keeps CHERRY_PICK_HEAD while post-commit runs."""
+    from gitmem import git
+
+    return git.rev_parse(repo.worktree, "CHERRY_PICK_HEAD")
 
 
 def _picked(repo: RepoPaths) -> str | None:
     """"cherry-pick" or "revert" when HEAD's last move is a commit git's sequencer made without
     running pre-commit (its reflog message; a conflict resolved by `git commit` runs pre-commit
     and reads `commit (cherry-pick): …`)."""
+
+    subject = _reflog_subject(repo)
+    return next((what for what in ("cherry-pick", "revert") if subject.startswith(what + ": ")), None)
+
+
+def _reflog_subject(repo: RepoPaths) -> str:
     from gitmem import git
 
-    subject = git.git_text(repo.worktree, "reflog", "-1", "--format=%gs", "HEAD", check=False)
-    return next((what for what in ("cherry-pick", "revert") if subject.startswith(what + ": ")), None)
+    return git.git_text(repo.worktree, "reflog", "-1", "--format=%gs", "HEAD", check=False)
 
 
 def _after_partial_commit(repo: RepoPaths, paths: list[str], sets: Mapping[str, object]) -> None:
@@ -278,10 +300,12 @@ def commit_pending(repo: RepoPaths, finishing: Sequence[str] = ()) -> None:
 
 
 def after_history_change(repo: RepoPaths, base: str | None, what: str, finishing: Sequence[str] = (),
-                         rewritten: Sequence[str] = ()) -> None:
+                         rewritten: Sequence[str] = (), brought_from: str | None = None) -> None:
     """post-merge / post-rewrite (and post-commit after a cherry-pick or revert, post-applypatch):
     check anchors between `base` and the new HEAD; `rewritten`: the commits a rewrite made
-    (post-rewrite's new ids), whose retirements are undone where they still have the declaration."""
+    (post-rewrite's new ids), whose retirements are undone where they still have the declaration;
+    `brought_from`: where the entries the change brought in were checked against their code (the
+    commit a cherry-pick copied; "" where that is not here, a patch's: checked where they land)."""
     from dataclasses import replace
 
     from gitmem import git
@@ -301,7 +325,8 @@ def after_history_change(repo: RepoPaths, base: str | None, what: str, finishing
         before.update((e.id, e) for e in entries)
         changes = git.changes_between(repo.worktree, base, head)
         checked = [(base, o) for o in recheck(repo, entries, changes, Snapshot(repo, base), Snapshot(repo, head))]
-        checked += _brought_in(repo, base, head, entries, changes, {o.entry.id for _, o in checked}, rewritten)
+        checked += _brought_in(repo, base, head, entries, changes, {o.entry.id for _, o in checked}, rewritten,
+                               brought_from, what)
         # The commit that removed a retired entry's subject is knowable here: the last one
         # between the side it was checked from and head that touched the anchored file.
         for side, outcome in checked:
@@ -325,18 +350,22 @@ def after_history_change(repo: RepoPaths, base: str | None, what: str, finishing
 
 
 def _brought_in(repo: RepoPaths, base: str, head: str, entries: Sequence[Entry], changes: Sequence[Change],
-                done: set[str], rewritten: Sequence[str]) -> list[tuple[str, Outcome]]:
+                done: set[str], rewritten: Sequence[str], brought_from: str | None,
+                what: str) -> list[tuple[str, Outcome]]:
     """Entries that came from another line of history were checked only against that side's code:
-    a merge's other parents (an octopus may have fast-forwarded to its first), or the upstream a
-    rebase replayed local commits onto (`git pull --rebase`). Each entry the change brought in is
-    re-checked across what changed from its side to `head` (the side that stayed may have removed
-    or moved its declaration)."""
+    a merge's other parents (an octopus may have fast-forwarded to its first), the upstream a
+    rebase replayed local commits onto (`git pull --rebase`), or the commit a cherry-pick copied.
+    Each entry the change brought in is re-checked across what changed from its side to `head`
+    (the side that stayed may have removed or moved its declaration); one a patch brought in
+    (`git am`, or a pick whose commit is not known), against the code it landed on."""
     from gitmem import git
-    from gitmem.githooks.recheck import Snapshot, recheck
+    from gitmem.githooks.recheck import Snapshot, landed, recheck
     from gitmem.githooks.review import ENTRIES_PREFIX
 
     parents = git.git_text(repo.worktree, "rev-list", "--parents", "-n", "1", head, check=False).split()[1:]
-    if len(parents) >= 2:
+    if brought_from:
+        sides = [brought_from]
+    elif len(parents) >= 2:
         sides = [p for p in parents if p != base]
     elif rewritten:
         onto = git.rev_parse(repo.worktree, f"{rewritten[0]}~1")
@@ -354,6 +383,9 @@ def _brought_in(repo: RepoPaths, base: str, head: str, entries: Sequence[Entry],
         for outcome in recheck(repo, theirs, after_side, Snapshot(repo, side), Snapshot(repo, head)):
             found.append((side, outcome))
             done.add(outcome.entry.id)
+    if brought_from == "":
+        theirs = [e for e in entries if e.id in arrived and e.id not in done]
+        found += [(base, outcome) for outcome in landed(theirs, Snapshot(repo, head), f"git {what}")]
     return found
 
 
@@ -500,9 +532,13 @@ def main(argv: list[str] | None = None) -> int:
         if hook == "pre-commit":
             pre_commit(repo)
         elif hook == "post-commit":
+            marker = os.path.join(_local(repo), ENTRIES_COMMITTED)
+            concluded_pick = None
+            with contextlib.suppress(OSError, UnicodeDecodeError), open(marker, encoding="ascii") as file:
+                concluded_pick = file.read(64).strip() or None
             with contextlib.suppress(FileNotFoundError):
-                os.unlink(os.path.join(_local(repo), ENTRIES_COMMITTED))
-            post_commit(repo)
+                os.unlink(marker)
+            post_commit(repo, concluded_pick)
         elif hook == "post-merge":
             if argv[1:2] != ["1"]:  # a squash merge commits nothing; pre-commit will see it
                 after_history_change(repo, "ORIG_HEAD", "merge", finishing=("merge",))

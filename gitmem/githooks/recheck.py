@@ -359,10 +359,40 @@ def _masked(source: bytes, decl: Declaration) -> bytes:
 RETIRED_NOTE = "The entry was anchored to {anchor}, so it no longer holds."
 
 
-def _retire(entry: Entry, what: str, commit: str | None) -> Outcome:
-    reason = (f"{what}; no declaration with the same name or body remains in the change. "
-              + RETIRED_NOTE.format(anchor=entry.anchor))
+def _retire(entry: Entry, what: str, commit: str | None,
+            why: str = "no declaration with the same name or body remains in the change") -> Outcome:
+    reason = f"{what}; {why}. " + RETIRED_NOTE.format(anchor=entry.anchor)
     return Outcome(entry.revoked(reason, commit), "retired", what)
+
+
+def landed(entries: Iterable[Entry], at: Snapshot, how: str) -> list[Outcome]:
+    """Entries a patch brought in (`git am`: where their code was checked is unknown) re-checked
+    against the code they landed on: an anchor that resolves stays; a declaration missing from its
+    file whose body one declaration there still has (renamed on this side) is re-anchored to it;
+    otherwise the entry is retired. A file that does not parse cleanly proves nothing: its entries
+    are left as they are."""
+    done: list[Outcome] = []
+    for entry in entries:
+        anchor = entry.anchor
+        if not entry.active or anchor is None:
+            continue
+        if not at.exists(anchor.path):
+            done.append(_retire(entry, f"{anchor.path} does not exist where {how} applied this entry", None,
+                                "the entry came with a patch and its code did not"))
+            continue
+        if anchor.symbol is None or find(at.declarations(anchor.path), anchor.symbol) is not None:
+            continue
+        if at.problem(anchor.path) is not None:
+            print(f"gitmem: {anchor.path} does not parse cleanly ({at.problem(anchor.path)}); "
+                  f"{entry.id} is left as it is", file=sys.stderr)
+            continue
+        same = [d for d in at.declarations(anchor.path) if anchor.fingerprint and d.fingerprint == anchor.fingerprint]
+        if len(same) == 1:
+            done.append(_moved(entry, (anchor.path, same[0]), "same body found"))
+        else:
+            done.append(_retire(entry, f"`{anchor.symbol}` is not in {anchor.path} where {how} applied this entry",
+                                None, "no declaration with its name or body is there"))
+    return done
 
 
 def check_all(repo: RepoPaths, entries: Iterable[Entry], rev: str) -> list[tuple[Entry, str]]:
