@@ -99,6 +99,7 @@ class ClaudeCode:
         self.root = Path(root)
         self.session = session
         self.calls: list[dict] = []
+        self.notices: list[str] = []  # systemMessage lines, shown to the developer
         self.quiet = {} if background else {"GITMEM_NO_DAEMON": "1"}
 
     def commands(self, event: str, tool: str | None = None) -> list[str]:
@@ -132,6 +133,10 @@ class ClaudeCode:
             out = proc.stdout.decode()
             if out.strip():
                 answer = json.loads(out)
+                if "systemMessage" in answer:  # for the developer, not the agent
+                    self.notices.append(answer["systemMessage"])
+                if "hookSpecificOutput" not in answer:
+                    continue
                 specific = answer["hookSpecificOutput"]
                 assert specific["hookEventName"] == event
                 context = specific["additionalContext"]

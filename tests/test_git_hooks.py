@@ -209,6 +209,41 @@ def test_husky_style_hooks_path_inside_the_repository(repo):
     assert repo.entries()[entry]["status"] == "revoked"
 
 
+
+def test_a_hooks_path_set_after_init_is_said_when_a_session_starts(repo):
+    """husky installed after `gitmem init` points git at .husky/_: gitmem's stubs stop running and a
+    removal retires nothing. The developer is told when their next session opens (a systemMessage,
+    not the agent's context), and `gitmem init` installs the stubs where git now looks."""
+    from delivery_support import ClaudeCode
+
+    repo.write("a.py", "def f():\n    return 1\n")
+    repo.commit_all("first")
+    repo.gitmem("init")
+    repo.commit_all("set up gitmem")
+    claude = ClaudeCode(repo.path)
+    claude.start()
+    assert claude.notices == []
+    repo.write(".husky/_/.gitignore", "*\n")
+    repo.git("config", "core.hooksPath", ".husky/_")
+    entry = add(repo, "law", "f must return an int", "a.py::f")
+    repo.write("a.py", "X = 1\n")
+    repo.commit_all("drop f")
+    assert repo.entries()[entry]["status"] == "active"  # nothing ran: that is what is to be said
+    claude.start(source="compact")  # said once a session opens, not again after each compaction
+    assert claude.notices == []
+    context = claude.start()
+    assert len(claude.notices) == 1 and "git runs hooks from .husky/_, which lacks gitmem's hooks" in claude.notices[0]
+    assert "gitmem init" in claude.notices[0] and "husky" not in str(context)
+    repo.gitmem("init")
+    claude.start(source="resume")
+    assert len(claude.notices) == 1
+    repo.write("a.py", "def f():\n    return 1\n")
+    repo.commit_all("f again")
+    repo.write("a.py", "Y = 2\n")
+    repo.commit_all("drop f again")  # a declaration gone while the stubs run: retired
+    assert repo.entries()[entry]["status"] == "revoked"
+
+
 def test_shared_hooks_path_outside_the_repository_is_refused(repo, tmp_path):
     shared = tmp_path / "shared-hooks"
     shared.mkdir()

@@ -18,10 +18,10 @@ from gitmem import git
 from gitmem.base.files import read_plain
 from gitmem.base.paths import RepoPaths
 from gitmem.errors import GitmemError
+from gitmem.githooks.presence import is_stub
 
 HOOK_NAMES = ("pre-commit", "prepare-commit-msg", "post-commit", "post-merge", "post-rewrite", "post-checkout",
               "post-applypatch")
-MARKER = "# gitmem: managed hook stub"
 ORIG_SUFFIX = ".gitmem-orig"
 TEXTCONV_KEY = "diff.gitmem.textconv"
 ATTRIBUTES = ".gitmem/.gitattributes"
@@ -45,7 +45,7 @@ def _template() -> str:
 
 def is_ours(path: Path) -> bool:
     try:
-        return MARKER in path.read_text(encoding="utf-8", errors="replace")[:400]
+        return is_stub(path.read_text(encoding="utf-8", errors="replace"))
     except OSError:
         return False
 
@@ -165,7 +165,7 @@ def missing(repo: RepoPaths) -> list[str]:
             text = (folder / name).read_text(encoding="utf-8", errors="replace")
         except OSError:
             text = ""
-        if MARKER not in text[:400]:  # is_ours, on the text read once
+        if not is_stub(text):  # is_ours, on the text read once
             out.append(f"the {name} hook")
             continue
         python = _recorded_python(text)

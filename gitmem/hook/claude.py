@@ -107,10 +107,16 @@ def main() -> int:
                 else readonly.deny_output(denied)
             sys.stdout.write(fastjson.dumps(refusal))
             sys.stdout.flush()
-        elif text:
-            out = {"hookSpecificOutput": {"hookEventName": hook.event, "additionalContext": text}}
-            sys.stdout.write(fastjson.dumps(out))  # ASCII only: safe whatever the locale
-            sys.stdout.flush()
+        else:
+            out: dict[str, object] = {}
+            if text:
+                out["hookSpecificOutput"] = {"hookEventName": hook.event, "additionalContext": text}
+            notice = _git_hooks_notice(payload, where)
+            if notice:  # shown to the developer, not the agent
+                out["systemMessage"] = notice
+            if out:
+                sys.stdout.write(fastjson.dumps(out))  # ASCII only: safe whatever the locale
+                sys.stdout.flush()
     except Exception:
         _log_error(state, "claude hook")
     if where is not None and state is not None and payload is not None \
@@ -125,6 +131,16 @@ def main() -> int:
         except Exception:
             _log_error(state, "claude hook")
     return 0
+
+
+def _git_hooks_notice(payload: Payload, where: tuple[str, str, str]) -> str | None:
+    """When a session opens (not after a compaction or a clear): a line for the developer if git no
+    longer runs gitmem's hooks (gitmem.githooks.presence)."""
+    if payload["hook_event_name"] != "SessionStart" or _text(payload.get("source")) not in (None, "startup", "resume"):
+        return None
+    from gitmem.githooks.presence import hooks_not_run
+
+    return hooks_not_run(*where)
 
 
 def _is_payload(data: object) -> TypeGuard[Payload]:

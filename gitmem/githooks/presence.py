@@ -1,0 +1,88 @@
+"""Whether git still runs gitmem's hooks: asked when a session starts (standard library only).
+
+`core.hooksPath` set after `gitmem init` (installing husky does that), or a hooks folder emptied by
+another tool, sends git elsewhere: gitmem's stubs never run again and anchors stop being
+re-checked, with nothing said. Most repositories set no hooks path in any config file; that is
+read from the files' text without starting a process, and only a config that names a hooks path
+or includes another file (or git config given through the environment) makes git say where it
+runs hooks from.
+"""
+
+from __future__ import annotations
+
+import os
+
+MARKER = "# gitmem: managed hook stub"  # the first lines of every stub gitmem installs
+PROBE = "post-commit"  # a hook every `gitmem init` installs
+_MOVES_HOOKS = (b"hookspath", b"include")  # config text that may put the hooks folder elsewhere
+_CONFIG_ENV = ("GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT")  # `git -c` and its environment form
+
+
+def is_stub(text: str) -> bool:
+    return MARKER in text[:400]
+
+
+def hooks_not_run(worktree: str, git_dir: str, common_dir: str) -> str | None:
+    """A line for the developer when the folder git runs hooks from lacks gitmem's stubs; None when
+    they are there or where git could not say."""
+    folder = _hooks_folder(worktree, git_dir, common_dir)
+    if folder is None:
+        return None
+    try:
+        with open(os.path.join(folder, PROBE), encoding="utf-8", errors="replace") as file:
+            if is_stub(file.read(400)):
+                return None
+    except OSError:
+        pass
+    shown = os.path.relpath(folder, worktree) if _inside(folder, worktree) else folder
+    return (f"gitmem: git runs hooks from {shown}, which lacks gitmem's hooks (core.hooksPath set or the "
+            "hooks replaced since `gitmem init`?): entries' anchors are not re-checked on commit, merge or "
+            "rebase. Run `gitmem init` (`gitmem status` says more).")
+
+
+def _hooks_folder(worktree: str, git_dir: str, common_dir: str) -> str | None:
+    if not any(os.environ.get(name) for name in _CONFIG_ENV) and \
+            not _may_move_hooks(_config_files(git_dir, common_dir)):
+        return os.path.join(common_dir, "hooks")
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}
+    try:
+        proc = subprocess.run(["git", "rev-parse", "--git-path", "hooks"], cwd=worktree, env=env,
+                              capture_output=True, text=True, timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    path = proc.stdout.strip()
+    if proc.returncode != 0 or not path:
+        return None
+    return os.path.normpath(path if os.path.isabs(path) else os.path.join(worktree, path))
+
+
+def _config_files(git_dir: str, common_dir: str) -> list[str]:
+    home = os.path.expanduser("~")
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    system = [] if os.environ.get("GIT_CONFIG_NOSYSTEM") else [os.environ.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig"]
+    return [*system,
+            os.environ.get("GIT_CONFIG_GLOBAL") or os.path.join(home, ".gitconfig"),
+            os.path.join(xdg, "git", "config"),
+            os.path.join(common_dir, "config"),
+            os.path.join(git_dir, "config.worktree")]
+
+
+def _may_move_hooks(paths: list[str]) -> bool:
+    for path in paths:
+        try:
+            with open(path, "rb") as file:
+                text = file.read(1 << 20).lower()
+        except OSError:
+            continue
+        if any(word in text for word in _MOVES_HOOKS):
+            return True
+    return False
+
+
+def _inside(path: str, folder: str) -> bool:
+    try:
+        return os.path.commonpath([os.path.abspath(path), os.path.abspath(folder)]) == os.path.abspath(folder)
+    except ValueError:  # another drive (Windows)
+        return False
