@@ -305,6 +305,112 @@ def test_gemini_gets_the_repository_block_in_gemini_md_and_anchored_entries_afte
     assert own_errors(gm.path) == ""
 
 
+
+class GeminiChat:
+    """A Gemini CLI chat recording as the CLI keeps it: one JSON document, rewritten whole after
+    every message (the shape of its documented format, written here; `info` notices, thoughts,
+    tool calls and token counts beside the text)."""
+
+    def __init__(self, path: Path, session: str) -> None:
+        self.path, self.messages = path, []
+        self.head = {"sessionId": session, "projectHash": "9f" * 32, "startTime": "2026-12-01T10:00:00.000Z"}
+        self._write()
+
+    def _write(self) -> None:
+        data = {**self.head, "lastUpdated": f"2026-12-01T10:{len(self.messages):02d}:00.000Z",
+                "messages": self.messages}
+        self.path.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
+
+    def add(self, kind: str, content: object, **extra: object) -> None:
+        self.messages.append({"id": f"m{len(self.messages)}", "timestamp": f"2026-12-01T10:{len(self.messages):02d}:00Z",
+                              "type": kind, "content": content, **extra})
+        self._write()
+
+    def user(self, content: object) -> None:
+        self.add("user", content)
+
+    def gemini(self, text: str) -> None:
+        self.add("gemini", text, thoughts=[{"subject": "Planning", "description": "Read the file first."}],
+                 toolCalls=[{"id": "read_file-1", "name": "read_file", "args": {"file_path": "src/a.py"},
+                             "status": "success", "result": [{"functionResponse": {"response": {"output": "..."}}}]}],
+                 tokens={"input": 1200, "output": 40, "total": 1240}, model="gemini-2.5-pro")
+
+
+def test_a_gemini_chat_recording_reads_into_typed_turns(tmp_path):
+    """Only what the developer typed is a turn: slash commands, shell-mode lines and the CLI's
+    notices are not; gitmem's own context is stripped from a prompt it was recorded with; a
+    prompt given as parts is joined; the reply is the model's visible text only."""
+    from gitmem.writer import gemini_chat, reader
+
+    chat = GeminiChat(tmp_path / "session-2026-12-01T10-00-gem1.json", "gem-1")
+    chat.add("info", "Authenticated with Google.")
+    chat.user("fyi we're moving off axios, use the built-in fetch for every HTTP call")
+    chat.gemini("Understood. I'll use fetch.")
+    chat.gemini("Done: the client now calls fetch.")
+    chat.user("/memory show")
+    chat.add("info", "Memory: 2 files")
+    chat.user("!ls src")
+    chat.user([{"text": "<gitmem-context>\nThe developer stated: Use tabs.\n</gitmem-context>\n"},
+               {"text": "now run the tests"}])
+    chat.add("error", "Quota exceeded.")
+    chat.gemini("All 12 tests pass.")
+    assert gemini_chat.is_chat(chat.path)
+    turns = reader.read_turns(chat.path)
+    assert [(t.index, t.user, t.assistant) for t in turns] == [
+        (0, "fyi we're moving off axios, use the built-in fetch for every HTTP call",
+         "Understood. I'll use fetch.\n\nDone: the client now calls fetch."),
+        (1, "now run the tests", "All 12 tests pass.")]
+    assert reader.last_turn_index(chat.path) == 1
+    assert [t.index for t in reader.read_turns(chat.path, start=1)] == [1]
+    (tmp_path / "half.json").write_text(chat.path.read_text()[:200])  # caught mid-rewrite
+    assert reader.read_turns(tmp_path / "half.json") == [] and reader.last_turn_index(tmp_path / "half.json") == -1
+    claude = tmp_path / "transcript.jsonl"  # Claude Code's records name a sessionId too
+    claude.write_text(json.dumps({"type": "user", "sessionId": "s", "message": {"role": "user", "content": "hi"},
+                                  "uuid": "u1", "timestamp": "2026-12-01T10:00:00Z"}) + "\n")
+    assert not gemini_chat.is_chat(claude) and [t.user for t in reader.read_turns(claude)] == ["hi"]
+
+
+def test_a_gemini_session_is_captured_with_the_real_model(gm, tmp_path, monkeypatch):
+    """END TO END, real model: Gemini CLI's hooks as `gitmem init --agent gemini` installs them (the
+    prompt, a file edit, the turn's end, the session's end), its chat recording, `gitmem drain`: the
+    developer's rule is recorded in their words, attributed to the session and turn, and reaches the
+    next Gemini session through GEMINI.md; the acknowledgement after it records nothing."""
+    monkeypatch.delenv("GITMEM_TEST_JUDGE", raising=False)
+    gm.gitmem("init", "--agent", "gemini")
+    gm.commit_all("gemini reads memory too")
+    rule = ("add a currency check to charge(). and going forward, never store money as floats anywhere "
+            "in this repo, always use integer cents.")
+    chat = GeminiChat(gm.path / ".gemini-chat.json", "gemini-1")  # the transcript_path gemini_hook sends
+    head = gm.git("rev-parse", "HEAD").strip()
+    assert not gemini_hook(gm.path, "BeforeAgent", prompt=rule)
+    chat.user(rule)
+    path = gm.path / "src/a.py"
+    path.write_text(SOURCE.replace("return x + 1", "return int(x) + 1"))
+    gemini_hook(gm.path, "AfterTool", tool_name="replace",
+                tool_input={"file_path": str(path), "old_string": "return x + 1", "new_string": "return int(x) + 1"},
+                tool_response={"llmContent": "Successfully modified file"})
+    logged = [json.loads(line) for line in (gm.path / ".git/gitmem/events/gemini-1.jsonl").read_text().splitlines()]
+    assert [(e["tool"], e["path"]) for e in logged] == [("Edit", "src/a.py")]  # the files the turn modified
+    chat.gemini("charge() now rejects non-integer amounts.")
+    assert not gemini_hook(gm.path, "AfterAgent", prompt=rule, prompt_response="charge() now rejects non-integer amounts.",
+                           stop_hook_active=False)
+    ack = "thanks! can you run the tests now?"
+    gemini_hook(gm.path, "BeforeAgent", prompt=ack)
+    chat.user(ack)
+    chat.gemini("All 5 tests pass.")
+    gemini_hook(gm.path, "AfterAgent", prompt=ack, prompt_response="All 5 tests pass.", stop_hook_active=False)
+    gemini_hook(gm.path, "SessionEnd", reason="exit")
+    out = gm.gitmem("drain").stdout
+    assert re.search(r"turn 0: recorded (law|hazard)", out) and "turn 1: nothing to record" in out, out
+    entries = [e for e in gm.entries().values() if "float" in e["body"]]
+    assert len(entries) == 1 and entries[0]["body"] in rule and entries[0]["source"] == "user", out
+    log = gm.git("log", f"{head}..HEAD", "--format=%B")
+    assert "Gitmem-Session: gemini-1 turn 0" in log
+    if entries[0]["anchor"] is None:  # repository-wide: every Gemini session reads it in GEMINI.md
+        assert entries[0]["id"] in gm.read("GEMINI.md")
+    assert own_errors(gm.path) == ""
+
+
 @pytest.mark.parametrize("conflict", [False, True])
 def test_without_their_interpreter_the_agent_files_merge_as_git_does(gm, tmp_path, conflict):
     """The venv `gitmem init` recorded is gone: AGENTS.md and the generated files merge with git's

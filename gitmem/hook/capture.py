@@ -1,7 +1,8 @@
 """The capture side of the Claude Code hooks: note what happened, enqueue, return.
 
 Called by the hook dispatcher (gitmem.hook.claude) for UserPromptSubmit, PostToolUse,
-Stop and SessionEnd. Standard library only — not even pathlib or gitmem.base.paths (together
+Stop and SessionEnd (Gemini CLI: BeforeAgent, AfterTool, AfterAgent and SessionEnd, read as
+those). Standard library only — not even pathlib or gitmem.base.paths (together
 ≈25 ms of imports): it never reads the transcript, never loads a model and never waits.
 It writes one small file and, when the writer daemon is not running, starts it detached.
 Every failure is swallowed into .git/gitmem/errors.log; it prints nothing.
@@ -28,6 +29,9 @@ if TYPE_CHECKING:
     from gitmem.base.paths import RepoPaths
 
 EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
+# Gemini CLI's events and edit tools, as the Claude Code ones they are.
+GEMINI_EVENTS = {"BeforeAgent": "UserPromptSubmit", "AfterTool": "PostToolUse", "AfterAgent": "Stop"}
+GEMINI_EDIT_TOOLS = {"write_file": "Write", "replace": "Edit"}
 
 
 class HookRepo:
@@ -66,11 +70,15 @@ def handle_at(worktree: str, git_dir: str, common_dir: str, payload: Mapping[str
 def _handle(repo: RepoPaths | HookRepo, payload: object) -> None:
     if not isinstance(payload, dict):  # handle() never raises, whatever it is given
         return
-    event = payload.get("hook_event_name")
+    gemini = payload.get("hook_event_name")
+    event = GEMINI_EVENTS.get(gemini, gemini) if isinstance(gemini, str) else None
     session = payload.get("session_id")
     if not isinstance(session, str) or not session:
         return
     if event == "PostToolUse":
+        tool = payload.get("tool_name")
+        if event != gemini and isinstance(tool, str):
+            payload = {**payload, "tool_name": GEMINI_EDIT_TOOLS.get(tool, tool)}
         _log_edit(repo, session, payload)
         return
     if event not in queue.TRIGGER_EVENTS:
@@ -79,7 +87,8 @@ def _handle(repo: RepoPaths | HookRepo, payload: object) -> None:
     if not isinstance(transcript, str) or not transcript:
         return
     prompt = payload.get("prompt") if event == "UserPromptSubmit" else None
-    reply = payload.get("last_assistant_message") if event == "Stop" else None
+    reply = payload.get("prompt_response" if gemini == "AfterAgent" else "last_assistant_message") \
+        if event == "Stop" else None
     # queue.py and daemon.py annotate RepoPaths but read only .state and .worktree, which HookRepo has.
     queue.signal(repo, session, event, transcript,  # type: ignore[arg-type]
                  prompt if isinstance(prompt, str) else None, reply if isinstance(reply, str) else None)

@@ -64,13 +64,14 @@ if TYPE_CHECKING:
         tool_input: object
 
 HANDLED = ("SessionStart", "SubagentStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop",
-           "SessionEnd", "AfterTool", "BeforeAgent", "BeforeTool")
+           "SessionEnd", "AfterTool", "BeforeAgent", "BeforeTool", "AfterAgent")
 # Gemini CLI: context can be added after a tool ran (AfterTool) and to a prompt (BeforeAgent);
 # its tools by their Claude Code names. Answers keep Gemini's event name.
 GEMINI_EVENTS = {"AfterTool": "PreToolUse", "BeforeAgent": "UserPromptSubmit"}
 GEMINI_TOOLS = {"read_file": "Read", "write_file": "Write", "replace": "Edit", "run_shell_command": "Bash"}
 GEMINI_CHECKED = "BeforeTool"  # Gemini CLI asks before a tool runs only to let a hook refuse it
-CAPTURED = ("UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd")  # handed to gitmem.hook.capture
+# handed to gitmem.hook.capture (Gemini CLI's as the Claude Code events they are: capture.GEMINI_EVENTS)
+CAPTURED = ("UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd", "BeforeAgent", "AfterTool", "AfterAgent")
 FILE_TOOLS = {"Read": "read", "Edit": "edit", "Write": "edit", "MultiEdit": "edit", "NotebookEdit": "edit"}
 REGION_TOOLS = ("Edit", "MultiEdit")  # name the edited text, so symbol anchors can narrow
 SHELL_TOOLS = ("Bash", "PowerShell")  # PowerShell: Claude Code on Windows

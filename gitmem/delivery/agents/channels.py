@@ -11,7 +11,8 @@ teammate's `gitmem init` sets up the same channels; `gitmem init` alone keeps th
 | copilot | .github/instructions/gitmem*.instructions.md |
 | cursor | .cursor/rules/gitmem*.mdc |
 | gemini | GEMINI.md's managed section, and hooks in .gemini/settings.json: AfterTool (files |
-| | read or edited, shell commands), BeforeAgent (prompts) |
+| | read or edited, shell commands), BeforeAgent (prompts), BeforeTool (refusals), AfterAgent |
+| | and SessionEnd (capture) |
 | agents-md | AGENTS.md's managed section (gitmem.delivery.agents_md) |
 
 Codex and Gemini CLI run the same machine-local hook as Claude Code (they send the same JSON
@@ -51,7 +52,8 @@ GEMINI_HOOKS: list[hooks_json.Group] = [
                       "timeout": GEMINI_TIMEOUT_MS,
                       "description": "gitmem: the repository's memory for the file or prompt at hand"})
     for event, matcher in (("AfterTool", "read_file|write_file|replace|run_shell_command"), ("BeforeAgent", None),
-                           ("BeforeTool", "write_file|replace|run_shell_command"))]  # refuses writes to memory
+                           ("BeforeTool", "write_file|replace|run_shell_command"),  # refuses writes to memory
+                           ("AfterAgent", None), ("SessionEnd", None))]  # the turn is over: the writer reads it
 
 # Agents whose files gitmem owns wholly: (folder, name suffix, the files for the store's rules).
 OWNED: dict[str, tuple[str, str, Callable[[delivery_rules.CompiledRules, float | None], dict[str, str]]]] = {
