@@ -582,9 +582,11 @@ def status(as_json: bool) -> None:
                                "git_hooks": {"missing": git_missing, "shared_folder": git_hooks}},
                               ensure_ascii=False))
         return
-    click.echo(f"git hooks: {git_hooks}" if git_hooks else
-               f"git hooks: missing {', '.join(git_missing)}; run `gitmem init`" if git_missing else
-               "git hooks: installed")
+    if git_missing:  # where git looks now: core.hooksPath may have been set since `gitmem init`
+        folder, root = install.hooks_folder(repo), repo.worktree.resolve()
+        where = (folder.relative_to(root) if folder.is_relative_to(root) else folder).as_posix()
+        git_hooks = f"missing {', '.join(git_missing)} (git runs hooks from {where}/); run `gitmem init`"
+    click.echo(f"git hooks: {git_hooks or 'installed'}")
     active = info["rules"]["active"]
     hooks = info["hooks"]
     if hooks["problem"]:

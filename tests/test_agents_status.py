@@ -119,7 +119,8 @@ def test_status_names_the_git_hooks_and_drivers_a_clone_lacks(served):
     (served.path / ".git/hooks/post-applypatch").unlink()
     served.git("config", "--remove-section", "merge.gitmem-entries")
     text = served.gitmem("status").stdout
-    assert "git hooks: missing the post-applypatch hook, the entry merge driver; run `gitmem init`" in text
+    assert ("git hooks: missing the post-applypatch hook, the entry merge driver (git runs hooks from .git/hooks/); "
+            "run `gitmem init`") in text
     info = json.loads(served.gitmem("status", "--json").stdout)
     assert info["git_hooks"]["missing"] == ["the post-applypatch hook", "the entry merge driver"]
     served.gitmem("init")

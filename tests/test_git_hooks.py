@@ -234,6 +234,7 @@ def test_a_hooks_path_set_after_init_is_said_when_a_session_starts(repo):
     context = claude.start()
     assert len(claude.notices) == 1 and "git runs hooks from .husky/_, which lacks gitmem's hooks" in claude.notices[0]
     assert "gitmem init" in claude.notices[0] and "husky" not in str(context)
+    assert "(git runs hooks from .husky/_/); run `gitmem init`" in repo.gitmem("status").stdout
     repo.gitmem("init")
     claude.start(source="resume")
     assert len(claude.notices) == 1
