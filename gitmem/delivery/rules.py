@@ -27,11 +27,13 @@ against the whole command (``run:*npm publish*``).
 
 from __future__ import annotations
 
+import posixpath  # imported by os already: free on the hook path
+
 from gitmem.base import settings
 
 TYPE_CHECKING = False  # no typing import on the hook path
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Collection, Mapping
     from typing import Any, TypeAlias, TypedDict
 
     from gitmem.delivery.shown import SessionRecord
@@ -93,6 +95,12 @@ START_USER_HEADER = ("The developer stated these in earlier sessions; they are s
 AGENT_HEADER = ("Recorded by an AI agent in earlier sessions, not stated by the developer; "
                 "verify before relying on them:")
 RETRACTION_HEADER = "Withdrawn: these were believed earlier and no longer hold. Do not rely on them:"
+# Repository-wide entries that came in during the session (a commit, a pull, the writer): about the
+# whole repository, not the moment they happen to arrive with.
+ARRIVED_USER_HEADER = ("Since this session started, the developer stated these; they are standing rules for "
+                       "this repository (gitmem):")
+ARRIVED_AGENT_HEADER = ("Since this session started, an AI agent recorded these, not the developer; verify "
+                        "before relying on them (gitmem):")
 
 _TOKEN_BREAKS = str.maketrans(dict.fromkeys(";&|()<>'\"`,=", " "))
 
@@ -284,22 +292,25 @@ class Cue:
 
     path: repository-relative file for read/edit. narrow: the edit names a region (Edit,
     MultiEdit), so symbol anchors are checked against it. text: the command for run/commit,
-    the prompt for prompt.
+    the prompt for prompt. bases: absolute folders a command's relative words are read from (where
+    it runs, and where its `cd`s lead).
     """
 
-    __slots__ = ("_tokens", "event", "narrow", "path", "source", "text")
+    __slots__ = ("_tokens", "bases", "event", "narrow", "path", "source", "text")
 
     def __init__(self, event: str, path: str | None = None, *, narrow: bool = False,
-                 text: str = "", source: str | None = None) -> None:
+                 text: str = "", source: str | None = None, bases: tuple[str, ...] = ()) -> None:
         self.event = event
         self.path = path
         self.narrow = narrow
         self.text = text
         self.source = source
+        self.bases = bases
         self._tokens: set[str] | None = None
 
     def tokens(self, worktree: str | None = None) -> set[str]:
-        """Words of the command or prompt that could be paths, repository-relative where possible."""
+        """Words of the command or prompt that could be paths, repository-relative where possible
+        (read from each of `bases` as well, for a command run in a subfolder)."""
         if self._tokens is None:
             found: set[str] = set()
             prefix = worktree.rstrip("/") + "/" if worktree else None
@@ -307,15 +318,20 @@ class Cue:
                 token = token.lstrip("@").rstrip(":.!?")
                 if not token:
                     continue
+                if prefix and not token.startswith("/"):
+                    for base in self.bases:
+                        joined = posixpath.normpath(posixpath.join(base, token))
+                        if joined.startswith(prefix):
+                            found.add(joined[len(prefix):])
                 if prefix and token.startswith(prefix):
                     token = token[len(prefix):]
                 while token.startswith("./"):
                     token = token[2:]
                 found.add(token)
-                if "::" in token:  # pytest node ids: tests/test_db.py::test_x
-                    found.add(token.split("::", 1)[0])
+            found |= {token.split("::", 1)[0] for token in found if "::" in token}  # pytest ids: tests/t.py::test_x
             self._tokens = found
         return self._tokens
+
 
 
 class Plan:
@@ -348,6 +364,7 @@ def plan(rules: CompiledRules, cue: Cue, record: SessionRecord, *, now: float, w
     """
     today = _utc(now)[:10]
     result = Plan()
+    arrived: list[str] = []  # repository-wide entries that came in during the session
     delivered = record.get("delivered") or {}
     retracted = record.get("retracted") or {}
     active = rules.get("active") or {}
@@ -369,7 +386,8 @@ def plan(rules: CompiledRules, cue: Cue, record: SessionRecord, *, now: float, w
             arrivals = [i for i in session_start_ids(rules, today) if i not in seen]
             if arrivals:  # all known from now on; within the budget, the most recent, delivered
                 result.known = known + arrivals
-                chosen += [i for i in _within_budget(rules, arrivals)[0] if i not in chosen]
+                arrived = [i for i in _within_budget(rules, arrivals)[0] if i not in chosen]
+                chosen += arrived
         # a withdrawal later in a session concerns it only when the session was shown the entry;
         # with no session start seen (hooks installed mid-session), the first moments announce them
         pending = [i for i in recent if i not in retracted and (i in delivered or not isinstance(known, list))]
@@ -381,7 +399,7 @@ def plan(rules: CompiledRules, cue: Cue, record: SessionRecord, *, now: float, w
     fresh = [i for i in chosen if i not in delivered or (
         i in firing and delivered[i] == "session-start" and active[i]["kind"] == "ritual")]
     text, shown, withdrawn = render(rules, cue, fresh, pending, left_out=len(result.left_out),
-                                    withdrawn_left_out=withdrawn_left_out, limit=limit)
+                                    withdrawn_left_out=withdrawn_left_out, limit=limit, arrived=arrived)
     result.active, result.retractions, result.text = shown, withdrawn, text
     return result
 
@@ -538,7 +556,7 @@ def retraction_line(entry_id: str, entry: RetiredEntry) -> str:
 def situation(cue: Cue) -> str | None:
     """What the moment is, as the start of a section header (None at session start)."""
     if cue.event in ("read", "edit"):
-        return f"Before you touch {cue.path}"
+        return f"Before you touch {quoted(cue.path or '')}"  # a file name may hold anything but / and NUL
     return {"run": "Before this command runs", "commit": "Before this commit",
             "prompt": "About this request"}.get(cue.event)
 
@@ -554,18 +572,26 @@ def section_headers(cue: Cue) -> tuple[str, str]:
 
 
 def render(rules: CompiledRules, cue: Cue, active_ids: list[str], retraction_ids: list[str], *,
-           left_out: int = 0, withdrawn_left_out: int = 0,
-           limit: int = MAX_CONTEXT_CHARS) -> tuple[str, list[str], list[str]]:
-    """The text for the agent and the ids it really contains (the size limit may cut some)."""
+           left_out: int = 0, withdrawn_left_out: int = 0, limit: int = MAX_CONTEXT_CHARS,
+           arrived: Collection[str] = ()) -> tuple[str, list[str], list[str]]:
+    """The text for the agent and the ids it really contains (the size limit may cut some, which
+    a note then counts). `arrived`: repository-wide entries that came in during the session, under
+    headers of their own rather than the moment's."""
     active = rules.get("active") or {}
     retired = rules.get("retired") or {}
-    users = [i for i in active_ids if active[i]["source"] == "user"]
-    agents = [i for i in active_ids if active[i]["source"] != "user"]
+    now = [i for i in active_ids if i not in arrived]
+    late = [i for i in active_ids if i in arrived]
     shown_ids: list[str] = []
     withdrawn_ids: list[str] = []
     user_header, agent_header = section_headers(cue)
-    sections = [(user_header, shown_ids, [(i, entry_line(i, active[i])) for i in users]),
-                (agent_header, shown_ids, [(i, entry_line(i, active[i])) for i in agents]),
+
+    def lines_of(ids: list[str], user: bool) -> list[tuple[str, str]]:
+        return [(i, entry_line(i, active[i])) for i in ids if (active[i]["source"] == "user") == user]
+
+    sections = [(user_header, shown_ids, lines_of(now, True)),
+                (agent_header, shown_ids, lines_of(now, False)),
+                (ARRIVED_USER_HEADER, shown_ids, lines_of(late, True)),
+                (ARRIVED_AGENT_HEADER, shown_ids, lines_of(late, False)),
                 (RETRACTION_HEADER, withdrawn_ids, [(i, retraction_line(i, retired[i])) for i in retraction_ids])]
     footer = ""
     if left_out:
@@ -578,12 +604,18 @@ def render(rules: CompiledRules, cue: Cue, active_ids: list[str], retraction_ids
             f"{'entry was' if withdrawn_left_out == 1 else 'entries were'} left out; `gitmem log` lists them.)")
     lines: list[str] = []
     size = len(OPEN_TAG) + len(CLOSE_TAG) + len(footer) + 3
+    whole = size + sum(len(line) + 1 for _, _, items in sections for _, line in items) \
+        + sum(len(header) + 1 for header, _, items in sections if items)
+    if whole > limit:  # some will not fit: room for the note that counts them
+        size += len(_CUT_NOTE.format(count=len(active_ids) + len(retraction_ids), entries="entries")) + 1
+    cut = 0
     for header, taken, items in sections:
         started = False
         for entry_id, line in items:
             extra = len(line) + 1 + (0 if started else len(header) + 1)
             if size + extra > limit:
-                continue  # too big for this message; it stays undelivered and may fire later
+                cut += 1  # too big for this message; it stays undelivered and may fire later
+                continue
             if not started:
                 lines.append(header)
                 started = True
@@ -594,7 +626,13 @@ def render(rules: CompiledRules, cue: Cue, active_ids: list[str], retraction_ids
         return "", [], []
     if footer and (shown_ids or withdrawn_ids):
         lines.append(footer)
+    if cut:
+        lines.append(_CUT_NOTE.format(count=cut, entries="entry" if cut == 1 else "entries"))
     return "\n".join([OPEN_TAG, *lines, CLOSE_TAG]), shown_ids, withdrawn_ids
+
+
+_CUT_NOTE = ("({count} more {entries} for this moment did not fit in this message; each comes at its next "
+             "moment, and `gitmem list` shows them all.)")
 
 
 # Entry text can never open or close the <gitmem-context> wrapper or imitate harness markup:

@@ -203,6 +203,27 @@ def _git_invocation(words: list[str]) -> tuple[str | None, str, list[str]] | Non
     return (folder, words[i], words[i + 1:]) if i < len(words) else None
 
 
+def located_git_invocations(command: str, cwd: str) -> list[tuple[str, str, list[str]]]:
+    """git_invocations with the folder each runs in: `cwd` moved by the `cd`s before it in the
+    command line and by its own `-C`."""
+    here, found = cwd, []
+    for segment in readonly.segments(command):
+        words = readonly.command_words(segment)
+        target = readonly.cd_target(words)
+        if target is not None:
+            here = os.path.normpath(os.path.join(here, target))
+            continue
+        invocation = _git_invocation(words)
+        if invocation is not None:
+            folder, sub, args = invocation
+            found.append((os.path.normpath(os.path.join(here, os.path.expanduser(folder or "."))), sub, args))
+    return found
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
 def git_commits(command: str) -> list[tuple[str | None, list[str]]]:
     """(the `-C` folder or None, the arguments after `commit`) of each `git … commit`."""
     return [(folder, args) for folder, sub, args in git_invocations(command) if sub == "commit"]
@@ -335,7 +356,8 @@ class Hook:
                 return []
             if tool == "PowerShell":  # Windows paths: tests\test_db.py names tests/test_db.py
                 command = command.replace("\\", "/")
-            return [delivery_rules.Cue("commit" if self._commits_here(command) else "run", text=command)]
+            return [delivery_rules.Cue("commit" if self._commits_here(command) else "run", text=command,
+                                       bases=self._command_bases(command))]
         if tool == PATCH_TOOL:
             return [delivery_rules.Cue("edit", path, narrow=path in self._patch) for path in self._patched_paths()]
         if tool not in FILE_TOOLS:
@@ -481,19 +503,22 @@ class Hook:
     def _commits_here(self, command: str) -> bool:
         """Whether the command commits in this work tree (`git -C ../other commit` and
         `cd ../other && git commit` do not)."""
-        here = _text(self.payload.get("cwd")) or self.worktree
         root = os.path.realpath(self.worktree)
+        return any(sub == "commit" and _inside(os.path.realpath(folder), root)
+                   for folder, sub, _ in located_git_invocations(command, self._cwd()))
+
+    def _cwd(self) -> str:
+        return _text(self.payload.get("cwd")) or self.worktree
+
+    def _command_bases(self, command: str) -> tuple[str, ...]:
+        """The folders a command's words may be relative to: where it starts, and each folder a
+        `cd` in it moves to (`cd src && sed -i … ledger.ts` names src/ledger.ts)."""
+        bases = [self._cwd()]
         for segment in readonly.segments(command):
-            words = readonly.command_words(segment)
-            if words[:1] in (["cd"], ["pushd"]) and len(words) > 1:
-                here = os.path.join(here, os.path.expanduser(words[-1]))
-                continue
-            found = _git_invocation(words)
-            if found is not None and found[1] == "commit":
-                where = os.path.realpath(os.path.join(here, os.path.expanduser(found[0] or ".")))
-                if where == root or where.startswith(root.rstrip(os.sep) + os.sep):
-                    return True
-        return False
+            target = readonly.cd_target(readonly.command_words(segment))
+            if target is not None and len(bases) < readonly.MAX_BASES:
+                bases.append(os.path.normpath(os.path.join(bases[-1], target)))
+        return tuple(dict.fromkeys(bases))
 
     def _commit_paths(self) -> set[str]:
         """Files the commit about to run would include: staged ones, plus tracked changes with -a.
@@ -504,14 +529,15 @@ class Hook:
         if self._commit is None:
             tool_input = self.payload.get("tool_input")  # a dict: checked by _tool_cues
             command = (_text(tool_input.get("command")) if isinstance(tool_input, dict) else None) or ""
-            invocations = git_invocations(command)
-            commits = [args for _, sub, args in invocations if sub == "commit"]
-            with_all = any(commits_all(args) for args in commits)
-            # what the command adds first, and the files a commit names, go in as they are now
-            named = [*added_pathspecs(invocations), *(p for args in commits for p in commit_pathspecs(args))]
-            cwd = _text(self.payload.get("cwd")) or self.worktree
-            specs = [os.path.relpath(os.path.normpath(os.path.join(cwd, p)), self.worktree).replace(os.sep, "/")
-                     if p else "." for p in named]
+            invocations = located_git_invocations(command, self._cwd())
+            commits = [(folder, args) for folder, sub, args in invocations if sub == "commit"]
+            with_all = any(commits_all(args) for _, args in commits)
+            # what the command adds first, and the files a commit names, go in as they are now;
+            # each named from the folder its git runs in (`cd src && git commit -m x a.py`)
+            named = [*((folder, p) for folder, sub, args in invocations if sub == "add" for p in added_pathspecs(
+                [(None, sub, args)])), *((folder, p) for folder, args in commits for p in commit_pathspecs(args))]
+            specs = [os.path.relpath(os.path.normpath(os.path.join(folder, p)), self.worktree).replace(os.sep, "/")
+                     if p else "." for folder, p in named]
             untracked = "--untracked-files=all" if named else "--untracked-files=no"
             out = run_git(self.worktree, ["status", "--porcelain=v1", "-z", untracked])
             self._commit = set()

@@ -571,10 +571,8 @@ def command_denial(command: str, base: str, roots: tuple[str, ...], depth: int =
         if end == "|":
             piped = _output_text(words, stdin)
             piped_memory = any(_lists_memory(words, here, roots) for here in bases)
-        # its one folder, before any redirection (`cd .gitmem 2>/dev/null`) and after its options
-        moves = [w for w in _operands(words)[1:] if w[:1] != "-" or w == "-"]
-        if words[0] in ("cd", "pushd", "Set-Location", "sl", "chdir") and moves and len(bases) < MAX_BASES:
-            target = os.path.expanduser(moves[0])
+        target = cd_target(words)
+        if target is not None and len(bases) < MAX_BASES:
             bases += [moved for here in bases if (moved := os.path.normpath(os.path.join(here, target))) not in bases]
     return None
 
@@ -1020,6 +1018,15 @@ _LAUNCHER_VALUES = {"sudo": "ugpCDhRrTtU", "doas": "uaC", "env": "uCS", "nice": 
 # The words a launcher takes before the command: timeout's duration, flock's lock file, taskset's
 # mask, chrt's priority.
 _LAUNCHER_ARGS = {"timeout": 1, "flock": 1, "taskset": 1, "chrt": 1}
+
+
+def cd_target(words: list[str]) -> str | None:
+    """The folder a `cd` (pushd, PowerShell's Set-Location) moves to: its one operand, before any
+    redirection (`cd .gitmem 2>/dev/null`) and after its options; None for any other command."""
+    if not words or words[0] not in ("cd", "pushd", "Set-Location", "sl", "chdir"):
+        return None
+    moves = [w for w in _operands(words)[1:] if w[:1] != "-" or w == "-"]
+    return os.path.expanduser(moves[0]) if moves else None
 
 
 def _operands(words: list[str]) -> list[str]:
