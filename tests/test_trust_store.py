@@ -511,12 +511,14 @@ def test_while_the_store_is_judged_unjudged_entries_wait_and_a_killed_judge_with
     from gitmem.judge import store_gate
 
     gm.gitmem("check")
+    added = gm.gitmem("add", "law", "Keep CHANGELOG.md in step with every release.").stdout.split()[0]
     rule = "20260103-000000b8"  # by hand, after the last judgement
     gm.write(f".gitmem/entries/{rule}.yaml", entry_yaml(rule, "Run make fmt before pushing."))
     lock = find_repo(str(gm.path)).worktree_state / store_gate.GATE_LOCK
     with another_process_holding(lock):  # as the job holds it
-        assert ClaudeCode(gm.path, "s1").start("startup").active == [GOOD]
-    assert ClaudeCode(gm.path, "s2").start("startup").active == [GOOD, rule]
+        # `gitmem add` gated its entry (the detector passed it here): only the one by hand waits
+        assert sorted(ClaudeCode(gm.path, "s1").start("startup").active) == sorted([GOOD, added])
+    assert sorted(ClaudeCode(gm.path, "s2").start("startup").active) == sorted([GOOD, added, rule])
 
 
 def test_a_new_linked_worktree_delivers_what_the_main_checkout_judged_while_its_own_job_runs(gm, tmp_path):

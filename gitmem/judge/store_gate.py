@@ -180,17 +180,18 @@ def never_scored(repo: RepoPaths, entries: Iterable[Mapping[str, Any]]) -> list[
     never scored, or scored as an attack (the same text under another id is not judged yet). The
     writer's and `gitmem add`'s entries passed when they were gated. Standard library only, and
     cheap (no layer 1–2 checks: compiling runs those already): delivery asks it."""
+
+    return [str(e.get("id")) for e in _not_passed(repo, entries, judged_now(repo))]
+
+
+def _not_passed(repo: RepoPaths, entries: Iterable[Mapping[str, Any]],
+                judged: set[str]) -> list[Mapping[str, Any]]:
+    """The entries not in `judged` holding a text the detector has not passed on this machine."""
     from gitmem.judge import safety
 
-    judged = judged_now(repo)
     cache = safety.ScoreCache(repo)
-    out = []
-    for entry in entries:
-        if safety.entry_key(entry) in judged:
-            continue
-        if any(not cache.passed(t) for t in safety.detector_texts(entry)):
-            out.append(str(entry.get("id")))
-    return out
+    return [e for e in entries if safety.entry_key(e) not in judged
+            and any(not cache.passed(t) for t in safety.detector_texts(e))]
 
 
 def judge_arrivals_in_background(repo: RepoPaths, entries: Iterable[Mapping[str, Any]]) -> bool:
@@ -205,11 +206,12 @@ def judge_arrivals_in_background(repo: RepoPaths, entries: Iterable[Mapping[str,
 
 
 def awaiting(repo: RepoPaths, entries: Iterable[Mapping[str, Any]], judging: bool) -> dict[str, list[str]]:
-    """entry_key -> [AWAITING] for the entries not judged yet while the store is being judged
-    (`judging`: the lock was held when the caller's signature was taken, so what it compiles
-    agrees with the signature it is keyed on): delivery withholds them for those seconds rather
-    than hand the agent what may be withheld a moment later. Nothing while no one judges (a
-    stuck or absent detector withholds nothing)."""
+    """entry_key -> [AWAITING] for the entries whose verdict the running job may change, while the
+    store is being judged (`judging`: the lock was held when the caller's signature was taken, so
+    what it compiles agrees with the signature it is keyed on): delivery withholds them for those
+    seconds rather than hand the agent what may be withheld a moment later. An entry the detector
+    already passed on this machine (what `gitmem add` and the writer recorded: they gated it) is
+    delivered meanwhile. Nothing while no one judges (a stuck or absent detector withholds nothing)."""
     from gitmem.judge import safety
 
     if not judging:
@@ -219,7 +221,7 @@ def awaiting(repo: RepoPaths, entries: Iterable[Mapping[str, Any]], judging: boo
     if shared:  # a new linked worktree: what the main checkout judged (and withholds) needs no wait
         more, head = safety.judged_entries(shared)
         judged |= more if head and head == head_stamp() else set()
-    return {key: [AWAITING] for e in entries if (key := safety.entry_key(e)) not in judged}
+    return {safety.entry_key(e): [AWAITING] for e in _not_passed(repo, entries, judged)}
 
 
 def judge_in_background(repo: RepoPaths, retry: bool = False) -> bool:
