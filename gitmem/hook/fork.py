@@ -6,6 +6,12 @@ so those entries are in context already. They are read back from the transcript 
 end every entry line, see gitmem.delivery.rules.entry_line; a withdrawal line says "This no
 longer holds"), and only what is not among them is delivered.
 
+Only what the conversation still holds counts: nothing before its last compaction (the context
+then kept only a summary), and only blocks a hook put there: not text the agent wrote, nor a
+file or command output it read (a tool result), where anyone could plant a block naming an
+entry's id to keep that entry from the fork, unless the harness marked the block as a hook's
+("… hook additional context: <gitmem-context>").
+
 Standard library only, no `re` or `json`: the blocks are found in the raw bytes (as written in
 the JSONL, with newlines escaped or not), which is fast enough for the one call per fork.
 """
@@ -15,6 +21,11 @@ from __future__ import annotations
 OPEN_TAGS = (b"<gitmem-context>", b"\\u003cgitmem-context\\u003e")
 CLOSE_TAGS = (b"</gitmem-context>", b"\\u003c/gitmem-context\\u003e")
 WITHDRAWN = b"This no longer holds"
+# JSON as Claude Code writes it (compact), and with the spaces other writers put after colons
+COMPACTED = (b'"subtype":"compact_boundary"', b'"subtype": "compact_boundary"')
+AGENT_TEXT = (b'"role":"assistant"', b'"role": "assistant"')  # what the agent wrote, not what a hook gave it
+TOOL_RESULT = (b'"toolUseResult"', b'"type":"tool_result"', b'"type": "tool_result"')  # files and output it read
+HOOK_MARK = b"hook additional context"  # the harness's own label for a hook's context
 MAX_BYTES = 64 * 1024 * 1024
 MAX_BLOCK = 64 * 1024
 _HEX = frozenset(b"0123456789abcdef")
@@ -29,17 +40,25 @@ def seen(transcript: str) -> tuple[set[str], set[str]] | None:
             data = handle.read(MAX_BYTES)
     except (OSError, TypeError, ValueError):
         return None
+    compacted = max(data.rfind(mark) for mark in COMPACTED)
+    if compacted >= 0:
+        after = data.find(b"\n", compacted)
+        data = data[after + 1:] if after >= 0 else b""
     delivered: set[str] = set()
     withdrawn: set[str] = set()
-    for open_tag, close_tag in zip(OPEN_TAGS, CLOSE_TAGS, strict=True):
-        start = data.find(open_tag)
-        while start >= 0:
-            end = data.find(close_tag, start, start + MAX_BLOCK)
-            block = data[start:end if end >= 0 else start + MAX_BLOCK]
-            for line in _lines(block):
-                for entry_id in _ids(line):
-                    (withdrawn if WITHDRAWN in line else delivered).add(entry_id)
-            start = data.find(open_tag, start + len(open_tag))
+    for record in data.split(b"\n"):
+        if not any(tag in record for tag in OPEN_TAGS) or any(mark in record for mark in AGENT_TEXT):
+            continue
+        from_tool = any(mark in record for mark in TOOL_RESULT)
+        for open_tag, close_tag in zip(OPEN_TAGS, CLOSE_TAGS, strict=True):
+            start = record.find(open_tag)
+            while start >= 0:
+                if not from_tool or HOOK_MARK in record[max(0, start - 200):start]:
+                    end = record.find(close_tag, start, start + MAX_BLOCK)
+                    for line in _lines(record[start:end if end >= 0 else start + MAX_BLOCK]):
+                        for entry_id in _ids(line):
+                            (withdrawn if WITHDRAWN in line else delivered).add(entry_id)
+                start = record.find(open_tag, start + len(open_tag))
     return delivered, withdrawn
 
 
