@@ -347,6 +347,46 @@ def test_cherry_pick_of_several_commits_and_a_plain_commit_after(app_repo):
     assert r.git("status", "--porcelain") == ""
 
 
+@pytest.mark.parametrize("how", ["cherry-pick", "revert"])
+def test_a_series_stopped_on_a_conflict_continues_and_its_re_check_follows(app_repo, how):
+    """`git cherry-pick A B` (or `git revert A B`) stops on A; the resolution drops g, to which an entry
+    is anchored; `--continue` commits A through pre-commit and goes on to B from git's own copy of
+    the index. An entry staged into A there made git refuse B ("your local changes would be
+    overwritten"): the re-check waits for the series to end instead, one follow-up commit."""
+    r = app_repo
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    if how == "cherry-pick":
+        r.git("switch", "-q", "-c", "team")
+        r.write("src/app.py", WITHOUT_G.replace("return 1", "return 100"))
+        r.git("-c", "core.hooksPath=/dev/null", "commit", "-q", "-a", "-m", "team: drop g, f=100")
+        r.write("docs/index.md", "team docs\n")
+        r.git("-c", "core.hooksPath=/dev/null", "commit", "-q", "-a", "-m", "team: docs")
+        r.git("switch", "-q", "main")
+        r.write("src/app.py", APP.replace("return 1", "return 5"))
+        r.commit_all("main: f=5")
+        stopped = r.git("cherry-pick", "team~1", "team", check=False)
+    else:  # reverting "g added" after f changed: the revert of the first stops on f
+        r.write("src/app.py", APP + "\n\ndef k():\n    return 3\n")
+        r.commit_all("add k")
+        entry = add(r, "hazard", "k is slow", "src/app.py::k")
+        r.write("src/app.py", APP.replace("return 1", "return 5") + "\n\ndef k():\n    return 4\n")
+        r.commit_all("f=5, k=4")
+        r.write("docs/index.md", "more docs\n")
+        r.commit_all("docs")
+        stopped = r.git("revert", "--no-edit", "HEAD", "HEAD~3", check=False)
+    assert "CONFLICT" in stopped or (r.path / ".git/sequencer").is_dir(), stopped
+    r.write("src/app.py", WITHOUT_G.replace("return 1", "return 100") if how == "cherry-pick"
+            else APP.replace("return 1", "return 5"))
+    r.git("add", "src/app.py")
+    proc = subprocess.run(["git", how, "--continue"], cwd=r.path, capture_output=True, text=True,
+                          env={**os.environ, "GIT_EDITOR": "true"})
+    assert proc.returncode == 0, proc
+    assert not (r.path / ".git/sequencer").exists()
+    wait_until_settled(r)
+    assert status_at(r, entry) == "revoked"
+    assert r.git("log", "--format=%s", "-4").count("gitmem: re-check anchors") == 1
+    assert r.git("status", "--porcelain") == ""
+
 def test_am_of_a_removal_retires_in_a_follow_up_commit(app_repo, tmp_path):
     r = app_repo
     entry = add(r, "hazard", "g is slow", "src/app.py::g")

@@ -50,7 +50,8 @@ fi
 if [ "$GITMEM_HOOK" = post-commit ] || [ "$GITMEM_HOOK" = post-checkout ]; then
   # Work only after a partial commit in which pre-commit staged entry changes, when entries wait
   # pending for a safe moment (this is one), when a commit changed the entries (one written by
-  # hand: pre-commit left the entries-committed marker), after a cherry-pick or revert (git runs no pre-commit for them and leaves MERGE_MSG
+  # hand: pre-commit left the entries-committed marker), after a commit that concludes one pick of a series
+  # (pre-commit left it to this hook: in-series.json), after a cherry-pick or revert (git runs no pre-commit for them and leaves MERGE_MSG
   # while post-commit runs; a plain commit removes it first: their anchors are re-checked here),
   # or when a checkout changed the entries, a branch switch or `git checkout REV -- .gitmem/entries`
   # (same HEAD: the work tree then differs from it); the gate judges what came in. Otherwise exit
@@ -58,7 +59,7 @@ if [ "$GITMEM_HOOK" = post-commit ] || [ "$GITMEM_HOOK" = post-checkout ]; then
   for waiting in "$state"/pending/*.json; do break; done
   if [ ! -e "$waiting" ] && { [ "$GITMEM_HOOK" = post-checkout ] || [ ! -f "$state/partial-commit.json" ]; } && \
      { { [ "$GITMEM_HOOK" = post-commit ] && { [ ! -f "${state%/gitmem}/MERGE_MSG" ] || [ -d "${state%/gitmem}/rebase-merge" ]; } && \
-         [ ! -f "$state/entries-committed" ]; } || \
+         [ ! -f "$state/entries-committed" ] && [ ! -f "$state/in-series.json" ]; } || \
        { [ "$GITMEM_HOOK" = post-checkout ] && \
          { { [ "$1" = "$2" ] && git diff --quiet HEAD -- .gitmem/entries 2>/dev/null; } || \
            { [ "$1" != "$2" ] && git diff --quiet "$1" "$2" -- .gitmem/entries 2>/dev/null; }; }; }; }; then

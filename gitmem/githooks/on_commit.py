@@ -136,6 +136,15 @@ def pre_commit(repo: RepoPaths) -> None:
 
     if not git.has_head(repo.worktree):
         return  # a first commit cannot remove anything an entry is anchored to
+    if (repo.git_dir / "sequencer").is_dir():
+        # This commit concludes one pick (or revert) of a series stopped on a conflict: after it,
+        # git's sequencer goes on from its own copy of the index, and an entry staged into it here
+        # makes the next pick refuse ("your local changes would be overwritten"). post-commit
+        # re-checks the commit instead, kept pending until the series is over.
+        what = "revert" if (repo.git_dir / "REVERT_HEAD").exists() else "cherry-pick"
+        fastjson.write_file(os.path.join(_local(repo), IN_SERIES),
+                            {"what": what, "from": git.rev_parse(repo.worktree, "CHERRY_PICK_HEAD") or ""})
+        return
     changes = git.staged_changes(repo.worktree)
     entries = _entries(repo)
     outcomes = recheck(repo, entries, changes, Snapshot(repo, "HEAD"), Snapshot(repo, None))
@@ -150,20 +159,23 @@ def pre_commit(repo: RepoPaths) -> None:
 
 
 PARTIAL_COMMIT = "partial-commit.json"  # files pre-commit staged into a partial commit's index
+IN_SERIES = "in-series.json"  # pre-commit left a series' commit to post-commit: {"what", "from"}
 # pre-commit saw entry files staged: post-commit starts the gate's job (the file holds the commit a
 # cherry-pick that stopped on a conflict copied them from, when this commit concludes one)
 ENTRIES_COMMITTED = "entries-committed"
 
 
-def post_commit(repo: RepoPaths, concluded_pick: str | None = None) -> None:
+def post_commit(repo: RepoPaths, concluded_pick: str | None = None,
+                in_series: Mapping[str, object] | None = None) -> None:
     """After a partial commit: the main index takes the committed version of the files
     pre-commit staged, where the work tree has that version too (nothing of the user's lost), or
     where the developer staged nothing of them; where they staged their own version of an entry
     file, gitmem's change goes onto it. After a commit made by `git cherry-pick` or `git revert`
     (no pre-commit ran): its anchors are re-checked, as after a merge; after `git commit` concludes a
     cherry-pick that stopped on a conflict (`concluded_pick`, the commit it copied: pre-commit
-    checked the change), the entries it brought in are. Then entries kept pending while the
-    repository was busy are committed."""
+    checked the change), the entries it brought in are; the whole commit when it concluded one
+    pick of a series (`in_series`: pre-commit left it alone, see there). Then entries kept pending
+    while the repository was busy are committed."""
     from gitmem import git
 
     marker = os.path.join(_local(repo), PARTIAL_COMMIT)
@@ -184,6 +196,13 @@ def post_commit(repo: RepoPaths, concluded_pick: str | None = None) -> None:
         after_history_change(repo, git.rev_parse(repo.worktree, "HEAD~1"), picked,
                              finishing=PICKING[:2] if series else PICKING,
                              brought_from=(_pick_source(repo) or "") if picked == "cherry-pick" else None)
+    elif in_series:
+        # Nothing is committed from this hook: the `--continue` that made this commit goes on when
+        # the hook returns (even after the series' last commit), from its own copy of the index.
+        source = in_series.get("from")
+        after_history_change(repo, git.rev_parse(repo.worktree, "HEAD~1"), str(in_series.get("what")),
+                             brought_from=git.rev_parse(repo.worktree, source)
+                             if isinstance(source, str) and source else None, defer=True)
     elif concluded_pick and _reflog_subject(repo).startswith("commit (cherry-pick): "):
         series = (repo.git_dir / "sequencer").exists()
         after_history_change(repo, git.rev_parse(repo.worktree, "HEAD~1"), "cherry-pick",
@@ -300,19 +319,22 @@ def commit_pending(repo: RepoPaths, finishing: Sequence[str] = ()) -> None:
 
 
 def after_history_change(repo: RepoPaths, base: str | None, what: str, finishing: Sequence[str] = (),
-                         rewritten: Sequence[str] = (), brought_from: str | None = None) -> None:
+                         rewritten: Sequence[str] = (), brought_from: str | None = None,
+                         defer: bool = False) -> None:
     """post-merge / post-rewrite (and post-commit after a cherry-pick or revert, post-applypatch):
     check anchors between `base` and the new HEAD; `rewritten`: the commits a rewrite made
     (post-rewrite's new ids), whose retirements are undone where they still have the declaration;
     `brought_from`: where the entries the change brought in were checked against their code (the
-    commit a cherry-pick copied; "" where that is not here, a patch's: checked where they land)."""
+    commit a cherry-pick copied; "" where that is not here, a patch's: checked where they land);
+    `defer`: nothing is committed now, the change waits pending for the background retry."""
     from dataclasses import replace
 
     from gitmem import git
     from gitmem.githooks.recheck import Snapshot, recheck
     from gitmem.store import index
 
-    commit_pending(repo, finishing)
+    if not defer:
+        commit_pending(repo, finishing)
     head = git.rev_parse(repo.worktree, "HEAD")
     base = base and git.rev_parse(repo.worktree, base)
     if not head or ((not base or base == head) and not rewritten):
@@ -343,7 +365,7 @@ def after_history_change(repo: RepoPaths, base: str | None, what: str, finishing
                 outcomes.append(outcome)
                 before[outcome.entry.id] = was
     if outcomes:
-        _commit_outcomes(repo, outcomes, before, head, what, finishing)
+        _commit_outcomes(repo, outcomes, before, head, what, finishing, defer)
     index.current(repo)
     if outcomes or (base and base != head):  # an amend that changed no entry leaves all as it was
         _refresh_delivery(repo)
@@ -390,7 +412,7 @@ def _brought_in(repo: RepoPaths, base: str, head: str, entries: Sequence[Entry],
 
 
 def _commit_outcomes(repo: RepoPaths, outcomes: Sequence[Outcome], before: Mapping[str, Entry], head: str,
-                     what: str, finishing: Sequence[str]) -> None:
+                     what: str, finishing: Sequence[str], defer: bool = False) -> None:
     """The entry changes as one follow-up commit on `head`, or pending with the premise they were
     computed from (the commit, the blobs of the files the re-check read, each entry's state)."""
     from gitmem import git
@@ -427,6 +449,14 @@ def _commit_outcomes(repo: RepoPaths, outcomes: Sequence[Outcome], before: Mappi
     if restored:
         subject += f", {restored} restored"
     change = Change(subject, files, trailers, [o.entry.to_dict() for o in outcomes], computed_for=head, holds=holds)
+    if defer:
+        from gitmem.store import pending
+        from gitmem.store.commit import retry_in_background
+
+        pending.write(repo, change.to_json())
+        print("gitmem: pending, committed once the git command that made this commit is over", file=sys.stderr)
+        retry_in_background(repo)
+        return
     result = record(repo, change, finishing=finishing, quiet=0.0, wait=0.3)
     print(f"gitmem: {result.note}", file=sys.stderr)
     if result.pending:
@@ -538,7 +568,11 @@ def main(argv: list[str] | None = None) -> int:
                 concluded_pick = file.read(64).strip() or None
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(marker)
-            post_commit(repo, concluded_pick)
+            series = os.path.join(_local(repo), IN_SERIES)
+            in_series = fastjson.read_file(series)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(series)
+            post_commit(repo, concluded_pick, in_series if isinstance(in_series, dict) else None)
         elif hook == "post-merge":
             if argv[1:2] != ["1"]:  # a squash merge commits nothing; pre-commit will see it
                 after_history_change(repo, "ORIG_HEAD", "merge", finishing=("merge",))
