@@ -382,4 +382,4 @@ def test_diff_summarises_memory_changes_for_a_pull_request(code_repo):
     assert "### Re-anchored (1)" in step and "`app/service.py::Service.sync` → `app/service.py::Service.synchronise`" in step
     assert "### Retired (1)" in step
     log = code_repo.git("log", "-p", "-1", "--", f".gitmem/entries/{gone}.yaml")
-    assert "+hazard [revoked] from user" in log  # textconv makes git's own diff readable
+    assert "+status: revoked" in log and "+revocation:" in log  # git's own diff shows the entry's fields

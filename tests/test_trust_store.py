@@ -234,6 +234,23 @@ def test_textconv_diff_shows_hidden_characters(gm):
     assert "\u202e" not in diff and "\u200b" not in diff
 
 
+def test_a_patch_saved_with_git_diff_applies_again_with_every_field(gm):
+    """`git diff > wip.patch`, `git checkout -- .`, later `git apply wip.patch`: the developer's edit of
+    an entry comes back whole, a key of their team's (which the diff must show) included."""
+    bid = "20260102-00000008"
+    gm.write(f".gitmem/entries/{bid}.yaml", entry_yaml(bid, "Run make fmt before pushing."))
+    gm.commit_all("a rule")
+    path = gm.path / ".gitmem/entries" / f"{bid}.yaml"
+    edited = path.read_text().replace("Run make fmt before pushing.", "Run make fmt and make lint before pushing.")
+    path.write_text(edited + "reviewed_by: alice\n")
+    patch = gm.git("diff")
+    assert "+reviewed_by: alice" in patch
+    (gm.path.parent / "wip.patch").write_text(patch)
+    gm.git("checkout", "--", ".")
+    gm.git("apply", str(gm.path.parent / "wip.patch"))
+    assert path.read_text() == edited + "reviewed_by: alice\n"
+
+
 def test_a_committed_writer_model_inside_the_repository_is_refused_without_local_opt_in(gm, tmp_path):
     from gitmem.base.paths import find_repo
     from gitmem.judge.encoder import ModelError, resolve_model_path
