@@ -129,6 +129,27 @@ def test_a_pending_recheck_is_committed_on_a_branch_made_where_it_was_computed(a
     assert r.git("status", "--porcelain") == ""
 
 
+def test_an_entry_recorded_pending_lands_retired_where_its_declaration_is_not(app_repo):
+    """On a detached HEAD (a pull request checked out) the developer adds k() and records a hazard
+    on it: kept pending. Switching back to main commits it there, where k() never existed: it is
+    recorded, retired with a note that says why, not committed as true of code that is not there.
+    One anchored to g(), which main has, lands active."""
+    r = app_repo
+    r.git("switch", "-q", "--detach", "HEAD")
+    r.write("src/app.py", APP + "\n\ndef k():\n    return 3\n")
+    r.commit_all("add k (detached)")
+    on_k = add(r, "hazard", "k is slow", "src/app.py::k")
+    on_g = add(r, "hazard", "g is slow", "src/app.py::g")
+    assert len(pending(r)) == 2
+    switched = subprocess.run(["git", "switch", "-q", "main"], cwd=r.path, capture_output=True, text=True)
+    assert switched.returncode == 0 and f"{on_k} recorded retired" in switched.stderr, switched
+    assert pending(r) == []
+    assert status_at(r, on_k) == "revoked" and status_at(r, on_g) == "active"
+    reason = r.entries()[on_k]["revocation"]["reason"]
+    assert "`k` is not declared in src/app.py" in reason and "waited pending" in reason
+    assert r.gitmem("check").returncode == 0  # every active anchor resolves
+    assert r.git("status", "--porcelain") == ""
+
 def test_a_pending_recheck_leaves_out_an_entry_changed_since(app_repo):
     r = app_repo
     entry = add(r, "hazard", "g is slow", "src/app.py::g")

@@ -50,7 +50,7 @@ import shutil
 import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -397,17 +397,57 @@ def _flush_locked(repo: RepoPaths, finishing: Sequence[str], quiet: float, wait:
         except (KeyError, TypeError, ValueError):
             pending.set_aside(repo, name)
             continue
+        notes: list[str] = []
         try:
+            if busy(repo, finishing) is None:  # else nothing is committed now: no need to look
+                change, notes = _where_it_lands(repo, change)
             sha = _commit(repo, change, finishing, quiet, wait)
         except Busy as exc:
             return str(exc)
         pending.remove(repo, name)
         if sha:
             print(f"gitmem: committed pending {change.subject!r} ({sha[:10]})", file=sys.stderr)
+            for note in notes:
+                print(f"gitmem: {note}", file=sys.stderr)
     for name in pending.names(repo):  # unreadable records: kept aside for a person
         if pending.read(repo, name) is None:
             pending.set_aside(repo, name)
     return None
+
+
+def _where_it_lands(repo: RepoPaths, change: Change) -> tuple[Change, list[str]]:
+    """A new entry kept pending (recorded on a detached HEAD, in a rebase stopped at an `edit`) and
+    anchored to a declaration the work tree no longer has where it is finally committed (the
+    branch it lands on never had it, a later commit removed it): recorded retired, with a note
+    saying why, rather than committed as true of code that is not there, or lost."""
+    from gitmem.errors import AnchorError
+    from gitmem.store.entry import Entry
+    from gitmem.store.yaml_files import Store
+
+    store, files, entries, notes = Store(repo), list(change.files), list(change.entries), []
+    for k, data in enumerate(entries):
+        anchor = data.get("anchor") if isinstance(data, dict) else None
+        path = store.relpath_of(str(data.get("id"))) if isinstance(anchor, dict) else None
+        at = next((i for i, f in enumerate(files) if f.path == path and f.create), None)
+        if at is None or not isinstance(anchor, dict) or not anchor.get("symbol") or data.get("status") != "active":
+            continue
+        text = f"{anchor.get('path')}::{anchor.get('symbol')}"
+        try:
+            from gitmem.code.resolve import resolve
+
+            resolve(repo.worktree, text)
+            continue
+        except AnchorError as exc:
+            why = str(exc).partition(": ")[2] or str(exc)
+        except Exception:
+            continue  # cannot tell (no grammar installed): committed as recorded
+        entry = Entry.from_dict(data, f"{data.get('id')}.yaml").revoked(
+            f"{why} where this entry was committed (it waited pending while the repository was busy); "
+            f"the entry was anchored to {text}, so it no longer holds.")
+        files[at] = replace(files[at], text=store.render_onto(None, entry))
+        entries[k] = entry.to_dict()
+        notes.append(f"{entry.id} recorded retired: {why} where it was committed")
+    return replace(change, files=files, entries=entries), notes
 
 
 def _commit(repo: RepoPaths, change: Change, finishing: Sequence[str], quiet: float, wait: float) -> str | None:
