@@ -187,7 +187,14 @@ def post_commit(repo: RepoPaths, concluded_pick: str | None = None,
     if isinstance(paths, list) and paths and all(isinstance(p, str) for p in paths):
         _after_partial_commit(repo, paths, sets if isinstance(sets, dict) else {})
     picked = _picked(repo)
-    if picked:
+    if in_series:  # first: its `--continue` may be the one that made the commit
+        # Nothing is committed from this hook: the `--continue` that made this commit goes on when
+        # the hook returns (even after the series' last commit), from its own copy of the index.
+        source = in_series.get("from")
+        after_history_change(repo, git.rev_parse(repo.worktree, "HEAD~1"), str(in_series.get("what")),
+                             brought_from=git.rev_parse(repo.worktree, source)
+                             if isinstance(source, str) and source else None, defer=True)
+    elif picked:
         # One pick: its follow-up is committed now, as after a merge. A series (git's sequencer
         # goes on from its own copy of the index, and would refuse the next pick): kept pending,
         # each pick's re-check holding only if later picks leave its files alone, and committed by
@@ -196,13 +203,6 @@ def post_commit(repo: RepoPaths, concluded_pick: str | None = None,
         after_history_change(repo, git.rev_parse(repo.worktree, "HEAD~1"), picked,
                              finishing=PICKING[:2] if series else PICKING,
                              brought_from=(_pick_source(repo) or "") if picked == "cherry-pick" else None)
-    elif in_series:
-        # Nothing is committed from this hook: the `--continue` that made this commit goes on when
-        # the hook returns (even after the series' last commit), from its own copy of the index.
-        source = in_series.get("from")
-        after_history_change(repo, git.rev_parse(repo.worktree, "HEAD~1"), str(in_series.get("what")),
-                             brought_from=git.rev_parse(repo.worktree, source)
-                             if isinstance(source, str) and source else None, defer=True)
     elif concluded_pick and _reflog_subject(repo).startswith("commit (cherry-pick): "):
         series = (repo.git_dir / "sequencer").exists()
         after_history_change(repo, git.rev_parse(repo.worktree, "HEAD~1"), "cherry-pick",
