@@ -243,6 +243,11 @@ def test_a_hooks_path_set_after_init_is_said_when_a_session_starts(repo):
     repo.write("a.py", "Y = 2\n")
     repo.commit_all("drop f again")  # a declaration gone while the stubs run: retired
     assert repo.entries()[entry]["status"] == "revoked"
+    # The team's committed hooks, to which they added gitmem's command as `init` asks: nothing to say.
+    repo.write(".githooks/post-commit", "#!/bin/sh\nmake -s lint-msg\npython3 -m gitmem.githooks.on_commit post-commit\n")
+    repo.git("config", "core.hooksPath", ".githooks")
+    claude.start(source="resume")
+    assert len(claude.notices) == 1
 
 
 def test_shared_hooks_path_outside_the_repository_is_refused(repo, tmp_path):

@@ -14,6 +14,7 @@ import os
 
 MARKER = "# gitmem: managed hook stub"  # the first lines of every stub gitmem installs
 PROBE = "post-commit"  # a hook every `gitmem init` installs
+RUNS_GITMEM = "gitmem.githooks.on_commit"  # what `gitmem init` asks a team's own hooks to run
 _MOVES_HOOKS = (b"hookspath", b"include")  # config text that may put the hooks folder elsewhere
 _CONFIG_ENV = ("GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT")  # `git -c` and its environment form
 
@@ -30,8 +31,9 @@ def hooks_not_run(worktree: str, git_dir: str, common_dir: str) -> str | None:
         return None
     try:
         with open(os.path.join(folder, PROBE), encoding="utf-8", errors="replace") as file:
-            if is_stub(file.read(400)):
-                return None
+            text = file.read(64 * 1024)
+        if is_stub(text) or RUNS_GITMEM in text:  # a shared or committed hook the team added gitmem to
+            return None
     except OSError:
         pass
     shown = os.path.relpath(folder, worktree) if _inside(folder, worktree) else folder
