@@ -364,6 +364,8 @@ def test_a_gemini_chat_recording_reads_into_typed_turns(tmp_path):
     assert [t.index for t in reader.read_turns(chat.path, start=1)] == [1]
     (tmp_path / "half.json").write_text(chat.path.read_text()[:200])  # caught mid-rewrite
     assert reader.read_turns(tmp_path / "half.json") == [] and reader.last_turn_index(tmp_path / "half.json") == -1
+    (tmp_path / "deep.json").write_text('{"sessionId": "x", "messages": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    assert reader.read_turns(tmp_path / "deep.json") == []  # nesting no recording has: no turns, no crash
     claude = tmp_path / "transcript.jsonl"  # Claude Code's records name a sessionId too
     claude.write_text(json.dumps({"type": "user", "sessionId": "s", "message": {"role": "user", "content": "hi"},
                                   "uuid": "u1", "timestamp": "2026-12-01T10:00:00Z"}) + "\n")

@@ -140,11 +140,15 @@ def test_an_entry_recorded_pending_lands_retired_where_its_declaration_is_not(ap
     r.commit_all("add k (detached)")
     on_k = add(r, "hazard", "k is slow", "src/app.py::k")
     on_g = add(r, "hazard", "g is slow", "src/app.py::g")
-    assert len(pending(r)) == 2
+    r.write("src/extra.py", "X = 1\n")
+    r.commit_all("add extra.py (detached)")
+    on_file = add(r, "law", "extra.py holds constants only", "src/extra.py")
+    assert len(pending(r)) == 3
     switched = subprocess.run(["git", "switch", "-q", "main"], cwd=r.path, capture_output=True, text=True)
     assert switched.returncode == 0 and f"{on_k} recorded retired" in switched.stderr, switched
     assert pending(r) == []
     assert status_at(r, on_k) == "revoked" and status_at(r, on_g) == "active"
+    assert status_at(r, on_file) == "revoked"  # a file anchor too: main has no src/extra.py
     reason = r.entries()[on_k]["revocation"]["reason"]
     assert "`k` is not declared in src/app.py" in reason and "waited pending" in reason
     assert r.gitmem("check").returncode == 0  # every active anchor resolves
@@ -408,6 +412,39 @@ def test_a_series_stopped_on_a_conflict_continues_and_its_re_check_follows(app_r
     assert r.git("log", "--format=%s", "-4").count("gitmem: re-check anchors") == 1
     assert r.git("status", "--porcelain") == ""
 
+@pytest.mark.parametrize("how", ["am", "cherry-pick"])
+def test_the_last_of_a_series_stopped_on_a_conflict_continues(app_repo, tmp_path, how):
+    """The last patch (or pick) of a series stops on a conflict in the docs; an earlier one dropped
+    g, whose entry's re-check waits for the series. `git am --continue` (or `git cherry-pick
+    --continue`) goes on from its own copy of the index after the commit's hooks return: nothing
+    may be committed or staged from them ("Dirty index", "your local changes would be
+    overwritten"); the re-check lands once the command is over."""
+    r = app_repo
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    r.git("switch", "-q", "-c", "team")
+    drop_g_without_hooks(r, "team: drop g")
+    r.write("docs/index.md", "team docs\n")
+    r.git("-c", "core.hooksPath=/dev/null", "commit", "-q", "-a", "-m", "team: docs")
+    r.git("format-patch", "-q", "-2", "-o", str(tmp_path / "patches"))
+    r.git("switch", "-q", "main")
+    r.write("docs/index.md", "main docs\n")
+    r.commit_all("main: docs")
+    if how == "am":
+        stopped = r.git("am", "-3", *sorted(str(p) for p in (tmp_path / "patches").iterdir()), check=False)
+    else:
+        stopped = r.git("cherry-pick", "team~1", "team", check=False)
+    assert "onflict" in stopped or (r.path / ".git/rebase-apply").exists() or (r.path / ".git/sequencer").exists()
+    r.write("docs/index.md", "both docs\n")
+    r.git("add", "docs/index.md")
+    proc = subprocess.run(["git", how, "--continue"], cwd=r.path, capture_output=True, text=True,
+                          env={**os.environ, "GIT_EDITOR": "true"})
+    assert proc.returncode == 0, proc
+    assert not (r.path / ".git/rebase-apply").exists() and not (r.path / ".git/sequencer").exists()
+    wait_until_settled(r)
+    assert status_at(r, entry) == "revoked"
+    assert r.git("log", "--format=%s", "-4").count("gitmem: re-check anchors") == 1
+    assert r.git("status", "--porcelain") == ""
+
 def test_am_of_a_removal_retires_in_a_follow_up_commit(app_repo, tmp_path):
     r = app_repo
     entry = add(r, "hazard", "g is slow", "src/app.py::g")
@@ -416,6 +453,7 @@ def test_am_of_a_removal_retires_in_a_follow_up_commit(app_repo, tmp_path):
     r.git("format-patch", "-q", "-1", "-o", str(tmp_path / "patches"))
     r.git("switch", "-q", "main")
     r.git("am", "-q", *sorted(str(p) for p in (tmp_path / "patches").iterdir()))
+    wait_until_settled(r)  # committed by the background retry once git am is over
     assert subjects(r, 2) == ["gitmem: re-check anchors after am: 1 retired, 0 re-anchored", "hotfix: drop g"]
     assert status_at(r, entry) == "revoked"
     assert r.git("status", "--porcelain") == "" and not (r.path / ".git/rebase-apply").exists()
@@ -441,6 +479,7 @@ def test_an_entry_picked_or_applied_is_re_checked_against_the_code_it_lands_on(a
     if how == "am":
         r.git("am", "-q", str(first))
         r.git("am", "-q", str(second))
+        wait_until_settled(r)
     elif how == "cherry-pick":
         r.git("cherry-pick", "feature~1")
         r.git("cherry-pick", "feature")
@@ -789,6 +828,7 @@ def test_am_starts_python_only_for_a_patch_that_touches_an_anchored_file_or_an_e
     assert len(am("entry")) == 1  # a patch that changes an entry goes to Python
     assert r.entries()[entry]["body"] == "g is slow (quadratic)"
     assert len(am("anchored")) == 1
+    wait_until_settled(r)
     assert subjects(r, 2) == ["gitmem: re-check anchors after am: 1 retired, 0 re-anchored", "drop g"]
     assert status_at(r, entry) == "revoked"
     assert r.git("status", "--porcelain") == ""

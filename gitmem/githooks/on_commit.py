@@ -212,17 +212,30 @@ def post_commit(repo: RepoPaths, concluded_pick: str | None = None,
         # A merge concluded by `git commit` (after conflicts, or --no-commit): pre-commit checked
         # it against the first parent only; what the other parents bring is checked here.
         after_history_change(repo, git.rev_parse(repo.worktree, "HEAD^1"), "merge", finishing=("merge",))
+    elif _series_pending(repo):
+        # A re-check a pick of a series left pending: this commit may be the series' last, made by
+        # a `--continue` that checks the index once this hook returns. The retry commits it then.
+        from gitmem.store.commit import retry_in_background
+
+        retry_in_background(repo)
     else:
         commit_pending(repo)
 
 
 PICKING = ("cherry-pick", "revert", "cherry-pick or revert")
+SERIES_SUBJECTS = tuple(f"gitmem: re-check anchors after {what}:" for what in (*PICKING[:2], "am"))
+
+
+def _series_pending(repo: RepoPaths) -> bool:
+    from gitmem.store import pending
+
+    return any(str(data.get("subject", "")).startswith(SERIES_SUBJECTS) for _, data in pending.records(repo))
 
 
 def post_applypatch(repo: RepoPaths) -> None:
-    """After each patch `git am` commits (it runs no pre-commit): its anchors are re-checked. After
-    the last patch the follow-up is committed now; before it, kept pending (git am goes on from
-    its own copy of the index) and committed by the background retry once the am is over. (The
+    """After each patch `git am` commits (it runs no pre-commit): its anchors are re-checked, the
+    follow-up kept pending (git am goes on from its own copy of the index, after the last patch
+    too) and committed by the background retry once the am is over. (The
     stub answers in shell, without Python, for a patch that touches no anchored file and no entry
     while nothing is pending: gitmem/githooks/git-hook.sh.)"""
     from gitmem import git
@@ -232,8 +245,10 @@ def post_applypatch(repo: RepoPaths) -> None:
         last = (state / "next").read_text().strip() == (state / "last").read_text().strip()
     except OSError:
         last = False
+    # Never committed from this hook: git am goes on from its own copy of the index when it
+    # returns, after the last patch too (`git am --continue` then checks the index is clean).
     after_history_change(repo, git.rev_parse(repo.worktree, "HEAD~1"), "am",
-                         finishing=("am", "rebase") if last else (), brought_from="")
+                         finishing=("am", "rebase") if last else (), brought_from="", defer=True)
 
 
 def _pick_source(repo: RepoPaths) -> str | None:

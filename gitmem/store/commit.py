@@ -429,9 +429,9 @@ def _where_it_lands(repo: RepoPaths, change: Change) -> tuple[Change, list[str]]
         anchor = data.get("anchor") if isinstance(data, dict) else None
         path = store.relpath_of(str(data.get("id"))) if isinstance(anchor, dict) else None
         at = next((i for i, f in enumerate(files) if f.path == path and f.create), None)
-        if at is None or not isinstance(anchor, dict) or not anchor.get("symbol") or data.get("status") != "active":
+        if at is None or not isinstance(anchor, dict) or not anchor.get("path") or data.get("status") != "active":
             continue
-        text = f"{anchor.get('path')}::{anchor.get('symbol')}"
+        text = f"{anchor.get('path')}::{anchor.get('symbol')}" if anchor.get("symbol") else str(anchor.get("path"))
         try:
             from gitmem.code.resolve import resolve
 

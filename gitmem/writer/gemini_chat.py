@@ -63,7 +63,7 @@ def _scan(path: str | os.PathLike[str], start: int) -> tuple[list[Turn], int]:
         return [], 0
     try:
         data = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nesting no recording has
         return [], 0
     messages = data.get("messages") if isinstance(data, dict) else None
     turns: list[Turn] = []
