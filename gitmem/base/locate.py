@@ -55,3 +55,8 @@ def relative(worktree: str, path: str, cwd: str | None = None) -> str | None:
     if not rel or rel == ".git" or rel.startswith(".git/"):
         return None
     return rel
+
+
+def inside(path: str, folder: str) -> bool:
+    """Whether `path` is `folder` or lies in it (both already normalised the same way)."""
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)

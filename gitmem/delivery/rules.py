@@ -333,7 +333,6 @@ class Cue:
         return self._tokens
 
 
-
 class Plan:
     """What one moment delivers: entry ids, retractions, what the budget left out, the text."""
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 
+from gitmem.base.locate import inside
+
 MARKER = "# gitmem: managed hook stub"  # the first lines of every stub gitmem installs
 PROBE = "post-commit"  # a hook every `gitmem init` installs
 RUNS_GITMEM = "gitmem.githooks.on_commit"  # what `gitmem init` asks a team's own hooks to run
@@ -36,7 +38,7 @@ def hooks_not_run(worktree: str, git_dir: str, common_dir: str) -> str | None:
             return None
     except OSError:
         pass
-    shown = os.path.relpath(folder, worktree) if _inside(folder, worktree) else folder
+    shown = os.path.relpath(folder, worktree) if inside(folder, os.path.normpath(worktree)) else folder
     return (f"gitmem: git runs hooks from {shown}, which lacks gitmem's hooks (core.hooksPath set or the "
             "hooks replaced since `gitmem init`?): entries' anchors are not re-checked on commit, merge or "
             "rebase. Run `gitmem init` (`gitmem status` says more).")
@@ -82,9 +84,3 @@ def _may_move_hooks(paths: list[str]) -> bool:
             return True
     return False
 
-
-def _inside(path: str, folder: str) -> bool:
-    try:
-        return os.path.commonpath([os.path.abspath(path), os.path.abspath(folder)]) == os.path.abspath(folder)
-    except ValueError:  # another drive (Windows)
-        return False

@@ -382,9 +382,10 @@ def landed(entries: Iterable[Entry], at: Snapshot, how: str) -> list[Outcome]:
             continue
         if anchor.symbol is None or find(at.declarations(anchor.path), anchor.symbol) is not None:
             continue
-        if at.problem(anchor.path) is not None:
-            print(f"gitmem: {anchor.path} does not parse cleanly ({at.problem(anchor.path)}); "
-                  f"{entry.id} is left as it is", file=sys.stderr)
+        problem = at.problem(anchor.path)
+        if problem is not None:
+            print(f"gitmem: {anchor.path} does not parse cleanly ({problem}); {entry.id} is left as it is",
+                  file=sys.stderr)
             continue
         same = [d for d in at.declarations(anchor.path) if anchor.fingerprint and d.fingerprint == anchor.fingerprint]
         if len(same) == 1:

@@ -33,7 +33,7 @@ import sys
 import time
 
 from gitmem.base import fastjson
-from gitmem.base.locate import locate, relative
+from gitmem.base.locate import inside, locate, relative
 from gitmem.code import decl_ranges
 from gitmem.delivery import compiled, shown
 from gitmem.delivery import log as delivery_log
@@ -78,9 +78,7 @@ SHELL_TOOLS = ("Bash", "PowerShell")  # PowerShell: Claude Code on Windows
 PATCH_TOOL = "apply_patch"  # Codex CLI: tool_input.command holds the patch
 _GIT_NAMES = ("git", "git.exe")
 MAX_INPUT_BYTES = 8 * 1024 * 1024
-# git's options before the subcommand, and commit's, whose value is the next word
-_GIT_VALUE_OPTIONS = ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env",
-                      "--exec-path")
+# commit's options whose value is the next word (git's own before the subcommand: readonly.GIT_VALUE_OPTIONS)
 _COMMIT_VALUE_OPTIONS = ("--message", "--file", "--reuse-message", "--reedit-message", "--author", "--date",
                          "--template", "--fixup", "--squash", "--cleanup", "--trailer", "--pathspec-from-file")
 
@@ -199,29 +197,28 @@ def _git_invocation(words: list[str]) -> tuple[str | None, str, list[str]] | Non
     while i < len(words) and words[i].startswith("-"):
         if words[i] == "-C" and i + 1 < len(words):
             folder = words[i + 1] if folder is None else os.path.join(folder, words[i + 1])
-        i += 2 if words[i] in _GIT_VALUE_OPTIONS else 1
+        i += 2 if words[i] in readonly.GIT_VALUE_OPTIONS else 1
     return (folder, words[i], words[i + 1:]) if i < len(words) else None
 
 
-def located_git_invocations(command: str, cwd: str) -> list[tuple[str, str, list[str]]]:
-    """git_invocations with the folder each runs in: `cwd` moved by the `cd`s before it in the
-    command line and by its own `-C`."""
-    here, found = cwd, []
+def walk_command(command: str, cwd: str) -> tuple[tuple[str, ...], list[tuple[str, str, list[str]]]]:
+    """The folders a command line's words may be relative to (`cwd`, then each folder a `cd` in it
+    moves to: `cd src && sed -i … ledger.ts` names src/ledger.ts), and its git invocations with the
+    folder each runs in (moved by the `cd`s before it and by its own `-C`)."""
+    here, bases, found = cwd, [cwd], []
     for segment in readonly.segments(command):
         words = readonly.command_words(segment)
         target = readonly.cd_target(words)
         if target is not None:
             here = os.path.normpath(os.path.join(here, target))
+            if len(bases) < readonly.MAX_BASES:
+                bases.append(here)
             continue
         invocation = _git_invocation(words)
         if invocation is not None:
             folder, sub, args = invocation
             found.append((os.path.normpath(os.path.join(here, os.path.expanduser(folder or "."))), sub, args))
-    return found
-
-
-def _inside(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+    return tuple(dict.fromkeys(bases)), found
 
 
 def git_commits(command: str) -> list[tuple[str | None, list[str]]]:
@@ -233,15 +230,11 @@ def is_git_commit(command: str) -> bool:
     return bool(git_commits(command))
 
 
-def added_pathspecs(invocations: list[tuple[str | None, str, list[str]]]) -> list[str]:
-    """The pathspecs `git add` is given before a commit in the same command line (`git add -A &&
+def added_pathspecs(args: list[str]) -> list[str]:
+    """The pathspecs a `git add` before a commit in the same command line is given (`git add -A &&
     git commit`); "" for everything (-A, --all, -u; `.` counts as a named pathspec)."""
-    found: list[str] = []
-    for _, sub, args in invocations:
-        if sub == "add":
-            found += [""] if any(a in ("-A", "--all", "-u", "--update") for a in args) else []
-            found += [a for a in args if not a.startswith("-")]
-    return found
+    return ([""] if any(a in ("-A", "--all", "-u", "--update") for a in args) else []) + \
+        [a for a in args if not a.startswith("-")]
 
 
 def commit_pathspecs(args: list[str]) -> list[str]:
@@ -305,6 +298,7 @@ class Hook:
         self._ranges: dict[str, RangeRecord] | None = None
         self._records: dict[str, RangeRecord | None] = {}
         self._commit: set[str] | None = None
+        self._walked: tuple[str, tuple[tuple[str, ...], list[tuple[str, str, list[str]]]]] | None = None
         self._patch: dict[str, list[str]] = {}  # apply_patch: file -> old text of each hunk
 
     @property
@@ -357,7 +351,7 @@ class Hook:
             if tool == "PowerShell":  # Windows paths: tests\test_db.py names tests/test_db.py
                 command = command.replace("\\", "/")
             return [delivery_rules.Cue("commit" if self._commits_here(command) else "run", text=command,
-                                       bases=self._command_bases(command))]
+                                       bases=self._walk(command)[0])]
         if tool == PATCH_TOOL:
             return [delivery_rules.Cue("edit", path, narrow=path in self._patch) for path in self._patched_paths()]
         if tool not in FILE_TOOLS:
@@ -504,21 +498,14 @@ class Hook:
         """Whether the command commits in this work tree (`git -C ../other commit` and
         `cd ../other && git commit` do not)."""
         root = os.path.realpath(self.worktree)
-        return any(sub == "commit" and _inside(os.path.realpath(folder), root)
-                   for folder, sub, _ in located_git_invocations(command, self._cwd()))
+        return any(sub == "commit" and inside(os.path.realpath(folder), root)
+                   for folder, sub, _ in self._walk(command)[1])
 
-    def _cwd(self) -> str:
-        return _text(self.payload.get("cwd")) or self.worktree
-
-    def _command_bases(self, command: str) -> tuple[str, ...]:
-        """The folders a command's words may be relative to: where it starts, and each folder a
-        `cd` in it moves to (`cd src && sed -i … ledger.ts` names src/ledger.ts)."""
-        bases = [self._cwd()]
-        for segment in readonly.segments(command):
-            target = readonly.cd_target(readonly.command_words(segment))
-            if target is not None and len(bases) < readonly.MAX_BASES:
-                bases.append(os.path.normpath(os.path.join(bases[-1], target)))
-        return tuple(dict.fromkeys(bases))
+    def _walk(self, command: str) -> tuple[tuple[str, ...], list[tuple[str, str, list[str]]]]:
+        """walk_command from the session's cwd, read once per command."""
+        if self._walked is None or self._walked[0] != command:
+            self._walked = (command, walk_command(command, _text(self.payload.get("cwd")) or self.worktree))
+        return self._walked[1]
 
     def _commit_paths(self) -> set[str]:
         """Files the commit about to run would include: staged ones, plus tracked changes with -a.
@@ -529,13 +516,13 @@ class Hook:
         if self._commit is None:
             tool_input = self.payload.get("tool_input")  # a dict: checked by _tool_cues
             command = (_text(tool_input.get("command")) if isinstance(tool_input, dict) else None) or ""
-            invocations = located_git_invocations(command, self._cwd())
+            invocations = self._walk(command)[1]
             commits = [(folder, args) for folder, sub, args in invocations if sub == "commit"]
             with_all = any(commits_all(args) for _, args in commits)
             # what the command adds first, and the files a commit names, go in as they are now;
             # each named from the folder its git runs in (`cd src && git commit -m x a.py`)
-            named = [*((folder, p) for folder, sub, args in invocations if sub == "add" for p in added_pathspecs(
-                [(None, sub, args)])), *((folder, p) for folder, args in commits for p in commit_pathspecs(args))]
+            named = [*((folder, p) for folder, sub, args in invocations if sub == "add" for p in added_pathspecs(args)),
+                     *((folder, p) for folder, args in commits for p in commit_pathspecs(args))]
             specs = [os.path.relpath(os.path.normpath(os.path.join(folder, p)), self.worktree).replace(os.sep, "/")
                      if p else "." for folder, p in named]
             untracked = "--untracked-files=all" if named else "--untracked-files=no"

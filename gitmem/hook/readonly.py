@@ -1091,13 +1091,14 @@ def _gitmem_denial(args: list[str]) -> str | None:
     return None
 
 
-_GIT_VALUED = ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix")
+# git's options before the subcommand whose value is the next word (`--exec-path` takes one only after `=`)
+GIT_VALUE_OPTIONS = ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix")
 
 
 def _git_denial(args: list[str], mentions: list[str]) -> str | None:
     i = 0
     while i < len(args) and args[i].startswith("-"):
-        i += 2 if args[i] in _GIT_VALUED else 1
+        i += 2 if args[i] in GIT_VALUE_OPTIONS else 1
     sub = args[i] if i < len(args) else ""
     # `git -c alias.x='rm -r' x .gitmem`, `-c alias.x='!rm -rf .gitmem'`: the alias may write anything
     aliases = [v.partition("=")[2] for k, v in itertools.pairwise(args[:i + 1])

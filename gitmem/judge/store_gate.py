@@ -180,7 +180,6 @@ def never_scored(repo: RepoPaths, entries: Iterable[Mapping[str, Any]]) -> list[
     never scored, or scored as an attack (the same text under another id is not judged yet). The
     writer's and `gitmem add`'s entries passed when they were gated. Standard library only, and
     cheap (no layer 1–2 checks: compiling runs those already): delivery asks it."""
-
     return [str(e.get("id")) for e in _not_passed(repo, entries, judged_now(repo))]
 
 

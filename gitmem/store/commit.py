@@ -427,13 +427,16 @@ def _where_it_lands(repo: RepoPaths, change: Change) -> tuple[Change, list[str]]
     store, files, entries, notes = Store(repo), list(change.files), list(change.entries), []
     for k, data in enumerate(entries):
         anchor = data.get("anchor") if isinstance(data, dict) else None
-        path = store.relpath_of(str(data.get("id"))) if isinstance(anchor, dict) else None
+        if not isinstance(anchor, dict) or not anchor.get("path") or data.get("status") != "active":
+            continue
+        path = store.relpath_of(str(data.get("id")))
         at = next((i for i, f in enumerate(files) if f.path == path and f.create), None)
-        if at is None or not isinstance(anchor, dict) or not anchor.get("path") or data.get("status") != "active":
+        if at is None:
             continue
         text = f"{anchor.get('path')}::{anchor.get('symbol')}" if anchor.get("symbol") else str(anchor.get("path"))
         try:
             from gitmem.code.resolve import resolve
+            from gitmem.githooks.recheck import RETIRED_NOTE
 
             resolve(repo.worktree, text)
             continue
@@ -442,8 +445,8 @@ def _where_it_lands(repo: RepoPaths, change: Change) -> tuple[Change, list[str]]
         except Exception:
             continue  # cannot tell (no grammar installed): committed as recorded
         entry = Entry.from_dict(data, f"{data.get('id')}.yaml").revoked(
-            f"{why} where this entry was committed (it waited pending while the repository was busy); "
-            f"the entry was anchored to {text}, so it no longer holds.")
+            f"{why} where this entry was committed (it waited pending while the repository was busy). "
+            + RETIRED_NOTE.format(anchor=text))
         files[at] = replace(files[at], text=store.render_onto(None, entry))
         entries[k] = entry.to_dict()
         notes.append(f"{entry.id} recorded retired: {why} where it was committed")
