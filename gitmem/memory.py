@@ -141,7 +141,11 @@ class Memory:
                 raise EntryError(rel, None, "not valid UTF-8") from None
             return parse_entry_text(text, rel), text, blob
         entry = self.store.get(entry_id)
-        return entry, self.store.path_of(entry_id).read_text(encoding="utf-8"), None
+        text = self.store.path_of(entry_id).read_text(encoding="utf-8")
+        # Only in the work tree (written by hand, not staged): the change is made on this text,
+        # which the work tree then takes (gitmem.store.commit: the version a change was made on).
+        blob = git.git(self.repo.worktree, "hash-object", "-w", "--stdin", input=text.encode("utf-8")).decode().strip()
+        return entry, text, blob
 
     def _ids(self) -> dict[str, None]:
         ids = {p.stem: None for p in self.store.files()}
@@ -242,19 +246,12 @@ class Memory:
 
     def _stage(self, change: Change) -> CommitResult:
         """--stage-only: the files into the index (git takes its lock), then into the work tree."""
-        from gitmem.store.commit import busy
+        from gitmem.store.commit import busy, stage
 
         reason = busy(self.repo)
         if reason and "detached" not in reason:
             raise GitmemError(f"cannot stage now: {reason}")
-        blobs = {}
-        for f in change.files:
-            out = git.git(self.repo.worktree, "hash-object", "-w", "--stdin", input=f.text.encode("utf-8"))
-            blobs[f.path] = out.decode().strip()
-        lines = "".join(f"100644 {blob}\t{path}\n" for path, blob in blobs.items())
-        git.git(self.repo.worktree, "update-index", "--index-info", input=lines.encode("utf-8"))
-        for f in change.files:
-            self.store.write_text(f.path.rsplit("/", 1)[-1][:-5], f.text)
+        stage(self.repo, change)
         return CommitResult(False, None, "staged")
 
     def _after_change(self) -> None:

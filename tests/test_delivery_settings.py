@@ -38,7 +38,9 @@ def settings(repo) -> dict:
 
 
 def test_init_merges_idempotently_and_uninstall_restores(project):
+    (project.path / ".claude/settings.json").chmod(0o600)  # kept private by its owner
     project.gitmem("init")
+    assert (project.path / ".claude/settings.json").stat().st_mode & 0o777 == 0o600
     merged = settings(project)
     assert merged["permissions"] == USER_SETTINGS["permissions"] and merged["env"] == USER_SETTINGS["env"]
     hooks = merged["hooks"]
@@ -59,6 +61,7 @@ def test_init_merges_idempotently_and_uninstall_restores(project):
 
     assert "removed gitmem's Claude Code hooks" in project.gitmem("uninstall").stdout
     assert settings(project) == USER_SETTINGS
+    assert (project.path / ".claude/settings.json").stat().st_mode & 0o777 == 0o600
     assert not (project.path / ".git/gitmem/claude-hook").exists()
 
 
@@ -121,6 +124,18 @@ def test_a_fresh_repository_gets_a_settings_file_that_uninstall_removes(repo, mo
     assert set(settings(repo)) == {"hooks"}
     repo.gitmem("uninstall")
     assert not (repo.path / ".claude").exists()
+
+
+@pytest.mark.parametrize("hooks", ['"echo hooks"', '{"Stop": "echo not-a-list"}'])
+def test_hooks_of_a_shape_gitmem_does_not_know_are_left_alone_and_said(repo, monkeypatch, hooks):
+    monkeypatch.setenv("GITMEM_NO_DAEMON", "1")
+    text = '{"env": {"A": "1"}, "hooks": ' + hooks + '}\n'
+    repo.write(".claude/settings.json", text)
+    repo.commit_all("initial")
+    proc = repo.gitmem("init", check=False)
+    assert proc.returncode == 1 and "not every agent's hooks are installed" in proc.stdout + proc.stderr
+    assert 'left .claude/settings.json alone: its "hooks" is not an object of lists' in proc.stdout
+    assert repo.read(".claude/settings.json") == text
 
 
 def test_linked_worktrees_find_the_shim_in_the_common_git_dir(project, tmp_path):

@@ -154,6 +154,24 @@ def test_an_entry_recorded_pending_lands_retired_where_its_declaration_is_not(ap
     assert r.gitmem("check").returncode == 0  # every active anchor resolves
     assert r.git("status", "--porcelain") == ""
 
+
+def test_an_entry_recorded_pending_follows_its_declaration_renamed_where_it_lands(app_repo):
+    """Recorded on a detached HEAD at an older commit, on g(); main has since renamed g() to
+    slow_g() with the same body: the entry lands on main re-anchored to slow_g, not retired."""
+    r = app_repo
+    r.write("src/app.py", APP.replace("def g(", "def slow_g("))
+    r.commit_all("rename g")
+    r.git("switch", "-q", "--detach", "HEAD~1")
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    assert len(pending(r)) == 1
+    switched = subprocess.run(["git", "switch", "-q", "main"], cwd=r.path, capture_output=True, text=True)
+    assert switched.returncode == 0 and f"{entry} re-anchored to src/app.py::slow_g" in switched.stderr, switched
+    assert pending(r) == []
+    landed = r.entries()[entry]
+    assert landed["status"] == "active" and landed["anchor"] == "src/app.py::slow_g"
+    assert r.git("status", "--porcelain") == ""
+
+
 def test_a_pending_recheck_leaves_out_an_entry_changed_since(app_repo):
     r = app_repo
     entry = add(r, "hazard", "g is slow", "src/app.py::g")
@@ -492,6 +510,27 @@ def test_an_entry_picked_or_applied_is_re_checked_against_the_code_it_lands_on(a
         assert status_at(r, entry) == "active" and "symbol: h" in r.git("show", f"HEAD:{entry_file(entry)}")
     assert status_at(r, kept) == "active"
     assert r.git("log", "--format=%s", "main~3..main").count("gitmem: re-check anchors") == 1  # none for f's entry
+    assert r.git("status", "--porcelain") == ""
+
+
+@pytest.mark.parametrize("main_change", ["drop g", "rename g to h"])
+def test_an_entry_picked_without_commit_is_checked_in_the_commit_that_adds_it(app_repo, main_change):
+    """`git cherry-pick -n` leaves no trace of where the entry came from: the developer's own
+    commit adds its file, and pre-commit checks it against the code it lands on, in that commit."""
+    r = app_repo
+    r.git("switch", "-q", "-c", "feature")
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    r.git("switch", "-q", "main")
+    r.write("src/app.py", WITHOUT_G if main_change == "drop g" else APP.replace("def g", "def h"))
+    r.git("-c", "core.hooksPath=/dev/null", "commit", "-q", "-a", "-m", main_change)
+    r.git("cherry-pick", "-n", "feature")
+    r.git("commit", "-q", "-m", "take the note on g")
+    assert subjects(r, 1) == ["take the note on g"]
+    landed = r.git("show", f"HEAD:{entry_file(entry)}")
+    if main_change == "drop g":
+        assert status_in(landed) == "revoked" and "where this commit applied this entry" in landed
+    else:
+        assert status_in(landed) == "active" and "symbol: h" in landed
     assert r.git("status", "--porcelain") == ""
 
 

@@ -188,12 +188,38 @@ def test_existing_user_hook_still_runs_and_can_still_block(repo):
     assert (repo.path / ".git/info/attributes").read_text() == "*.bin binary\n"
 
 
-def test_husky_style_hooks_path_inside_the_repository(repo):
-    # husky v9 layout: core.hooksPath=.husky/_ holds shims that find .husky/<hook> from $0; git
-    # ignores the folder (husky writes its .gitignore)
+def test_hooks_other_tools_put_over_the_stub_are_each_kept(repo):
+    """Each time another tool writes its pre-commit over gitmem's stub, `init` chains the new one
+    and keeps the one chained before: none is ever overwritten, and uninstall names them."""
+    hooks = repo.path / ".git/hooks"
+    for version in "ABC":
+        (hooks / "pre-commit").write_text(f"#!/bin/sh\necho HOOK-{version}\n")
+        (hooks / "pre-commit").chmod(0o755)
+        repo.gitmem("init")
+    assert (hooks / "pre-commit.gitmem-orig").read_text() == "#!/bin/sh\necho HOOK-C\n"
+    kept = sorted(p.read_text() for p in hooks.glob("pre-commit.gitmem-orig.prev*"))
+    assert kept == ["#!/bin/sh\necho HOOK-A\n", "#!/bin/sh\necho HOOK-B\n"]
+    out = repo.gitmem("uninstall").stdout
+    assert (hooks / "pre-commit").read_text() == "#!/bin/sh\necho HOOK-C\n"
+    assert "pre-commit.gitmem-orig.prev" in out and "pre-commit.gitmem-orig.prev.2" in out
+
+
+def test_uninstall_after_the_hooks_path_moved_removes_the_stubs_left_in_git_hooks(repo):
+    repo.write("a.py", "x = 1\n")
+    repo.commit_all("first")
+    repo.gitmem("init")
+    repo.git("config", "core.hooksPath", ".husky/_")  # husky arrives after gitmem
+    repo.gitmem("uninstall")
+    assert not [p.name for p in (repo.path / ".git/hooks").iterdir() if not p.name.endswith(".sample")]
+
+
+@pytest.mark.parametrize("shim", ['. "${0%/*}/h"', '. "$(dirname "$0")/h"'])
+def test_husky_style_hooks_path_inside_the_repository(repo, shim):
+    # husky v9 layout: core.hooksPath=.husky/_ holds shims (as husky 9 writes them: no word of
+    # husky in them) that find .husky/<hook> from $0; git ignores the folder (husky's .gitignore)
     repo.write(".husky/_/.gitignore", "*\n")
     repo.write(".husky/_/h", 'n=$(basename "$0")\ns=$(dirname "$(dirname "$0")")/$n\n[ ! -f "$s" ] && exit 0\nsh -e "$s" "$@"\n')
-    repo.write(".husky/_/pre-commit", '#!/usr/bin/env sh\n# husky shim\n. "$(dirname "$0")/h"\n')
+    repo.write(".husky/_/pre-commit", f'#!/usr/bin/env sh\n{shim}\n')
     os.chmod(repo.path / ".husky/_/pre-commit", 0o755)
     repo.write(".husky/pre-commit", "echo husky >> .git/husky-ran\n")
     repo.git("config", "core.hooksPath", ".husky/_")
@@ -207,7 +233,6 @@ def test_husky_style_hooks_path_inside_the_repository(repo):
     repo.commit_all("drop f")
     assert (repo.path / ".git/husky-ran").read_text() == "husky\nhusky\n"
     assert repo.entries()[entry]["status"] == "revoked"
-
 
 
 def test_a_hooks_path_set_after_init_is_said_when_a_session_starts(repo):

@@ -110,6 +110,52 @@ def test_the_same_move_on_two_branches_merges_cleanly(app_repo):
     assert app_repo.entries()[entry]["anchor"] == "src/util.py::g"
 
 
+@pytest.mark.parametrize("into", ["alice", "bob"])
+def test_a_move_and_a_retirement_of_the_same_entry_merge_to_what_the_merged_code_says(app_repo, into):
+    """alice moves g to util.py (her pre-commit re-anchors the entry), bob deletes g (his retires
+    it). Their code merges cleanly, and so must the entry: what the merge decides is whether g is
+    still declared where the move put it: it is (alice's util.py), so the entry stays, anchored there."""
+    entry = add(app_repo, "g is slow", "src/app.py::g")
+    path = f".gitmem/entries/{entry}.yaml"
+    app_repo.git("switch", "-q", "-c", "alice")
+    app_repo.write("src/app.py", WITHOUT_G)
+    app_repo.write("src/util.py", UTIL)
+    app_repo.commit_all("alice: move g to util")
+    app_repo.git("switch", "-q", "-c", "bob", "main")
+    app_repo.write("src/app.py", WITHOUT_G)
+    app_repo.commit_all("bob: remove dead g")
+    assert "status: revoked" in app_repo.git("show", f"bob:{path}")
+    app_repo.git("switch", "-q", into)
+    proc = subprocess.run(["git", "merge", "--no-edit", "bob" if into == "alice" else "alice"],
+                          cwd=app_repo.path, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert app_repo.git("status", "--porcelain") == ""
+    merged = app_repo.entries()[entry]
+    assert merged["status"] == "active" and merged["anchor"] == "src/util.py::g"
+    assert "<<<<<<<" not in app_repo.read(path)
+
+
+def test_a_move_and_a_retirement_merge_to_retired_where_the_merged_code_lost_it_too(app_repo):
+    """As above, but the branch that moved g also dropped it from util.py later: the merged code
+    has no g anywhere, so the merged entry is retired (once, with a visible note)."""
+    entry = add(app_repo, "g is slow", "src/app.py::g")
+    app_repo.git("switch", "-q", "-c", "alice")
+    app_repo.write("src/app.py", WITHOUT_G)
+    app_repo.write("src/util.py", UTIL)
+    app_repo.commit_all("alice: move g to util")
+    app_repo.git("switch", "-q", "-c", "bob", "main")
+    app_repo.write("src/app.py", WITHOUT_G)
+    app_repo.commit_all("bob: remove dead g")
+    app_repo.git("switch", "-q", "alice")
+    app_repo.write("src/util.py", "def h():\n    return 3\n")
+    app_repo.commit_all("alice: g is unused after all")
+    assert app_repo.entries()[entry]["status"] == "revoked"
+    proc = subprocess.run(["git", "merge", "--no-edit", "bob"], cwd=app_repo.path, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert app_repo.entries()[entry]["status"] == "revoked"
+    assert app_repo.git("status", "--porcelain") == ""
+
+
 def test_different_notes_still_conflict_with_both_sides_kept(app_repo):
     entry, path = alice_retires(app_repo)
     app_repo.gitmem("revoke", entry, "--reason", "g was rewritten in C; it is fast now")
@@ -162,6 +208,33 @@ def test_driver_reconciles_the_time_and_merges_the_rest(tmp_path):
     code, merged = driver(tmp_path, base.replace("\n", "\r\n"), ours.replace("\n", "\r\n"), theirs)
     assert code == 0, merged
     assert merged == theirs  # the earlier time, and theirs' other change
+
+
+MOVE = "moves:\n- at: '2026-01-01T00:00:07Z'\n  from: a.py::g\n  to: b.py::g\n  why: moved\n"
+RETIRED = "'`g` was removed from a.py. The entry was anchored to a.py::g, so it no longer holds.'"
+
+
+@pytest.mark.parametrize("ours_extra", ["", "reviewed_by: carol\n"])
+def test_driver_lets_a_retirement_give_way_to_a_move_only_where_the_hooks_alone_changed_it(tmp_path, ours_extra):
+    """A hook's retirement (ours) gives way to a hook's move (theirs); a team's own key added beside
+    the retirement makes it a person's call: a conflict with both sides kept."""
+    base = ENTRY.format(kind="hazard", status="active", body="b")
+    ours = ENTRY.format(kind="hazard", status="revoked", body="b") + ours_extra + NOTE.format(
+        at="2026-01-01T00:00:09Z", reason=RETIRED)
+    theirs = base + MOVE
+    code, merged = driver(tmp_path, base, ours, theirs)
+    if ours_extra:
+        assert code == 1 and "<<<<<<<" in merged and "reviewed_by: carol" in merged and "moves:" in merged
+    else:
+        assert (code, merged) == (0, theirs)
+
+
+def test_driver_never_lets_a_developers_revocation_give_way(tmp_path):
+    base = ENTRY.format(kind="hazard", status="active", body="b")
+    ours = ENTRY.format(kind="hazard", status="revoked", body="b") + NOTE.format(
+        at="2026-01-01T00:00:09Z", reason="g was rewritten in C; it is fast now")
+    code, merged = driver(tmp_path, base, ours, base + MOVE)
+    assert code == 1 and "fast now" in merged and "moves:" in merged
 
 
 def test_driver_conflict_uses_gits_marker_size_and_keeps_both_sides(tmp_path):

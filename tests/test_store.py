@@ -66,6 +66,8 @@ def test_unresolvable_anchor_is_refused_with_the_closest_declarations(app_repo):
     assert app_repo.git("log", "--format=%s").splitlines() == ["initial"]
     proc = app_repo.gitmem("add", "law", "x", "--anchor", "src/nope.py", check=False)
     assert proc.returncode == 1 and "src/nope.py" in proc.stderr
+    proc = app_repo.gitmem("add", "law", "x", "--anchor", "src/app.py::zzzzzz", check=False)
+    assert proc.returncode == 1 and "it declares Flask" in proc.stderr and "no declarations" not in proc.stderr
 
 
 def test_broken_entries_are_reported_by_file_and_field_and_never_hide_the_others(app_repo):
@@ -137,6 +139,13 @@ def test_schema_violations_name_the_field(text, field):
     assert err.value.path == ".gitmem/entries/a.yaml"
 
 
+@pytest.mark.parametrize(("value", "said"), [("[1, 2]", "a list"), ("{a: 1}", "a mapping"), ("!!binary aGk=", "binary data")])
+def test_a_wrong_type_is_named_in_the_files_terms(value, said):
+    with pytest.raises(EntryError) as err:
+        parse_entry_text(f"id: a\nkind: law\nbody: {value}\n", ".gitmem/entries/a.yaml")
+    assert err.value.field == "body" and f"expected text, got {said}" in str(err.value)
+
+
 def test_dates_in_entries_and_at_add_are_one_spelling_of_iso_8601(app_repo):
     for good in ("id: a\nkind: law\nbody: b\nexpires: 2026-11-30\ncreated: {at: 2026-01-01T10:00:00Z}\n",
                  "id: a\nkind: law\nbody: b\nexpires: '2026-11-30T00:00:00+00:00'\n"
@@ -183,6 +192,54 @@ def test_revoke_and_supersede_keep_the_teams_own_fields(app_repo):
     app_repo.commit_all("another")
     app_repo.gitmem("add", "law", "use httpx", "--supersedes", "20260101-00000021")
     assert "owner: api-team   # who to ask" in app_repo.read(".gitmem/entries/20260101-00000021.yaml")
+
+
+def test_revoking_an_entry_written_by_hand_and_not_yet_committed_revokes_it_in_the_work_tree(app_repo):
+    path = ".gitmem/entries/20260101-000000aa.yaml"
+    app_repo.write(path, "id: 20260101-000000aa\nkind: law\nbody: Prefer pathlib over os.path in new code.\n")
+    proc = app_repo.gitmem("revoke", "000000aa", "--reason", "we dropped this rule")
+    assert "unstaged version" not in proc.stderr, proc.stderr
+    assert "status: revoked" in app_repo.read(path) and "status: revoked" in app_repo.git("show", f"HEAD:{path}")
+    assert app_repo.entries()["20260101-000000aa"]["status"] == "revoked"
+    assert app_repo.git("status", "--porcelain", "--", ".gitmem/entries") == ""
+
+
+def test_stage_only_puts_the_change_onto_the_developers_own_edits(app_repo):
+    """`--stage-only` stages a new entry and the superseded one's change, made onto the version the
+    developer left unstaged (their comment and team key kept), as a commit's change is."""
+    old = app_repo.gitmem("add", "law", "Use the built-in fetch only, never axios.").stdout.split()[0]
+    path = f".gitmem/entries/{old}.yaml"
+    edited = app_repo.read(path).replace("kind: law", "kind: law  # reviewed by Ana") + "ticket: OPS-12  # team key\n"
+    app_repo.write(path, edited)
+    head = app_repo.git("rev-parse", "HEAD")
+    new = app_repo.gitmem("add", "correction", "Use ky for HTTP calls, not fetch.", "--supersedes", old,
+                          "--stage-only").stdout.split()[0]
+    assert app_repo.git("rev-parse", "HEAD") == head  # nothing committed
+    after = app_repo.read(path)
+    assert "# reviewed by Ana" in after and "ticket: OPS-12  # team key" in after
+    assert "status: superseded" in after and f"superseded_by: {new}" in after
+    staged = app_repo.git("show", f":{path}")
+    assert "status: superseded" in staged and "ticket" not in staged  # their edit stays theirs to stage
+    assert f"A  .gitmem/entries/{new}.yaml" in app_repo.git("status", "--porcelain").splitlines()
+
+
+def test_gitmems_commits_carry_the_committer_git_would_use_and_wait_where_git_has_none(app_repo, monkeypatch):
+    monkeypatch.setenv("GIT_COMMITTER_NAME", "CI Bot")
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "ci@example.com")
+    app_repo.gitmem("add", "law", "Every deploy needs a rollback plan.")
+    assert app_repo.git("log", "-1", "--format=%cn <%ce>").strip() == "CI Bot <ci@example.com>"
+    for key in ("GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "EMAIL"):
+        monkeypatch.delenv(key, raising=False)
+    app_repo.git("config", "user.useConfigOnly", "true")  # git itself refuses to commit here
+    head = app_repo.git("rev-parse", "HEAD")
+    proc = app_repo.gitmem("add", "law", "Migrations are reviewed by the DBA.")
+    assert "committer identity" in proc.stderr and app_repo.git("rev-parse", "HEAD") == head
+    assert len(list((app_repo.path / ".git/gitmem/pending").glob("*.json"))) == 1  # kept, not lost
+    app_repo.git("config", "user.name", "Dana")
+    app_repo.git("config", "user.email", "dana@example.com")
+    app_repo.gitmem("list")  # every command first commits what waits
+    assert app_repo.git("log", "-1", "--format=%cn %s").startswith("Dana gitmem: record law")
+    assert "Migrations are reviewed by the DBA." in {e["body"] for e in app_repo.entries().values()}
 
 
 def test_supersede_keeps_both_entries(app_repo):

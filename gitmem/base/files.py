@@ -62,15 +62,22 @@ if TYPE_CHECKING:
 
 def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> None:
     """Replace `path` with `data` through a unique temporary file beside it: readers see the old
-    content or the new one, never half of either; a crash leaves at most a stray temporary."""
+    content or the new one, never half of either; a crash leaves at most a stray temporary. The
+    file keeps its permissions (a settings file the developer made private stays private)."""
     path = os.fspath(path)
     folder, name = os.path.split(path)
     if folder:
         os.makedirs(folder, exist_ok=True)
     tmp = os.path.join(folder, f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     try:
+        mode = os.stat(path).st_mode & 0o7777
+    except OSError:
+        mode = None
+    try:
         with open(tmp, "wb") as handle:
             handle.write(data.encode("utf-8") if isinstance(data, str) else data)
+        if mode is not None:
+            os.chmod(tmp, mode)
         os.replace(tmp, path)
     finally:
         if os.path.lexists(tmp):

@@ -66,6 +66,12 @@ def resolve(worktree: Path, anchor_text: str) -> Anchor:
     decl = find(decls, symbol)
     if decl is None:
         near = closest(symbol, decls)
-        hint = ("; closest declarations: " + ", ".join(near)) if near else "; the file has no declarations"
+        if near:
+            hint = "; closest declarations: " + ", ".join(near)
+        elif decls:  # none close by name: say what there is
+            names = [d.name for d in decls]
+            hint = "; it declares " + ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+        else:
+            hint = "; the file has no declarations"
         raise AnchorError(f"anchor {anchor_text!r}: `{symbol}` is not declared in {path}{hint}")
     return anchor_of(path, language, decl)

@@ -95,7 +95,7 @@ def install(repo: RepoPaths, python: str | None = None) -> list[str]:
         return [*done, NotInstalled(f"left {SETTINGS_FILE} alone: {refused}")]
     merged = with_gitmem_hooks(settings)
     if merged is None:
-        return [*done, NotInstalled(f"left {SETTINGS_FILE} alone: its \"hooks\" is not an object")]
+        return [*done, NotInstalled(f"left {SETTINGS_FILE} alone: its \"hooks\" is not an object of lists")]
     if merged != settings or not path.exists():
         _remember_original(repo, target)
         _write(target, merged, _style(target))
@@ -142,13 +142,15 @@ def with_gitmem_hooks(settings: Settings) -> Settings | None:
 
 def with_groups(settings: Settings, wanted: Iterable[tuple[str, Settings]]) -> Settings | None:
     """`settings` (Claude Code's, or another agent's of the same shape) with exactly the group
-    `wanted` of gitmem's hook for each event; None when "hooks" is not an object."""
+    `wanted` of gitmem's hook for each event; None when "hooks" is not an object, or an event
+    gitmem hooks holds something other than a list (the file's owner decides what it meant)."""
     data = copy.deepcopy(settings)
     hooks = data.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
+    wanted = list(wanted)
+    if not isinstance(hooks, dict) or any(not isinstance(hooks.get(e, []), list) for e, _ in wanted):
         return None
     for event, group in wanted:
-        groups = found if isinstance(found := hooks.get(event), list) else []
+        groups = hooks.get(event, [])
         if [g for g in groups if has_gitmem_hook(g)] == [group]:
             continue  # already there, wherever the user moved it
         hooks[event] = [*_strip(groups), group]

@@ -9,6 +9,7 @@ since one repository's init must not change every repository's hooks.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import sys
 from importlib import resources
@@ -70,13 +71,20 @@ def hooks_folder(repo: RepoPaths) -> Path:
     return folder
 
 
+_FROM_DOLLAR_ZERO = re.compile(r'\$(?:0|\{0[^}]*\})')  # $0, ${0%/*}, ...
+
+
 def _orig_mode(orig: Path) -> str:
-    """husky's shims locate the real hook from $0, so they must be sourced, not executed."""
+    """A shell hook that finds its files from $0 (husky's shims: `. "${0%/*}/h"`, whose `h` runs
+    .husky/<the name in $0>) must be sourced with the hook's own name in $0: executed as
+    `pre-commit.gitmem-orig` it would look for a hook of that name and quietly do nothing."""
     try:
-        head = orig.read_text(encoding="utf-8", errors="replace")[:2000]
+        text = orig.read_text(encoding="utf-8", errors="replace")[:4000]
     except OSError:
         return "exec"
-    return "source" if head.startswith("#!") and "sh" in head.splitlines()[0] and "husky" in head else "exec"
+    # Sourced by `sh` (git-hook.sh): only a POSIX shell's script; a bash one keeps its interpreter.
+    shell = text.startswith("#!") and bool({"sh", "dash"} & set(re.split(r"[/\s]+", text.splitlines()[0])))
+    return "source" if shell and _FROM_DOLLAR_ZERO.search(text) else "exec"
 
 
 def _import_root() -> str:
@@ -119,8 +127,8 @@ def install(repo: RepoPaths, python: str | None = None) -> list[str]:
         if (hook.exists() or hook.is_symlink()) and not is_ours(hook):
             if orig.exists() or orig.is_symlink():
                 # Another tool replaced our stub after we chained the first original: keep
-                # both, chain the newer one.
-                orig.rename(folder / (name + ORIG_SUFFIX + ".prev"))
+                # both (never over an earlier one kept so), chain the newer one.
+                orig.rename(_unused(folder / (name + ORIG_SUFFIX + ".prev")))
             hook.rename(orig)
             done.append(f"chained existing {name} hook ({orig.name})")
         text = _stub(name, python, orig)
@@ -153,6 +161,16 @@ def install(repo: RepoPaths, python: str | None = None) -> list[str]:
     return done
 
 
+def _unused(path: Path) -> Path:
+    """`path`, or the first of path.2, path.3, ... that does not exist."""
+    n = 1
+    candidate = path
+    while candidate.exists() or candidate.is_symlink():
+        n += 1
+        candidate = path.with_name(f"{path.name}.{n}")
+    return candidate
+
+
 def missing(repo: RepoPaths) -> list[str]:
     """What `gitmem init` would set up or repair that this clone lacks: a hook an earlier version
     did not install (post-applypatch) or wrote otherwise, one another tool replaced, one whose
@@ -181,6 +199,25 @@ def missing(repo: RepoPaths) -> list[str]:
     return out
 
 
+def _uninstall_stubs(folder: Path) -> list[str]:
+    done: list[str] = []
+    for name in HOOK_NAMES:
+        hook = folder / name
+        orig = folder / (name + ORIG_SUFFIX)
+        if not is_ours(hook):
+            continue
+        hook.unlink()
+        if orig.exists() or orig.is_symlink():
+            orig.rename(hook)
+            done.append(f"restored the original {name} hook")
+        else:
+            done.append(f"removed {name} hook")
+        kept = sorted(p.name for p in folder.glob(f"{name}{ORIG_SUFFIX}.prev*"))
+        if kept:  # hooks another tool had replaced: not run before uninstall either, never deleted
+            done.append(f"kept {', '.join(kept)} (a {name} hook another tool replaced; delete it if unused)")
+    return done
+
+
 def _recorded_python(stub: str) -> str:
     """The interpreter a stub of ours runs (its GITMEM_PYTHON line), "" if it names none."""
     for line in stub.splitlines():
@@ -194,20 +231,12 @@ def _recorded_python(stub: str) -> str:
 
 
 def uninstall(repo: RepoPaths) -> list[str]:
-    """Remove gitmem's stubs and put back exactly the hooks that were there before."""
-    folder = git.hooks_dir(repo.worktree).resolve()
+    """Remove gitmem's stubs and put back exactly the hooks that were there before: where git runs
+    hooks from, and in .git/hooks too (stubs `init` put there before core.hooksPath moved)."""
     done: list[str] = []
-    for name in HOOK_NAMES:
-        hook = folder / name
-        orig = folder / (name + ORIG_SUFFIX)
-        if not is_ours(hook):
-            continue
-        hook.unlink()
-        if orig.exists() or orig.is_symlink():
-            orig.rename(hook)
-            done.append(f"restored the original {name} hook")
-        else:
-            done.append(f"removed {name} hook")
+    folders = dict.fromkeys([git.hooks_dir(repo.worktree).resolve(), (repo.common_dir / "hooks").resolve()])
+    for folder in folders:
+        done += _uninstall_stubs(folder)
     if git.config_get(repo.worktree, TEXTCONV_KEY):
         git.config_unset(repo.worktree, TEXTCONV_KEY)
         git.git(repo.worktree, "config", "--remove-section", "diff.gitmem", check=False)

@@ -14,6 +14,15 @@ both; then git's own 3-way text merge (`git merge-file`) merges the files. Nothi
 rewritten: any other difference merges, or conflicts with markers, exactly as it would without
 this driver; on any error the files are merged as they came.
 
+One disagreement between hooks is settled too: one branch's pre-commit retired the entry (its
+declaration was gone there) while the other's moved it, or both retired it with different notes.
+Which is true is decided by the merged code, and the hooks re-check it after the merge: so the
+side that moved the entry is taken (a move proves the declaration lives on; post-merge retires
+the entry if the merged code lost it after all), or of two retirements the one that followed the
+entry's later move, or the earlier. The other side's file gives way only when the hooks' fields
+(`status`, `anchor`, `moves`, `revocation`) are all it changed; a developer's `gitmem revoke`
+or hand edit always reaches a person as a conflict.
+
 Configured by gitmem.githooks.install (gitmem.git.merge_driver_command) to run
 ``python -I -m gitmem.githooks.merge_entries %O %A %B %L %P [%S %X %Y]``, or `git merge-file` when
 that interpreter is gone: it writes the result to %A and exits 0 when clean, 1 with conflict
@@ -29,6 +38,8 @@ import subprocess
 import sys
 import tempfile
 from typing import NamedTuple
+
+from gitmem.store.entry import RETIRED_NOTE
 
 # The records whose `at:` is the time a hook did something (gitmem.store.entry: Entry.revoked,
 # Entry.reanchored) are the top-level `revocation` mapping and the items of the `moves` list.
@@ -140,6 +151,65 @@ def reconcile(base: str, ours: str, theirs: str) -> tuple[str, str]:
     return "".join(ours_lines), "".join(theirs_lines)
 
 
+HOOK_FIELDS = ("status", "anchor", "moves", "revocation")
+_RETIRED_SAYS = RETIRED_NOTE.split("{anchor}")
+
+
+def _field(text: str, key: str) -> list[str]:
+    """A top-level field's lines, its key's line first ([] when absent)."""
+    lines = text.splitlines(keepends=True)
+    first, end = _blocks(lines).get(key, (0, 0))
+    return lines[first - 1:end] if first else []
+
+
+def _status(text: str) -> str:
+    line = _strip("".join(_field(text, "status")[:1]))
+    return line.partition(":")[2].strip().strip("'\"")
+
+
+def _retired_by_hook(text: str) -> bool:
+    note = " ".join(_strip(line).strip() for line in _field(text, "revocation"))
+    return _status(text) == "revoked" and all(part.strip() in note for part in _RETIRED_SAYS)
+
+
+def _rest(text: str) -> list[str]:
+    """The file's lines outside the hooks' fields."""
+    lines = text.splitlines(keepends=True)
+    hooks: set[int] = set()
+    for key, (first, end) in _blocks(lines).items():
+        if key in HOOK_FIELDS:
+            hooks.update(range(first - 1, end))
+    return [_strip(line) for n, line in enumerate(lines) if n not in hooks]
+
+
+def _moves(text: str) -> int:
+    return sum(name.startswith("moves[") for name in records(text))
+
+
+def _revoked_at(text: str) -> dt.datetime:
+    record = records(text).get("revocation")
+    return (_when(record.at) if record else None) or dt.datetime.max.replace(tzinfo=dt.UTC)
+
+
+def settle(base: str, ours: str, theirs: str) -> tuple[str, str]:
+    """`ours` and `theirs`, the side that gives way (see the module's note) made a copy of the
+    other; unchanged when the hooks did not disagree on an entry active in `base`."""
+    if _status(base) != "active" or _field(base, "revocation"):
+        return ours, theirs
+    sides = (ours, theirs)
+    retired = [_retired_by_hook(t) for t in sides]
+    moved = [_status(t) == "active" and _moves(t) > _moves(base) for t in sides]
+    if retired[0] and retired[1]:
+        winner = min((0, 1), key=lambda k: (-_moves(sides[k]), _revoked_at(sides[k])))
+    elif (retired[0] and moved[1]) or (retired[1] and moved[0]):
+        winner = 0 if moved[0] else 1
+    else:
+        return ours, theirs
+    if _rest(sides[1 - winner]) != _rest(base):
+        return ours, theirs
+    return sides[winner], sides[winner]
+
+
 def _with_ending(line: str, like: str) -> str:
     """`line` with the line ending of `like` (the line it replaces)."""
     return _strip(line) + like[len(_strip(like)):]
@@ -172,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
         for name in (base_path, ours_path, theirs_path):
             with open(name, "rb") as handle:
                 texts.append(handle.read().decode("utf-8", "surrogateescape"))
-        ours, theirs = reconcile(*texts)
+        ours, theirs = settle(texts[0], *reconcile(*texts))
         if ours != texts[1]:
             with open(ours_path, "wb") as handle:
                 handle.write(ours.encode("utf-8", "surrogateescape"))

@@ -131,7 +131,8 @@ def _stage_outcomes(repo: RepoPaths, outcomes: Sequence[Outcome],
 
 def pre_commit(repo: RepoPaths) -> None:
     from gitmem import git
-    from gitmem.githooks.recheck import Snapshot, recheck
+    from gitmem.githooks.recheck import Snapshot, landed, recheck
+    from gitmem.githooks.review import ENTRIES_PREFIX
     from gitmem.store import index
 
     if not git.has_head(repo.worktree):
@@ -147,7 +148,17 @@ def pre_commit(repo: RepoPaths) -> None:
         return
     changes = git.staged_changes(repo.worktree)
     entries = _entries(repo)
-    outcomes = recheck(repo, entries, changes, Snapshot(repo, "HEAD"), Snapshot(repo, None))
+    committing = Snapshot(repo, None)
+    outcomes = recheck(repo, entries, changes, Snapshot(repo, "HEAD"), committing)
+    # An entry file this commit adds came from elsewhere (`git cherry-pick -n`, a patch, a file
+    # checked out of another branch): checked against the code it lands on, as `git am`'s are. A
+    # merge's or a conflicted pick's are checked after the commit, from the side they came from.
+    done = {o.entry.id for o in outcomes}
+    known_side = any((repo.git_dir / name).exists() for name in ("MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD"))
+    added = set() if known_side else {
+        c.path[len(ENTRIES_PREFIX):-len(".yaml")] for c in changes
+        if c.status in ("A", "C") and c.path.startswith(ENTRIES_PREFIX) and c.path.endswith(".yaml")}
+    outcomes += landed([e for e in entries if e.id in added and e.id not in done], committing, "this commit")
     if outcomes:
         staged = _stage_outcomes(repo, outcomes, {e.id: e for e in entries})
         index.current(repo)
@@ -489,8 +500,8 @@ def _restorations(repo: RepoPaths, rewritten: Sequence[str], head: str) -> list[
 
     from gitmem import git
     from gitmem.code.anchors import find
-    from gitmem.githooks.recheck import RETIRED_NOTE, Outcome, Snapshot
-    from gitmem.store.entry import Anchor
+    from gitmem.githooks.recheck import Outcome, Snapshot
+    from gitmem.store.entry import RETIRED_NOTE, Anchor
     from gitmem.store.yaml_files import parse_entry_text
 
     def entries_at(rev: str, paths: list[str]) -> dict[str, Entry]:

@@ -16,7 +16,7 @@ from gitmem.base.paths import RepoPaths
 from gitmem.code.anchors import Declaration, DeclarationCache, find, parse_problem
 from gitmem.code.grammar import language_for_path
 from gitmem.code.resolve import anchor_of
-from gitmem.store.entry import Entry, anchor_path_problem
+from gitmem.store.entry import RETIRED_NOTE, Entry, anchor_path_problem
 
 
 @dataclass(frozen=True, slots=True)
@@ -352,11 +352,6 @@ def _masked(source: bytes, decl: Declaration) -> bytes:
     leaf = _leaf(decl.name).encode("utf-8", "replace")
     text = text.replace(leaf, b"\0", 1)
     return re.sub(rb"\s+", b" ", text).strip()
-
-
-# The automatic retirement's note ends with this: an amend that brings the declaration back
-# restores only entries retired this way, never a developer's `gitmem revoke` (on_commit).
-RETIRED_NOTE = "The entry was anchored to {anchor}, so it no longer holds."
 
 
 def _retire(entry: Entry, what: str, commit: str | None,

@@ -46,6 +46,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import shutil
 import sys
 import time
@@ -418,10 +419,13 @@ def _flush_locked(repo: RepoPaths, finishing: Sequence[str], quiet: float, wait:
 def _where_it_lands(repo: RepoPaths, change: Change) -> tuple[Change, list[str]]:
     """A new entry kept pending (recorded on a detached HEAD, in a rebase stopped at an `edit`) and
     anchored to a declaration the work tree no longer has where it is finally committed (the
-    branch it lands on never had it, a later commit removed it): recorded retired, with a note
-    saying why, rather than committed as true of code that is not there, or lost."""
+    branch it lands on never had it, a later commit removed or renamed it): re-anchored to the one
+    declaration of its file with the same body, or else recorded retired, with a note saying why,
+    rather than committed as true of code that is not there, or lost."""
+    from gitmem.code.anchors import split_anchor
+    from gitmem.code.resolve import anchor_of, file_declarations, resolve
     from gitmem.errors import AnchorError
-    from gitmem.store.entry import Entry
+    from gitmem.store.entry import RETIRED_NOTE, Entry
     from gitmem.store.yaml_files import Store
 
     store, files, entries, notes = Store(repo), list(change.files), list(change.entries), []
@@ -435,21 +439,30 @@ def _where_it_lands(repo: RepoPaths, change: Change) -> tuple[Change, list[str]]
             continue
         text = f"{anchor.get('path')}::{anchor.get('symbol')}" if anchor.get("symbol") else str(anchor.get("path"))
         try:
-            from gitmem.code.resolve import resolve
-            from gitmem.githooks.recheck import RETIRED_NOTE
-
             resolve(repo.worktree, text)
             continue
         except AnchorError as exc:
             why = str(exc).partition(": ")[2] or str(exc)
         except Exception:
             continue  # cannot tell (no grammar installed): committed as recorded
-        entry = Entry.from_dict(data, f"{data.get('id')}.yaml").revoked(
-            f"{why} where this entry was committed (it waited pending while the repository was busy). "
-            + RETIRED_NOTE.format(anchor=text))
+        entry = Entry.from_dict(data, f"{data.get('id')}.yaml")
+        try:
+            file, _symbol = split_anchor(text)
+            language, decls = file_declarations(repo.worktree, file)
+        except (AnchorError, ValueError):
+            language, decls = None, []
+        same = [d for d in decls if anchor.get("fingerprint") and d.fingerprint == anchor.get("fingerprint")]
+        if len(same) == 1:
+            moved = anchor_of(file, language, same[0])
+            entry = entry.reanchored(moved, "same body found where it was committed (it waited pending)")
+            notes.append(f"{entry.id} re-anchored to {moved}: {why} where it was committed")
+        else:
+            entry = entry.revoked(
+                f"{why} where this entry was committed (it waited pending while the repository was busy). "
+                + RETIRED_NOTE.format(anchor=text))
+            notes.append(f"{entry.id} recorded retired: {why} where it was committed")
         files[at] = replace(files[at], text=store.render_onto(None, entry))
         entries[k] = entry.to_dict()
-        notes.append(f"{entry.id} recorded retired: {why} where it was committed")
     return replace(change, files=files, entries=entries), notes
 
 
@@ -530,7 +543,7 @@ def _transaction(repo: RepoPaths, change: Change, finishing: Sequence[str]) -> s
     tree_id = tree.write_tree(r)
     if parent is not None and tree_id == parent.tree_id:
         return None
-    committer = _committer(r)
+    committer = _committer(repo)
     author = pygit2.Signature(AUTHOR_NAME, committer.email)
     if git.git_text(repo.worktree, "config", "--type=bool", "--get", "commit.gpgsign", check=False) == "true":
         new = _signed_commit(repo, author, committer, change.message, str(tree_id), str(parent.id) if parent else None)
@@ -565,7 +578,7 @@ def _transaction(repo: RepoPaths, change: Change, finishing: Sequence[str]) -> s
         lock.write(_new_index(repo, index_blobs))
         # What an unstaged version of the developer's takes (_write_worktree): the fields each
         # change sets, and the version it was made on (HEAD's, which theirs was made from).
-        carry = {f.path: {"sets": dict(f.changes), "base": head_blobs.get(f.path)}
+        carry = {f.path: {"sets": dict(f.changes), "base": head_blobs.get(f.path) or f.base}
                  for f in change.files if f.changes is not None and f.path in index_texts}
         journal = {"pid": os.getpid(), "ref": ref, "old": old, "new": new, "lock": lock.inode,
                    "index": index_blobs, "before": {p: staged.get(p) for p in index_texts},
@@ -585,6 +598,37 @@ def _transaction(repo: RepoPaths, change: Change, finishing: Sequence[str]) -> s
     _write_worktree(repo, journal)
     _remove_journal(repo)
     return new
+
+
+def stage(repo: RepoPaths, change: Change) -> None:
+    """The change into the index and the work tree, uncommitted (`gitmem add --stage-only`): made
+    onto the developer's own staged and unstaged versions of its files as a commit's is (their
+    edits kept; where they changed the same fields, theirs stays and a warning names it)."""
+    import pygit2
+
+    r = pygit2.Repository(str(repo.worktree))
+    staged = git.index_blob_ids_of(repo, [f.path for f in change.files])
+    index_texts: dict[str, str] = {}
+    for fc in change.files:
+        carried = _onto_staged(r, fc, fc.base, staged.get(fc.path))
+        if carried is None:
+            warn_unmerged(fc.path, "staged", fc.changes or {})
+        else:
+            index_texts[fc.path] = carried
+    blobs = {path: git.git(repo.worktree, "hash-object", "-w", "--stdin", input=text.encode("utf-8")).decode().strip()
+             for path, text in index_texts.items()}
+    git.git(repo.worktree, "update-index", "--index-info",
+            input="".join(f"100644 {blob}\t{path}\n" for path, blob in blobs.items()).encode("utf-8"))
+    for fc in change.files:
+        file = repo.worktree / fc.path
+        data = file.read_bytes() if file.is_file() else None
+        if data is None and file.exists():
+            continue  # a folder or something else stands there: not ours to replace
+        if data is None or blob_id(data) in (staged.get(fc.path), fc.base):
+            if fc.path in index_texts:
+                write_atomic(file, index_texts[fc.path])
+        elif fc.changes is not None:
+            _onto_unstaged(repo, fc.path, data, {"sets": dict(fc.changes), "base": fc.base})
 
 
 def _onto_staged(r: pygit2.Repository, fc: FileChange, head_blob: str | None, blob: str | None) -> str | None:
@@ -752,13 +796,20 @@ def _blob_text(r: pygit2.Repository, blob: str | None) -> str | None:
         return None
 
 
-def _committer(r: pygit2.Repository) -> pygit2.Signature:
+_IDENT = re.compile(r"^(.*) <(.*)> \d+ [+-]\d{4}$")
+
+
+def _committer(repo: RepoPaths) -> pygit2.Signature:
+    """The developer's committer identity as git itself resolves it (GIT_COMMITTER_* and
+    EMAIL, then the config files, GIT_CONFIG_GLOBAL included); Busy where git would refuse to
+    commit for want of one: the change waits pending until one is set."""
     import pygit2
 
-    try:
-        return r.default_signature
-    except (KeyError, pygit2.GitError):
-        return pygit2.Signature(AUTHOR_NAME, "gitmem@localhost")
+    proc = git.run(repo.worktree, "var", "GIT_COMMITTER_IDENT")
+    match = _IDENT.match(proc.stdout.decode("utf-8", "replace").strip()) if proc.returncode == 0 else None
+    if match is None:
+        raise Busy("git has no committer identity here (set user.name and user.email)")
+    return pygit2.Signature(match.group(1), match.group(2))
 
 
 # -- the index, as git writes it -------------------------------------------------------------------
@@ -852,6 +903,9 @@ def _write_worktree(repo: RepoPaths, journal: Mapping[str, Any]) -> None:
         if data is None and file.exists():
             continue  # a folder or something else stands there: not ours to replace
         in_step = (data is None and old is None) or (data is not None and old is not None and blob_id(data) == old)
+        if old is None and data is not None and isinstance(carry.get(path), Mapping):
+            # Not in the index: a file written by hand, which the change was made on as it is here.
+            in_step = blob_id(data) == carry[path].get("base")
         if not in_step:
             if data is not None and text is not None and isinstance(carry.get(path), Mapping):
                 _onto_unstaged(repo, path, data, carry[path])

@@ -123,6 +123,26 @@ class Trigger:
         return f"{self.event}:{self.glob}" if self.glob else self.event
 
 
+# An automatic retirement's note (gitmem.githooks.recheck) ends with this: an amend that brings
+# the declaration back restores only entries retired this way, never a developer's `gitmem
+# revoke` (on_commit), and the merge driver lets such a retirement give way to a move of the same
+# entry on the other branch (merge_entries).
+RETIRED_NOTE = "The entry was anchored to {anchor}, so it no longer holds."
+
+
+def _yaml_kind(value: Any) -> str:
+    """What a YAML value is, in the file's terms (not the parser's class names)."""
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, bytes):
+        return "binary data"
+    return type(value).__name__
+
+
 @dataclass(frozen=True, slots=True)
 class Revocation:
     at: str
@@ -212,7 +232,7 @@ class Entry:
             if isinstance(value, (dt.date, dt.datetime)):
                 return value.isoformat()
             if not isinstance(value, (str, int, float)) or isinstance(value, bool):
-                raise EntryError(path, name, f"expected text, got {type(value).__name__}")
+                raise EntryError(path, name, f"expected text, got {_yaml_kind(value)}")
             return str(value)
 
         def stamp(name: str, value: Any) -> str:

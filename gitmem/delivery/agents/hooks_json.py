@@ -38,7 +38,7 @@ Group = tuple[str, str | None, dict[str, Any]]  # (event, matcher, hook handler)
 
 
 def with_hooks(settings: Settings, groups: list[Group]) -> Settings | None:
-    """`settings` with exactly gitmem's group for each event (None when "hooks" is not an object)."""
+    """`settings` with exactly gitmem's group for each event (None when "hooks" is not an object of lists)."""
     wanted = []
     for event, matcher, handler in groups:
         group: dict[str, Any] = {"matcher": matcher} if matcher else {}
@@ -91,7 +91,7 @@ def install(repo: RepoPaths, rel: str, groups: list[Group], what: str) -> list[s
         return [NotInstalled(f"left {rel} alone: {problem}; fix it and run `gitmem init` again")]
     merged = with_hooks(settings, groups)
     if merged is None:
-        return [NotInstalled(f"left {rel} alone: its \"hooks\" is not an object")]
+        return [NotInstalled(f"left {rel} alone: its \"hooks\" is not an object of lists")]
     if merged == settings and current is not None:
         return []
     owned.write(repo, rel, _dump(merged))
