@@ -131,6 +131,7 @@ def test_a_value_yaml_cannot_build_is_one_broken_entry_and_delivery_goes_on(app_
     ("id: a\nkind: law\nbody: b\ncreated: {turn: three}\n", "created.turn"),
     ("id: b\nkind: law\nbody: b\n", "id"),
     ("- just a list\n", None),
+    ("id: a\nkind: law\nbody: b\nmoves: [{at: 2026-01-01T00:00:00Z, from: [1, 2]}]\n", "moves[0].from"),
 ])
 def test_schema_violations_name_the_field(text, field):
     with pytest.raises(EntryError) as err:

@@ -338,5 +338,5 @@ class Entry:
             superseded_by=text("superseded_by", data.get("superseded_by")),
             expires=expires,
             revocation=revocation,
-            moves=tuple({str(k): str(v) for k, v in m.items()} for m in moves),
+            moves=tuple({str(k): text(f"moves[{n}].{k}", v) or "" for k, v in m.items()} for n, m in enumerate(moves)),
         )
