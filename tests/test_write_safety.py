@@ -292,6 +292,9 @@ def writer_project(project, monkeypatch, tmp_path):
     ("pygit2", "Repository", "create_commit", "before"),
     # the branch has moved, the index and the work tree not yet
     ("gitmem.git", "", "update_ref", "after"),
+    # holding git's index.lock, nothing moved yet (git refused every command while it stayed)
+    ("gitmem.store.commit", "", "_new_index", "after"),
+    ("shutil", "", "copyfile", "after"),  # its copy of the index made, not yet updated
 ])
 def test_a_writer_killed_while_committing_loses_nothing_and_commits_once(writer_project, module, owner, name, when):
     project, paths = writer_project
@@ -305,6 +308,7 @@ def test_a_writer_killed_while_committing_loses_nothing_and_commits_once(writer_
     bodies = [project.git("show", f"HEAD:.gitmem/entries/{i}.yaml") for i in committed_entries(project)]
     assert len(bodies) == 1 and "Always round money half to even." in bodies[0]
     assert not (project.path / ".git/index.lock").exists()
+    assert not list((project.path / ".git/gitmem").glob("index.*.tmp"))
     assert project.git("status", "--porcelain", "--untracked-files=all") == ""
     assert project.gitmem("drain").stdout.startswith("judged 0 turns")
 

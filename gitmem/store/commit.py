@@ -551,31 +551,39 @@ def _transaction(repo: RepoPaths, change: Change, finishing: Sequence[str]) -> s
         new = str(r.create_commit(None, author, committer, change.message, tree_id, [parent.id] if parent else []))
 
     with _IndexLock(repo) as lock:
-        reason = busy(repo, finishing, own_index_lock=True)
-        if reason:
-            raise Busy(reason)
-        if git.rev_parse(repo.worktree, "HEAD") != old:
-            raise _Moved()
-        staged = git.index_blob_ids_of(repo, list(texts))
-        if any(staged.get(p) != joined_head.get(p) for p in joined):
-            raise _Moved()  # the developer staged a file that was to join: build again without it
-        index_texts: dict[str, str | None] = {}
-        for path, text in texts.items():
-            before = head_blobs.get(path)
-            if path in joined or staged.get(path) == before:
-                index_texts[path] = text
-                continue
-            # The developer staged another version of it: the change goes onto that one, or
-            # (they changed the same fields) their version stays staged as it is, named.
-            fc = next(f for f in change.files if f.path == path)
-            carried = _onto_staged(r, fc, before, staged.get(path))
-            if carried is None:
-                warn_unmerged(path, "staged", fc.changes or {})
-            else:
-                index_texts[path] = carried
-        index_blobs = {p: (ZERO if t is None else blobs[p] if t == texts[p] else str(r.create_blob(t.encode("utf-8"))))
-                       for p, t in index_texts.items()}
-        lock.write(_new_index(repo, index_blobs))
+        # Noted before anything else: a writer killed while it holds git's lock leaves this, by
+        # which the next gitmem command (any hook's flush) removes the lock; without it git would
+        # refuse every command that writes the index until a person deleted the file.
+        fastjson.write_file(str(local(repo) / JOURNAL), {"pid": os.getpid(), "lock": lock.inode})
+        try:
+            reason = busy(repo, finishing, own_index_lock=True)
+            if reason:
+                raise Busy(reason)
+            if git.rev_parse(repo.worktree, "HEAD") != old:
+                raise _Moved()
+            staged = git.index_blob_ids_of(repo, list(texts))
+            if any(staged.get(p) != joined_head.get(p) for p in joined):
+                raise _Moved()  # the developer staged a file that was to join: build again without it
+            index_texts: dict[str, str | None] = {}
+            for path, text in texts.items():
+                before = head_blobs.get(path)
+                if path in joined or staged.get(path) == before:
+                    index_texts[path] = text
+                    continue
+                # The developer staged another version of it: the change goes onto that one, or
+                # (they changed the same fields) their version stays staged as it is, named.
+                fc = next(f for f in change.files if f.path == path)
+                carried = _onto_staged(r, fc, before, staged.get(path))
+                if carried is None:
+                    warn_unmerged(path, "staged", fc.changes or {})
+                else:
+                    index_texts[path] = carried
+            index_blobs = {p: (ZERO if t is None else blobs[p] if t == texts[p]
+                               else str(r.create_blob(t.encode("utf-8")))) for p, t in index_texts.items()}
+            lock.write(_new_index(repo, index_blobs))
+        except BaseException:
+            _remove_journal(repo)  # nothing moved: the lock goes with the context
+            raise
         # What an unstaged version of the developer's takes (_write_worktree): the fields each
         # change sets, and the version it was made on (HEAD's, which theirs was made from).
         carry = {f.path: {"sets": dict(f.changes), "base": head_blobs.get(f.path) or f.base}
@@ -964,9 +972,15 @@ def _remove_journal(repo: RepoPaths) -> None:
 
 def recover(repo: RepoPaths) -> None:
     """Finish or undo a transaction whose writer died (called holding the worktree's gitmem lock,
-    so no live writer owns the journal), and remove the temporaries a dead writer left beside the
-    entry files (`git add -A` would commit them)."""
+    so no live writer owns the journal: one that holds only the lock's inode died before it moved
+    anything, and its lock is removed), and remove the temporaries a dead writer left beside the
+    entry files (`git add -A` would commit them) and its copy of the index."""
     _remove_stray_temporaries(repo)
+    for copy in local(repo).glob("index.*.tmp"):
+        pid = copy.name.split(".")[1]
+        if pid.isdigit() and not _alive(int(pid)):
+            with contextlib.suppress(OSError):
+                copy.unlink()
     path = local(repo) / JOURNAL
     journal = fastjson.read_file(str(path))
     if not isinstance(journal, dict):
@@ -979,7 +993,7 @@ def recover(repo: RepoPaths) -> None:
     ours = False
     with contextlib.suppress(OSError):
         ours = bool(inode) and os.stat(lock).st_ino == inode
-    if head == journal.get("new"):
+    if journal.get("new") and head == journal.get("new"):
         if ours:
             os.replace(lock, repo.git_dir / "index")  # its content was complete before the ref moved
         else:
