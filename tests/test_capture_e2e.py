@@ -416,3 +416,29 @@ def test_half_an_emoji_in_the_prompt_and_reply_loses_nothing(project, tmp_path):
                       "the last four digits.", "assistant": "ok \udc00"}
     proc = project.gitmem("judge", "-", input=json.dumps(packet))
     assert any("card numbers" in json.loads(line)["body"] for line in proc.stdout.splitlines()), proc.stderr
+
+
+def test_a_session_in_a_linked_worktree_records_on_that_worktrees_branch(project, tmp_path):
+    """The queue is the shared git dir's: a session in `git worktree add ../wt -b feature` had its
+    entry committed on whichever worktree drained the queue (main). It lands on feature."""
+    worktree = tmp_path / "wt"
+    project.git("worktree", "add", "-q", str(worktree), "-b", "feature")
+    tp = tmp_path / f"{SESSION_1}.jsonl"
+    t = Transcript(tp, SESSION_1, worktree)
+    for event, fields in (("UserPromptSubmit", {"prompt": RULE_PROMPT}), ("Stop", {})):
+        if event == "Stop":
+            t.prompt(RULE_PROMPT)
+            t.say("Noted.")
+            t.turn_end()
+        proc = run_hook(payload(event, SESSION_1, tp, worktree, **fields), worktree,
+                        env=subprocess_env(GITMEM_NO_DAEMON="1", CLAUDE_PROJECT_DIR=str(worktree)))
+        assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    main_head = project.git("rev-parse", "main")
+    out = project.gitmem("drain").stdout  # drained from the main checkout
+    assert "recorded 1 entries" in out, out
+    assert project.git("rev-parse", "main") == main_head
+    assert project.git("log", "-1", "--format=%s", "feature").startswith("gitmem: record law:")
+    assert [p.name for p in (worktree / ".gitmem/entries").iterdir()] == \
+        project.git("diff", "--name-only", "main", "feature").replace(".gitmem/entries/", "").split()
+    assert project.git("status", "--porcelain") == "" and \
+        subprocess.run(["git", "status", "--porcelain"], cwd=worktree, capture_output=True, text=True).stdout == ""

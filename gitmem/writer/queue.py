@@ -119,7 +119,10 @@ def signal(repo: RepoPaths, session: str, event: str, transcript: str,
     folder = os.path.join(root(repo), "signals")
     os.makedirs(folder, exist_ok=True)
     stamp = time.time() if now is None else now
-    data: dict[str, Any] = {"session": session, "event": event, "time": stamp, "transcript": transcript}
+    # The worktree too: the queue is the shared git dir's, and a linked worktree's session commits
+    # on that worktree's branch.
+    data: dict[str, Any] = {"session": session, "event": event, "time": stamp, "transcript": transcript,
+                            "worktree": os.fspath(repo.worktree)}
     if prompt:
         data["prompt"] = _norm(prompt)[:PROMPT_PREFIX]
     if reply:
@@ -140,12 +143,12 @@ class Job:
     """One turn to judge. A plain slotted class: a frozen dataclass costs ~6 ms at import."""
 
     __slots__ = ("assistant", "ends", "enqueued", "event", "priority", "reply", "session", "starts",
-                 "transcript", "turn", "until", "user")
+                 "transcript", "turn", "until", "user", "worktree")
 
     def __init__(self, session: str, turn: int, transcript: str, priority: int = PRIORITY_PROMPT,
                  enqueued: float = 0.0, event: str = "", until: float | None = None,
                  reply: str | None = None, user: str | None = None, assistant: str | None = None,
-                 starts: str | None = None, ends: str | None = None) -> None:
+                 starts: str | None = None, ends: str | None = None, worktree: str | None = None) -> None:
         self.session = session
         self.turn = turn
         self.transcript = transcript
@@ -160,6 +163,7 @@ class Job:
         self.assistant = assistant
         self.starts = starts
         self.ends = ends
+        self.worktree = worktree  # where the session worked (None: a job queued before this was kept)
 
     def __repr__(self) -> str:
         return f"Job({self.session!r}, {self.turn}, priority={self.priority}, event={self.event!r})"
@@ -177,7 +181,7 @@ class Job:
         return {"session": self.session, "turn": self.turn, "transcript": self.transcript,
                 "priority": self.priority, "enqueued": self.enqueued, "event": self.event,
                 "until": self.until, "reply": self.reply, "user": self.user, "assistant": self.assistant,
-                "starts": self.starts, "ends": self.ends}
+                "starts": self.starts, "ends": self.ends, "worktree": self.worktree}
 
     @classmethod
     def from_dict(cls, data: Any) -> Job | None:
@@ -187,7 +191,7 @@ class Job:
                        str(data.get("event", "")),
                        float(data["until"]) if isinstance(data.get("until"), (int, float)) else None,
                        *(data[k] if isinstance(data.get(k), str) else None
-                         for k in ("reply", "user", "assistant", "starts", "ends")))
+                         for k in ("reply", "user", "assistant", "starts", "ends", "worktree")))
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
 
@@ -292,6 +296,8 @@ def _plan_session(repo: RepoPaths, dirs: dict[str, str], session: str,
     start = state.get("next", 0) if isinstance(state.get("next"), int) else 0
     transcript = next((s["transcript"] for s in reversed(signals) if isinstance(s.get("transcript"), str)),
                       state.get("transcript"))
+    worktree = next((s["worktree"] for s in reversed(signals) if isinstance(s.get("worktree"), str)),
+                    state.get("worktree") if isinstance(state.get("worktree"), str) else None)
     if not isinstance(transcript, str) or not transcript:
         return 0
     turns = read_turns(transcript, start=start)
@@ -315,12 +321,12 @@ def _plan_session(repo: RepoPaths, dirs: dict[str, str], session: str,
         job = Job(session, turn.index, transcript, PRIORITY_FINAL if final else PRIORITY_PROMPT,
                   float(min(times)), event, float(max(times)), reply if turn is turns[-1] else None,
                   turn.user, turn.assistant, turn.timestamp,
-                  turns[n + 1].timestamp if n + 1 < len(turns) else None)
+                  turns[n + 1].timestamp if n + 1 < len(turns) else None, worktree)
         if _write_new(os.path.join(dirs["ready"], f"{key}.json"), job.to_dict()):
             created += 1
     watermark = turns[count - 1].index + 1
     fastjson.write_file(state_path, {"session": session, "next": watermark, "transcript": transcript,
-                                "updated": time.time()})
+                                     "worktree": worktree, "updated": time.time()})
     _prune_done(dirs["done"], skey, watermark)
     return created
 

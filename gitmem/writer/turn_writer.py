@@ -6,12 +6,13 @@ The only code path that writes entries from conversations. Runs inside the daemo
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from gitmem.base.paths import RepoPaths
-from gitmem.errors import AnchorError
+from gitmem.base.paths import RepoPaths, find_repo
+from gitmem.errors import AnchorError, NotARepository
 from gitmem.judge import safety
 from gitmem.store import index
 from gitmem.store.entry import Entry
@@ -201,8 +202,22 @@ def commit_candidates(repo: RepoPaths, job: Job, candidates: Sequence[Candidate]
         active -= set(supersedes)
 
 
+def worked_in(repo: RepoPaths, job: Job) -> RepoPaths:
+    """The worktree the job's session worked in (its entries go on that worktree's branch), where it
+    still is a worktree of `repo`'s repository; else `repo`."""
+    if not job.worktree or os.path.realpath(job.worktree) == os.path.realpath(repo.worktree):
+        return repo
+    try:
+        there = find_repo(job.worktree)
+    except (NotARepository, OSError):
+        return repo
+    same = os.path.realpath(there.common_dir) == os.path.realpath(repo.common_dir)
+    return there if same and os.path.realpath(there.worktree) == os.path.realpath(job.worktree) else repo
+
+
 def process(repo: RepoPaths, job: Job, judge: Judge, judge_lock: Any = None) -> Outcome:
     """Judge one turn and record what passes; safe to repeat (commits are idempotent)."""
+    repo = worked_in(repo, job)
     outcome = Outcome(job)
     packet = build_packet(repo, job)
     if packet is None:
