@@ -212,6 +212,50 @@ def test_one_resident_writer_serves_every_repository_on_the_machine(tmp_path, mo
         daemon.stop(find_repo(repos[0].path))
 
 
+def test_one_repositorys_refused_model_setting_stops_only_its_own_turns(tmp_path, monkeypatch):
+    """A pull request that points writer.model inside the repository (refused without the
+    developer's opt-in) made the machine's writer exit: every repository's capture stopped. That
+    repository's turns wait, said in its status; another repository's are judged by the same writer."""
+    from conftest import GitRepo
+
+    from gitmem.base.paths import find_repo
+    from gitmem.writer import daemon
+
+    monkeypatch.delenv("GITMEM_TEST_JUDGE", raising=False)
+    env = subprocess_env(GITMEM_DAEMON_IDLE="30")
+    env.pop("GITMEM_NO_DAEMON")
+    repos = []
+    for name in ("team", "good"):
+        folder = tmp_path / name
+        folder.mkdir()
+        subprocess.run(["git", "init", "-q", str(folder)], check=True)
+        repos.append(GitRepo(folder).with_gitmem(PROJECT))
+    team, good = repos
+    config = team.path / ".gitmem/config.yaml"
+    config.write_text(config.read_text().replace("model: null", "model: models/team.gguf"))
+    team.write("models/team.gguf", b"GGUF" + bytes(64))
+    team.commit_all("team model")
+    try:
+        for n, project in enumerate(repos):
+            session = f"e2e00000-0000-4000-8000-00000000001{n}"
+            tp = tmp_path / f"{session}.jsonl"
+            t = Transcript(tp, session, project.path)
+            t.prompt(RULE_PROMPT)
+            t.say("Added the currency check.")
+            t.turn_end()
+            assert run_hook(payload("Stop", session, tp, project.path), project.path, env=env).returncode == 0
+            if project is team:
+                wait_until(lambda: daemon.read_status(find_repo(team.path)).get("state") == "error", 120,
+                           "the team repository's error")
+        wait_until(lambda: bool(good.entries()), 240, "the good repository's entry")
+        assert daemon.is_running()
+        status = daemon.read_status(find_repo(team.path))
+        assert "writer.model" in status["error"] and "inside the repository" in status["error"]
+        assert team.entries() == {}
+    finally:
+        daemon.stop(find_repo(good.path))
+
+
 def _a_pulled_entry_is_judged_by_the_resident_writer(project, tmp_path, env, pid, rss_mib) -> None:
     """A teammate's hand-written entries arrive by `git pull`: the gate's job hands them to the
     running writer, which judges them with the model it holds (no second copy on the machine)."""

@@ -422,6 +422,9 @@ class _Writer:
         self.served: dict[str, dict[str, Any]] = {}   # per repository: its counts and state
         self.paths: dict[str, RepoPaths] = {}
         self.judges: dict[str, Any] = {}
+        # Repositories whose judge would not load (a committed config naming a refused model):
+        # their jobs wait until this time; every other repository's are judged meanwhile.
+        self.unloadable: dict[str, float] = {}
         self.installed = installation_stamp()
         self.seen = (self.installed, time.monotonic())  # the last look at the installation, and when
 
@@ -564,7 +567,8 @@ class _Writer:
             self.refresh()
             if self.serve_score_requests(lock):
                 last_work = time.monotonic()
-            claimed = _next_claim(list(self.paths.values()))
+            now = time.monotonic()
+            claimed = _next_claim([r for k, r in self.paths.items() if self.unloadable.get(k, 0.0) <= now])
             if claimed is None:
                 if time.monotonic() - last_work > self.idle_timeout():
                     break
@@ -576,11 +580,13 @@ class _Writer:
             try:
                 judge = self.judge_for(repo)
             except Exception as exc:
+                # That repository's setting, not the writer: its jobs wait (tried again later: the
+                # setting may be fixed), the others go on.
                 held.release()
                 faillog.record(repo.state, "writer daemon: loading the judge")
-                self.write(state="error", error=f"{type(exc).__name__}: {exc}")
+                self.unloadable[_key(repo)] = time.monotonic() + ERROR_BACKOFF
                 self.write_repo(repo, state="error", error=f"{type(exc).__name__}: {exc}")
-                return 1
+                continue
             self.write(state="judging", job=held.job.key)
             self.write_repo(repo, state="judging", job=held.job.key)
             try:
