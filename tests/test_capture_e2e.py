@@ -486,3 +486,33 @@ def test_a_session_in_a_linked_worktree_records_on_that_worktrees_branch(project
         project.git("diff", "--name-only", "main", "feature").replace(".gitmem/entries/", "").split()
     assert project.git("status", "--porcelain") == "" and \
         subprocess.run(["git", "status", "--porcelain"], cwd=worktree, capture_output=True, text=True).stdout == ""
+
+
+def test_a_forked_conversation_does_not_bring_back_a_rule_the_developer_withdrew(project, tmp_path):
+    """A fork copies the conversation, rule included, under a new session id: its old turns are
+    judged again. A rule the developer revoked after saying it is not recorded again; what the
+    fork says anew is."""
+    tp = tmp_path / f"{SESSION_1}.jsonl"
+    t = Transcript(tp, SESSION_1, project.path)
+    t.prompt(RULE_PROMPT)
+    t.say("Added the currency check.")
+    t.turn_end()
+    _hook(project, payload("Stop", SESSION_1, tp, project.path))
+    assert "recorded 1 entries" in project.gitmem("drain").stdout
+    [old] = project.entries()
+    time.sleep(1.1)  # the revocation is stamped to the second
+    project.gitmem("revoke", old, "--reason", "cents are handled by the Money type now")
+
+    forked = tmp_path / f"{SESSION_2}.jsonl"
+    forked.write_text(tp.read_text().replace(SESSION_1, SESSION_2))
+    fork = Transcript(forked, SESSION_2, project.path)
+    new_rule = "from now on, never log full card numbers; mask all but the last four digits."
+    fork.prompt(new_rule)
+    fork.say("Understood.")
+    fork.turn_end()
+    _hook(project, payload("Stop", SESSION_2, forked, project.path))
+    out = project.gitmem("drain").stdout
+    assert "judged 2 turns" in out and "recorded 1 entries" in out, out
+    bodies = {e["body"]: e["status"] for e in project.entries().values()}
+    assert len(bodies) == 2 and bodies[project.entries()[old]["body"]] == "revoked"
+    assert any("card numbers" in body and status == "active" for body, status in bodies.items())

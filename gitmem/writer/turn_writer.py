@@ -174,6 +174,25 @@ def _committed_matches(repo: RepoPaths, blob: str, path: str, same: Any) -> bool
         return False
 
 
+def _withdrawn(entries: Sequence[Entry]) -> dict[str, float]:
+    """Body (whitespace collapsed) -> when its entry was revoked, or superseded (its correction's
+    creation); the latest, where several share a body."""
+    by_id = {e.id: e for e in entries}
+    found: dict[str, float] = {}
+    for entry in entries:
+        if entry.status == "revoked" and entry.revocation is not None:
+            stamp = entry.revocation.at
+        elif entry.status == "superseded" and entry.superseded_by in by_id:
+            stamp = by_id[entry.superseded_by].created_at
+        else:
+            continue
+        when = parse_time(stamp)
+        if when is not None:
+            key = " ".join(entry.body.split())
+            found[key] = max(when, found.get(key, when))
+    return found
+
+
 def commit_candidates(repo: RepoPaths, job: Job, candidates: Sequence[Candidate], outcome: Outcome) -> None:
     """Record what passed the gate. The job is done only when this returns: each entry is then
     committed or durably pending (Memory.add raises before either, and the job is redone)."""
@@ -181,10 +200,19 @@ def commit_candidates(repo: RepoPaths, job: Job, candidates: Sequence[Candidate]
 
     memory = Memory(repo)
     memory.flush_pending()  # the writer's loop is one of the safe moments
-    active = {e.id for e in stored_entries(repo)}
+    every = index.stored(repo)
+    active = {e.id for e in every if e.active}
+    withdrawn = _withdrawn(every)
+    said = parse_time(job.starts)
     for c in candidates:
         if _already_recorded(repo, job.session, job.turn, c.body, since=job.enqueued and job.enqueued - QUEUED_SLACK_S):
             outcome.already.append(c.body)
+            continue
+        when = withdrawn.get(" ".join(c.body.split()))
+        if when is not None and (said is None or said <= when):
+            # Said before the developer withdrew it: a forked or replayed conversation judged
+            # again, not the developer bringing the rule back.
+            outcome.notes.append(f"not recorded: {c.body!r} was revoked or superseded after it was said")
             continue
         supersedes = tuple(i for i in c.supersedes if i in active)
         try:
