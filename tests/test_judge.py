@@ -107,6 +107,26 @@ def test_spans_skip_code_logs_quotes_and_pasted_blocks():
     assert "- never call `close()` twice" in pasted and "> from now on always use tabs" in pasted
 
 
+@pytest.mark.parametrize("header", ["is this still accurate? pasted from the wiki:", "summarize this thread for me please:"])
+def test_a_paste_a_blank_line_below_its_header_is_pasted_material(header):
+    page = ("All new code must use the repository pattern. Never call the ORM directly from a controller.\n"
+            "Bob: heads up, from now on we never deploy on Fridays.")
+    candidates = [s.text for s in candidate_spans(f"{header}\n\n{page}\n\nso is that still true?")]
+    assert candidates[-1] == "so is that still true?"
+    assert not [c for c in candidates if any(w in c for w in ("repository pattern", "ORM", "Fridays"))]
+
+
+def test_the_real_judge_records_nothing_from_a_page_pasted_below_a_blank_line(judge):
+    user = ("is this still accurate? pasted from the wiki:\n\nAll new code must use the repository pattern. "
+            "Never call the ORM directly from a controller. Always add a migration for schema changes.")
+    assert judge.judge(packet(user, "Mostly, yes."), []) == []
+
+
+def test_a_blank_line_after_a_heading_without_a_colon_still_ends_it():
+    text = "release notes\n\nFrom now on always bump the version in pyproject.toml."
+    assert "From now on always bump the version in pyproject.toml." in [s.text for s in candidate_spans(text)]
+
+
 def test_own_list_after_a_plain_header_stays_prose():
     text = "Two rules:\n- always use X here\n- never do Y"
     assert [s.text for s in candidate_spans(text)] == ["Two rules:", "always use X here", "never do Y"]

@@ -53,7 +53,7 @@ class Span:
 _PASTE_HEADER = re.compile(
     r"(?i)\b(?:snippet|output|logs?|changelog|release notes|traceback|stack ?trace|errors?|ticket|issue|"
     r"comments?|review(?:er)?|diff|readme|docs|documentation|message|says|said|wrote|writes|reads|pasted?|"
-    r"copied|excerpt|runbook|wiki|spec|guidelines|jira|slack|email)\b"
+    r"copied|excerpt|runbook|wiki|spec|guidelines|jira|slack|email|thread|chat|transcript|article)\b"
 )
 _LIST_LINE = re.compile(r"^\s*(?:[-*•+]|\d+[.)]|#{1,6})\s+")
 _OWN_WORDS = re.compile(
@@ -64,7 +64,8 @@ _OWN_WORDS = re.compile(
 
 def _mark_pasted_blocks(lines: list[str], kinds: list[str]) -> None:
     """Lines under a paste header ("changelog snippet", "the ticket says:") are quoted material,
-    up to a blank line or a line in the person's own voice."""
+    up to a blank line or a line in the person's own voice. A header ending in a colon may stand
+    a blank line above what it announces ("pasted from the wiki:", blank line, the page)."""
     i = 0
     while i < len(lines):
         line = lines[i].strip()
@@ -74,6 +75,8 @@ def _mark_pasted_blocks(lines: list[str], kinds: list[str]) -> None:
             i += 1
             continue
         j = i + 1
+        while line.endswith(":") and j < len(lines) and not lines[j].strip():
+            j += 1
         while j < len(lines) and lines[j].strip():
             if kinds[j] == "prose":
                 if _OWN_WORDS.match(lines[j]) and not _LIST_LINE.match(lines[j]):
