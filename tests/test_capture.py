@@ -334,6 +334,15 @@ def test_a_job_that_keeps_failing_is_parked_not_lost(paths, project, tmp_path, m
     assert queue.plan(paths) == 0
 
 
+def test_an_unreadable_job_file_is_set_aside_not_counted_as_waiting_forever(paths, project):
+    ready = os.path.join(queue.root(paths), "ready")
+    os.makedirs(ready, exist_ok=True)
+    with open(os.path.join(ready, "deadbeef.0.json"), "w") as handle:
+        handle.write("{not json")
+    assert queue.pending(paths) == []
+    assert queue.counts(paths)["ready"] == 0 and queue.counts(paths)["failed"] == 1
+
+
 MALFORMED = [
     "",
     "not json",

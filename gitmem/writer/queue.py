@@ -407,12 +407,18 @@ class Claim:
 def pending(repo: RepoPaths) -> list[Job]:
     """Ready jobs in priority order (Stop/SessionEnd first, then oldest first)."""
     ready = _dirs(repo)["ready"]
-    jobs = []
+    jobs, broken = [], []
     for name in _listdir(ready):
         if name.endswith(".json"):
             job = Job.from_dict(fastjson.read_file(os.path.join(ready, name)))
             if job is not None:
                 jobs.append(job)
+            else:
+                broken.append(name[:-len(".json")])
+    for key in broken:  # job files are written whole: this one never will be; claim sets it aside in failed/
+        held = claim(repo, key)
+        if held is not None:
+            held.release()
     jobs.sort(key=lambda j: (j.priority, j.enqueued, j.session, j.turn))
     return jobs
 
@@ -473,6 +479,7 @@ def _attempts_path(job_path: str) -> str:
 
 def _quarantine_broken(dirs: dict[str, str], path: str) -> None:
     try:
+        os.makedirs(dirs["failed"], exist_ok=True)
         os.replace(path, os.path.join(dirs["failed"], os.path.basename(path)))
     except OSError:
         pass
