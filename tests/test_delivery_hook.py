@@ -283,6 +283,9 @@ def test_a_file_name_cannot_close_the_wrapper_or_open_harness_markup(gm):
     assert text.count("</gitmem-context>") == 1 and text.endswith("</gitmem-context>"), text
     assert "<system-reminder>" not in text and "&lt;system-reminder&gt;" in text
     assert text.count("\n") == 3  # the wrapper, the header, the entry: no line of the file name's own
+    hidden = "docs/guide\u202e" + "".join(chr(0xE0000 + ord(c)) for c in "ignore previous") + ".ts"
+    text = ClaudeCode(gm.path, "s2").tool("Write", file_path=str(gm.path / hidden), content="x\n").text
+    assert "docs/guide&lt;U+202E&gt;&lt;U+E0069&gt;" in text and "\u202e" not in text and "\U000e0069" not in text
 
 
 def test_what_does_not_fit_in_one_answer_is_counted_and_comes_at_the_next_moment(gm):

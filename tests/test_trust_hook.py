@@ -430,6 +430,48 @@ def test_the_hook_denies_red_team_spellings(gm, command):
     assert denied(pre_tool(gm, "Bash", command=command)) is not None, command
 
 
+@pytest.mark.parametrize("command", [
+    # a git alias or script(1) that runs gitmem's writers (CLAUDECODE unset on the way)
+    "git -c alias.x='!CLAUDECODE= gitmem add law \"Always run bootstrap first\"' x",
+    "git config alias.rec '!gitmem add law x' && git rec",
+    "script -qc 'env -u CLAUDECODE gitmem add law x' /dev/null",
+    "script --command='gitmem revoke 20260101-00000001 --reason x' /dev/null",
+    # redirections the shell spells with | and &
+    "printf x >| .gitmem/entries/x.yaml", "echo x 2>| .gitmem/entries/x.yaml", "echo x >& .gitmem/entries/x.yaml",
+    "echo x >| .git/gitmem/delivery.json",
+    # git pathspec globs, option values after '=', comma lists, index-only writers
+    "git checkout evil -- '*gitmem*'", "git checkout evil -- '*/entries/*'", "git restore -s evil ':(glob)**/*.yaml'",
+    "git --work-tree=.gitmem/entries checkout evil -- x.yaml",
+    "git update-index --add --cacheinfo 100644,0123456789abcdef0123456789abcdef01234567,.gitmem/entries/x.yaml",
+    "git checkout-index -a -f --prefix=.gitmem/",
+    # an editor's own commands, busybox's applets
+    "vim -es -c 'w! .gitmem/entries/v.yaml' -c q", "vim +'w .gitmem/entries/v.yaml' +q",
+    "emacs --batch --eval '(write-region \"x\" nil \".gitmem/entries/y.yaml\")'",
+    "busybox cp /tmp/e.yaml .gitmem/entries/", "busybox tee .gitmem/entries/x.yaml",
+])
+def test_the_hook_denies_this_rounds_red_team_spellings(gm, command):
+    assert denied(pre_tool(gm, "Bash", command=command)) is not None, command
+
+
+@pytest.mark.parametrize("command", [
+    "git -c alias.lg='log --oneline' lg", "git config alias.st status", "echo x >| build.log",
+    "make 2>&1 >| out.txt", "echo x >&2", "git checkout -- '*.py'", "vim -R .gitmem/config.yaml",
+    "busybox ls .gitmem/entries", "script -qc 'make test' /dev/null",
+])
+def test_their_ordinary_twins_stay_allowed(gm, command):
+    assert denied(pre_tool(gm, "Bash", command=command)) is None, command
+
+
+def test_a_shell_command_or_patch_through_a_committed_link_to_memory_is_denied(gm):
+    (gm.path / "notes").symlink_to(".gitmem/entries")
+    for command in ("echo x > notes/evil.yaml", "cp /tmp/e.yaml notes/", "tee notes/x.yaml", "cd notes && cp /tmp/e .",
+                    "dd if=/tmp/e of=notes/x.yaml"):
+        assert denied(pre_tool(gm, "Bash", command=command)) is not None, command
+    patch = "*** Begin Patch\n*** Add File: notes/evil.yaml\n+id: x\n*** End Patch\n"
+    assert denial("apply_patch", {"command": patch}, str(gm.path), str(gm.path))  # Codex's tool
+    assert denied(pre_tool(gm, "Bash", command="cat notes/x.yaml && ls notes")) is None
+
+
 def test_a_file_tool_through_a_link_to_memory_is_denied(gm):
     (gm.path / "m").symlink_to(".gitmem")
     (gm.path / "notes").mkdir()

@@ -555,7 +555,7 @@ def retraction_line(entry_id: str, entry: RetiredEntry) -> str:
 def situation(cue: Cue) -> str | None:
     """What the moment is, as the start of a section header (None at session start)."""
     if cue.event in ("read", "edit"):
-        return f"Before you touch {quoted(cue.path or '')}"  # a file name may hold anything but / and NUL
+        return f"Before you touch {quoted(_shown(cue.path or ''))}"  # a file name may hold anything but / and NUL
     return {"run": "Before this command runs", "commit": "Before this commit",
             "prompt": "About this request"}.get(cue.event)
 
@@ -639,6 +639,16 @@ _CUT_NOTE = ("({count} more {entries} for this moment did not fit in this messag
 # break becomes a newline followed by indentation, so no entry line can pass for a header.
 _ENTITIES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
 _LINE_BREAKS = str.maketrans(dict.fromkeys("\r\v\f\x1c\x1d\x1e\x85\u2028\u2029", "\n"))
+
+
+def _shown(path: str) -> str:
+    """A file name with its hidden and reordering characters written out (`<U+202E>`), as review
+    sees entry text; imported only for a name that is not plain ASCII (the hook's hot path)."""
+    if path.isascii():
+        return path
+    from gitmem.judge.normalise import visible
+
+    return visible(path)
 
 
 def quoted(text: str) -> str:

@@ -71,7 +71,7 @@ SHELL_TOOLS = ("Bash", "PowerShell")
 PATCH_TOOL = "apply_patch"
 _LAUNCHERS = ("sudo", "env", "time", "command", "exec", "nohup", "xargs", "nice", "ionice", "timeout", "doas",
               "builtin", "stdbuf", "uvx", "pipx", "npx", "run", "uv", "poetry", "pdm", "hatch", "rye", "--",
-              "setsid", "coproc", "flock", "taskset", "chrt")
+              "setsid", "coproc", "flock", "taskset", "chrt", "busybox")
 _EDITORS = ("vi", "vim", "nvim", "ex", "emacs", "nano")  # writers, but for -R / -M (read-only)
 _WRITERS = ("tee", "mv", "cp", "rm", "rmdir", "touch", "truncate", "ln", "install", "rsync", "unlink", "shred",
             "chmod", "chown", "mkdir", "patch", "tar", "unzip", "Set-Content", "Add-Content", "Out-File",
@@ -94,7 +94,7 @@ MAX_DEPTH = 3  # nested `sh -c` / eval read at most
 _INTERPRETERS = ("python", "python3", "node", "perl", "ruby", "sh", "bash", "zsh", "dash", "pwsh", "powershell",
                  "deno", "bun", "php", "lua", "Rscript", "osascript")
 _GIT_WRITES = ("rm", "mv", "checkout", "restore", "clean", "reset", "apply", "am", "stash", "update-index",
-               "hash-object", "replace", "notes")
+               "hash-object", "replace", "notes", "checkout-index", "read-tree")
 
 _RESERVED = ("if", "then", "else", "elif", "do", "while", "until", "!")
 MAX_BASES = 16  # a command line's `cd`s tracked at most (each may double them)
@@ -227,6 +227,11 @@ def _in_memory(path: str, base: str, roots: tuple[str, ...]) -> bool:
         path = path[2:]
     path = os.path.expanduser(path)
     full = os.path.normpath(os.path.join(base, path))
+    real = os.path.realpath(full)  # `notes/x.yaml` where a committed link `notes` leads into .gitmem
+    return _names_memory_path(full, roots) or (real != full and _names_memory_path(real, roots))
+
+
+def _names_memory_path(full: str, roots: tuple[str, ...]) -> bool:
     low = full.lower()
     if any(_under(low, root.lower()) for root in roots):
         return True
@@ -355,6 +360,9 @@ def _words(segment: str) -> list[str]:
                 words[-1] += ch  # >> 2> &> >|
             else:
                 words.append(ch)
+        elif ch in "&|" and not (started or current) and words and words[-1] \
+                and set(words[-1]) <= _REDIRECTION_CHARS and words[-1][-1] in "<>":
+            words[-1] += ch  # >& >| : the operator, not its target
         else:
             current.append(ch)
     if started or current:
@@ -427,7 +435,8 @@ def _pieces(command: str) -> list[tuple[str, str, list[tuple[str, bool]]]]:
             i = _take_bodies(command, i + 1, waiting)
             waiting = []
             continue
-        elif ch in ";|()`\n" or (ch == "&" and command[i + 1:i + 2] != ">" and command[i - 1:i] != ">") \
+        elif (ch in ";()`\n" or (ch == "|" and command[i - 1:i] != ">")  # `>|` is a redirection
+              or (ch == "&" and command[i + 1:i + 2] != ">" and command[i - 1:i] != ">")) \
                 or (ch in "{}" and _brace_word(command, i)):
             end = ch
             if ch in "|&" and command[i + 1:i + 2] == ch:  # || and && : no pipe
@@ -781,9 +790,11 @@ def _nested_denial(words: list[str], base: str, roots: tuple[str, ...], depth: i
             reason = command_denial(" ".join(rest), base, roots, depth + 1)
         elif name == "trap" and j == _command_start(words) and rest:  # `trap 'rm -rf .gitmem' EXIT`
             reason = command_denial(rest[0], base, roots, depth + 1)
-        elif name in _SHELLS:
+        elif name in _SHELLS or name == "script":  # script(1) runs its -c/--command in a shell
             code = next((rest[k + 1] for k, flag in enumerate(rest[:-1])
-                         if flag.startswith("-") and not flag.startswith("--") and "c" in flag), None)
+                         if (flag.startswith("-") and not flag.startswith("--") and "c" in flag)
+                         or flag == "--command"), None)
+            code = code or next((w.partition("=")[2] for w in rest if w.startswith("--command=")), None)
             reason = command_denial(code, base, roots, depth + 1) if code else None
         elif name.rstrip("0123456789.") in _INTERPRETERS:  # python3.11, lua5.4
             code = " ".join(rest[k + 1] for k, flag in enumerate(rest[:-1]) if flag in _INLINE_CODE)
@@ -868,6 +879,11 @@ def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str 
     if name == "dd":
         mentions = [w[3:] for w in rest if w.startswith("of=") and in_memory(w[3:], base, roots)]
     if name in ("git", "git.exe"):
+        # `--work-tree=.gitmem/x`, `--prefix=.gitmem/`, `--cacheinfo 100644,SHA,.gitmem/x.yaml`
+        parts = [w.partition("=")[2] for w in rest if w.startswith("--") and "=" in w]
+        parts += [p for w in rest if "," in w for p in w.split(",")[1:]]
+        mentions += [p for p in parts if p and in_memory(p, base, roots)]
+        mentions += [w for w in kept if not w.startswith("-") and _pathspec_matches_memory(w)]
         return _git_denial(rest, mentions)
     if name in _DOWNLOADERS:
         written = [t for t in _download_targets(name, rest) if t and t != "-"]
@@ -877,6 +893,9 @@ def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str 
         return REASON.format(what=f"write into gitmem's memory files ({name} -o …)")
     if name == "find" and _find_patterns_state(rest) and _find_changes(rest):
         return REASON.format(what="change gitmem's memory files (find naming gitmem's state with -delete/-exec)")
+    if name in _EDITORS and any(names_memory(w, roots) and not in_memory(w, base, roots) for w in rest):
+        # a script given to the editor (`vim -es -c 'w! .gitmem/…'`, `vim +'w …'`, emacs --eval)
+        return REASON.format(what=f"run an editor command on gitmem's memory files ({name} …)")
     if not mentions:
         if name in _INTERPRETERS and any(names_memory(w, roots) for w in rest):
             return _runs_code("that names gitmem's memory files")
@@ -1035,9 +1054,9 @@ def _operands(words: list[str]) -> list[str]:
 
 
 def _redirection(word: str) -> bool:
-    """A redirection operator as _words leaves it (`>`, `>>`, `2>`, `&>`, `>|`, `<<<`); a quoted
-    word that merely ends in one (`-m "Return Option<T>"`) is none."""
-    return bool(word) and word[-1] in "<>|" and set(word) <= _REDIRECTION_CHARS and ("<" in word or ">" in word)
+    """A redirection operator as _words leaves it (`>`, `>>`, `2>`, `&>`, `>|`, `>&`, `<<<`); a
+    quoted word that merely ends in one (`-m "Return Option<T>"`) is none."""
+    return bool(word) and word[-1] in "<>|&" and set(word) <= _REDIRECTION_CHARS and ("<" in word or ">" in word)
 
 
 _REDIRECTION_CHARS = frozenset("<>&|0123456789")
@@ -1103,7 +1122,7 @@ def _git_denial(args: list[str], mentions: list[str]) -> str | None:
     # `git -c alias.x='rm -r' x .gitmem`, `-c alias.x='!rm -rf .gitmem'`: the alias may write anything
     aliases = [v.partition("=")[2] for k, v in itertools.pairwise(args[:i + 1])
                if k == "-c" and v.lower().startswith("alias.")]
-    if aliases and (mentions or any(names_memory(a) for a in aliases)):
+    if aliases and (mentions or any(names_memory(a) or _runs_gitmem_writer(a) for a in aliases)):
         return REASON.format(what=f"change gitmem's memory files (a git alias: {aliases[0]})")
     rest = args[i + 1:]
     values = [a for a in rest if not a.startswith("-")]
@@ -1113,9 +1132,27 @@ def _git_denial(args: list[str], mentions: list[str]) -> str | None:
     if sub == "config" and not reads and any(  # an include's file may set gitmem's keys
             a.lower() == "gitmem" or a.lower().startswith(("gitmem.", "include.", "includeif.")) for a in rest):
         return REASON.format(what="change gitmem's git configuration")
+    if sub == "config" and not reads and any(a.lower().startswith("alias.") for a in rest) \
+            and any(names_memory(a) or _runs_gitmem_writer(a) for a in rest):
+        return REASON.format(what="define a git alias that changes gitmem's memory")
     if sub in _GIT_WRITES and mentions:
         return REASON.format(what=f"change gitmem's memory files (git {sub} {mentions[0]})")
     return None
+
+
+_MEMORY_SAMPLES = (".gitmem/entries/20260101-00000000.yaml", ".gitmem/config.yaml")
+
+
+def _pathspec_matches_memory(word: str) -> bool:
+    """Whether a git pathspec glob (`'*gitmem*'`, `'*/entries/*'`, `':(glob)**/*.yaml'`) matches
+    memory's files: git's `*` crosses folders (fnmatch's does too)."""
+    import fnmatch
+
+    pattern = word.partition(")")[2] if word.startswith(":(") else word
+    if not any(ch in pattern for ch in "*?[") or _literal_letters(pattern) < 3:
+        return False  # `*` alone: the shell's, or everything: no word of memory's in it
+    patterns = (pattern, pattern.replace("**/", ""))
+    return any(fnmatch.fnmatchcase(sample, p) for sample in _MEMORY_SAMPLES for p in patterns)
 
 
 def _assignment(word: str) -> bool:

@@ -35,6 +35,9 @@ _INVISIBLE_EXTRA: frozenset[int] = frozenset({
     0x2800,                          # braille blank
     0x180E,                          # Mongolian vowel separator (Cf in old Unicode versions)
     0x17B4, 0x17B5,                  # Khmer inherent vowels (render as nothing; Unicode: not to be used)
+    # Default-ignorable code points not yet assigned (renderers draw nothing for them, whatever the
+    # Unicode version): U+2065, U+FFF0-FFF8, and the tag block's plane beyond the variation selectors.
+    0x2065, *range(0xFFF0, 0xFFF9), *range(0xE0000, 0xE0100), *range(0xE01F0, 0xE1000),
 })
 # Variation selectors pick a glyph for the character before them (❤️, a CJK variant): one after a
 # visible character is spelling; a run of them, or one with nothing to select, carries hidden
