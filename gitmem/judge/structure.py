@@ -87,6 +87,20 @@ _PHRASES = (
     ("free from constraints",
      r"\b(?:free|freed|released|liberated)\s+from\s+(?:all\s+|any\s+|your\s+)*"
      r"(?:constraints|restrictions|rules|limitations|guidelines|ethic)"),
+    # The developer's authority handed to text the agent reads (a page, a tool's output, a folder of
+    # files): whoever writes there then speaks as the developer. A project's own precedence ("prod.yaml
+    # takes precedence over defaults.yaml") names no instructions given to the agent.
+    ("authority handed to other text",
+     r"\b(?:takes?|have|has)\s+precedence\s+over\s+(?:anything|everything|all)\s+(?:else\s+)?"
+     r"(?:(?:that\s+)?you(?:'ve|\s+have|\s+were|\s+are)?\s+(?:been\s+)?(?:told|instructed|given)|in\s+your\s+instructions)"
+     r"|\b(?:instructions?|notes?|messages?|comments?|requests?|commands?)\s+(?:that\s+(?:are|is)\s+)?"
+     r"(?:addressed|directed|meant|written|aimed)\s+(?:to|for|at)\s+(?:you|the\s+assistant|the\s+ai|the\s+agent|"
+     r"the\s+model|ai\s+(?:agents?|assistants?)|assistants?|agents?)\b[^.]{0,80}?\b(?:follow|obey|execute|do|carry\s+out)\b"
+     r"|\b(?:follow|obey|execute|carry\s+out)\s+(?:any|all|the)?\s*(?:instructions?|notes?|commands?|requests?)\s+"
+     r"(?:addressed|directed|meant|written|aimed)\s+(?:to|for|at)\s+(?:you|the\s+assistant|the\s+ai|the\s+agent|the\s+model)\b"
+     r"|\btreat\s+(?:any\s+|all\s+|the\s+)?(?:instructions?|text|content|comments?|notes?|requests?)\s+"
+     r"(?:in|inside|from|found\s+in|within)\b[^.]{0,80}?\bas\s+(?:if\s+(?:they|it)\s+came\s+from|coming\s+from|"
+     r"(?:instructions\s+)?from|written\s+by|said\s+by)\s+(?:me|the\s+developer|the\s+user|your\s+(?:developer|user))\b"),
 )
 PHRASES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((n, re.compile(p, re.IGNORECASE)) for n, p in _PHRASES)
 
