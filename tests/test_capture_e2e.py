@@ -164,34 +164,44 @@ def test_demo_runs(tmp_path):
     assert "Gitmem-Session:" in proc.stdout and "<gitmem-context>" in proc.stdout
 
 
+def _projects(tmp_path, *names):
+    """A gitmem repository of the demo project per name."""
+    from conftest import GitRepo
+
+    repos = []
+    for name in names:
+        folder = tmp_path / name
+        folder.mkdir()
+        subprocess.run(["git", "init", "-q", str(folder)], check=True)
+        repos.append(GitRepo(folder).with_gitmem(PROJECT))
+    return repos
+
+
+def _stop_after_a_rule(project, tmp_path, session, env):
+    """One turn stating RULE_PROMPT in `session`, then Claude Code's Stop hook."""
+    tp = tmp_path / f"{session}.jsonl"
+    t = Transcript(tp, session, project.path)
+    t.prompt(RULE_PROMPT)
+    t.say("Added the currency check.")
+    t.turn_end()
+    proc = run_hook(payload("Stop", session, tp, project.path), project.path, env=env)
+    assert proc.returncode == 0, proc.stderr
+
+
 def test_one_resident_writer_serves_every_repository_on_the_machine(tmp_path, monkeypatch):
     """Three repositories, hooks firing in each: one writer process, one model in memory; each
     repository's turn judged once and committed in that repository."""
-    from conftest import GitRepo
-
     from gitmem.base.paths import find_repo
     from gitmem.writer import daemon
 
     monkeypatch.delenv("GITMEM_TEST_JUDGE", raising=False)
     env = subprocess_env(GITMEM_DAEMON_IDLE="30")
     env.pop("GITMEM_NO_DAEMON")
-    repos = []
-    for name in ("billing", "search", "mobile"):
-        folder = tmp_path / name
-        folder.mkdir()
-        subprocess.run(["git", "init", "-q", str(folder)], check=True)
-        repos.append(GitRepo(folder).with_gitmem(PROJECT))
+    repos = _projects(tmp_path, "billing", "search", "mobile")
     try:
         pids, rss = set(), []
         for n, project in enumerate(repos):
-            session = f"e2e00000-0000-4000-8000-00000000000{n}"
-            tp = tmp_path / f"{session}.jsonl"
-            t = Transcript(tp, session, project.path)
-            t.prompt(RULE_PROMPT)
-            t.say("Added the currency check.")
-            t.turn_end()
-            proc = run_hook(payload("Stop", session, tp, project.path), project.path, env=env)
-            assert proc.returncode == 0, proc.stderr
+            _stop_after_a_rule(project, tmp_path, f"e2e00000-0000-4000-8000-00000000000{n}", env)
             paths = find_repo(project.path)
             deadline = time.monotonic() + 240
             while not (project.entries() and daemon.read_status(paths).get("judged") == 1):
@@ -216,34 +226,20 @@ def test_one_repositorys_refused_model_setting_stops_only_its_own_turns(tmp_path
     """A pull request that points writer.model inside the repository (refused without the
     developer's opt-in) made the machine's writer exit: every repository's capture stopped. That
     repository's turns wait, said in its status; another repository's are judged by the same writer."""
-    from conftest import GitRepo
-
     from gitmem.base.paths import find_repo
     from gitmem.writer import daemon
 
     monkeypatch.delenv("GITMEM_TEST_JUDGE", raising=False)
     env = subprocess_env(GITMEM_DAEMON_IDLE="30")
     env.pop("GITMEM_NO_DAEMON")
-    repos = []
-    for name in ("team", "good"):
-        folder = tmp_path / name
-        folder.mkdir()
-        subprocess.run(["git", "init", "-q", str(folder)], check=True)
-        repos.append(GitRepo(folder).with_gitmem(PROJECT))
-    team, good = repos
+    team, good = repos = _projects(tmp_path, "team", "good")
     config = team.path / ".gitmem/config.yaml"
     config.write_text(config.read_text().replace("model: null", "model: models/team.gguf"))
     team.write("models/team.gguf", b"GGUF" + bytes(64))
     team.commit_all("team model")
     try:
         for n, project in enumerate(repos):
-            session = f"e2e00000-0000-4000-8000-00000000001{n}"
-            tp = tmp_path / f"{session}.jsonl"
-            t = Transcript(tp, session, project.path)
-            t.prompt(RULE_PROMPT)
-            t.say("Added the currency check.")
-            t.turn_end()
-            assert run_hook(payload("Stop", session, tp, project.path), project.path, env=env).returncode == 0
+            _stop_after_a_rule(project, tmp_path, f"e2e00000-0000-4000-8000-00000000001{n}", env)
             if project is team:
                 wait_until(lambda: daemon.read_status(find_repo(team.path)).get("state") == "error", 120,
                            "the team repository's error")

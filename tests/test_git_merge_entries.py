@@ -110,21 +110,27 @@ def test_the_same_move_on_two_branches_merges_cleanly(app_repo):
     assert app_repo.entries()[entry]["anchor"] == "src/util.py::g"
 
 
+def alice_moves_bob_removes(repo) -> tuple[str, str]:
+    """(entry, its file): an entry on g; alice moves g to util.py (her pre-commit re-anchors the
+    entry), bob deletes g (his retires it)."""
+    entry = add(repo, "g is slow", "src/app.py::g")
+    repo.git("switch", "-q", "-c", "alice")
+    repo.write("src/app.py", WITHOUT_G)
+    repo.write("src/util.py", UTIL)
+    repo.commit_all("alice: move g to util")
+    repo.git("switch", "-q", "-c", "bob", "main")
+    repo.write("src/app.py", WITHOUT_G)
+    repo.commit_all("bob: remove dead g")
+    path = f".gitmem/entries/{entry}.yaml"
+    assert "status: revoked" in repo.git("show", f"bob:{path}")
+    return entry, path
+
+
 @pytest.mark.parametrize("into", ["alice", "bob"])
 def test_a_move_and_a_retirement_of_the_same_entry_merge_to_what_the_merged_code_says(app_repo, into):
-    """alice moves g to util.py (her pre-commit re-anchors the entry), bob deletes g (his retires
-    it). Their code merges cleanly, and so must the entry: what the merge decides is whether g is
+    """Their code merges cleanly, and so must the entry: what the merge decides is whether g is
     still declared where the move put it: it is (alice's util.py), so the entry stays, anchored there."""
-    entry = add(app_repo, "g is slow", "src/app.py::g")
-    path = f".gitmem/entries/{entry}.yaml"
-    app_repo.git("switch", "-q", "-c", "alice")
-    app_repo.write("src/app.py", WITHOUT_G)
-    app_repo.write("src/util.py", UTIL)
-    app_repo.commit_all("alice: move g to util")
-    app_repo.git("switch", "-q", "-c", "bob", "main")
-    app_repo.write("src/app.py", WITHOUT_G)
-    app_repo.commit_all("bob: remove dead g")
-    assert "status: revoked" in app_repo.git("show", f"bob:{path}")
+    entry, path = alice_moves_bob_removes(app_repo)
     app_repo.git("switch", "-q", into)
     proc = subprocess.run(["git", "merge", "--no-edit", "bob" if into == "alice" else "alice"],
                           cwd=app_repo.path, capture_output=True, text=True)
@@ -138,14 +144,7 @@ def test_a_move_and_a_retirement_of_the_same_entry_merge_to_what_the_merged_code
 def test_a_move_and_a_retirement_merge_to_retired_where_the_merged_code_lost_it_too(app_repo):
     """As above, but the branch that moved g also dropped it from util.py later: the merged code
     has no g anywhere, so the merged entry is retired (once, with a visible note)."""
-    entry = add(app_repo, "g is slow", "src/app.py::g")
-    app_repo.git("switch", "-q", "-c", "alice")
-    app_repo.write("src/app.py", WITHOUT_G)
-    app_repo.write("src/util.py", UTIL)
-    app_repo.commit_all("alice: move g to util")
-    app_repo.git("switch", "-q", "-c", "bob", "main")
-    app_repo.write("src/app.py", WITHOUT_G)
-    app_repo.commit_all("bob: remove dead g")
+    entry, _ = alice_moves_bob_removes(app_repo)
     app_repo.git("switch", "-q", "alice")
     app_repo.write("src/util.py", "def h():\n    return 3\n")
     app_repo.commit_all("alice: g is unused after all")
