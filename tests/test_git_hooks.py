@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
 
 import pytest
 
@@ -202,6 +203,20 @@ def test_hooks_other_tools_put_over_the_stub_are_each_kept(repo):
     out = repo.gitmem("uninstall").stdout
     assert (hooks / "pre-commit").read_text() == "#!/bin/sh\necho HOOK-C\n"
     assert "pre-commit.gitmem-orig.prev" in out and "pre-commit.gitmem-orig.prev.2" in out
+
+
+def test_a_hook_whose_shebang_sets_e_still_stops_a_failing_commit(repo):
+    """A `#!/bin/sh -e` hook that finds its files from $0 is executed, not sourced (sourcing drops
+    -e: its failing check would let the commit through)."""
+    hook = repo.path / ".git/hooks/pre-commit"
+    hook.write_text('#!/bin/sh -e\nhere=$(dirname "$0")\nfalse\necho after >> "$here/../ran"\n')
+    hook.chmod(0o755)
+    repo.write("a.py", "x = 1\n")
+    repo.git("add", "a.py")
+    repo.gitmem("init")
+    assert "GITMEM_ORIG_MODE=exec" in hook.read_text()
+    assert subprocess.run(["git", "commit", "-qm", "x"], cwd=repo.path).returncode != 0
+    assert not (repo.path / ".git/ran").exists()
 
 
 def test_uninstall_after_the_hooks_path_moved_removes_the_stubs_left_in_git_hooks(repo):

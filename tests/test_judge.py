@@ -122,9 +122,15 @@ def test_the_real_judge_records_nothing_from_a_page_pasted_below_a_blank_line(ju
     assert judge.judge(packet(user, "Mostly, yes."), []) == []
 
 
-def test_a_blank_line_after_a_heading_without_a_colon_still_ends_it():
-    text = "release notes\n\nFrom now on always bump the version in pyproject.toml."
-    assert "From now on always bump the version in pyproject.toml." in [s.text for s in candidate_spans(text)]
+@pytest.mark.parametrize("text", [
+    "release notes\n\nFrom now on always bump the version in pyproject.toml.",
+    "From now on, for every commit message:\n\nAlways use the imperative mood.",
+    "Error handling:\n\nAlways log errors with the request id.",
+    "New rule for the spec files:\n\nNever edit generated spec files by hand.",
+    "Here are my review comments:\n\nAlways run make lint before pushing.",
+])
+def test_the_developers_own_rules_a_blank_line_below_a_heading_stay_theirs(text):
+    assert text.split("\n\n")[1] in [s.text for s in candidate_spans(text)]
 
 
 def test_own_list_after_a_plain_header_stays_prose():

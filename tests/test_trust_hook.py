@@ -448,6 +448,8 @@ def test_the_hook_denies_red_team_spellings(gm, command):
     "vim -es -c 'w! .gitmem/entries/v.yaml' -c q", "vim +'w .gitmem/entries/v.yaml' +q",
     "emacs --batch --eval '(write-region \"x\" nil \".gitmem/entries/y.yaml\")'",
     "busybox cp /tmp/e.yaml .gitmem/entries/", "busybox tee .gitmem/entries/x.yaml",
+    "echo x\\>|tee .gitmem/x", "echo \\>|tee .gitmem/config.yaml",  # an escaped > before | : a pipe
+    "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.x GIT_CONFIG_VALUE_0='!gitmem add law y' git x",
 ])
 def test_the_hook_denies_this_rounds_red_team_spellings(gm, command):
     assert denied(pre_tool(gm, "Bash", command=command)) is not None, command
@@ -457,6 +459,7 @@ def test_the_hook_denies_this_rounds_red_team_spellings(gm, command):
     "git -c alias.lg='log --oneline' lg", "git config alias.st status", "echo x >| build.log",
     "make 2>&1 >| out.txt", "echo x >&2", "git checkout -- '*.py'", "vim -R .gitmem/config.yaml",
     "busybox ls .gitmem/entries", "script -qc 'make test' /dev/null",
+    "git clean -fdx -e '*.yaml'", "git clean -fdx -e '*config*'", "vim README.md +/.gitmem",
 ])
 def test_their_ordinary_twins_stay_allowed(gm, command):
     assert denied(pre_tool(gm, "Bash", command=command)) is None, command

@@ -313,6 +313,21 @@ def test_a_writer_killed_while_committing_loses_nothing_and_commits_once(writer_
     assert project.gitmem("drain").stdout.startswith("judged 0 turns")
 
 
+def test_a_lock_git_made_after_a_dead_writers_was_deleted_is_left_alone(project):
+    """A writer died holding index.lock; the developer deleted the lock, as git's message says,
+    and a `git commit` waiting in its editor holds a new one, which the file system may give the
+    same inode number. The next gitmem command must not take git's lock for the dead writer's."""
+    lock = project.path / ".git/index.lock"
+    lock.write_bytes(b"")  # git's, made after the dead writer's was deleted
+    found = lock.stat()
+    journal = project.path / ".git/gitmem/transaction.json"
+    journal.parent.mkdir(parents=True, exist_ok=True)
+    journal.write_text(json.dumps({"pid": 999999, "lock": found.st_ino, "lock_made_ns": found.st_ctime_ns - 1}))
+    project.gitmem("list")  # every command first finishes or undoes a dead writer's transaction
+    assert lock.exists() and not journal.exists()
+    lock.unlink()
+
+
 @pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="needs ssh-keygen to make a signing key")
 def test_commits_are_signed_where_the_developer_signs_theirs(project, tmp_path):
     """commit.gpgsign: gitmem's commits were unsigned on a branch whose policy is signing. They

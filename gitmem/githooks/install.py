@@ -82,8 +82,11 @@ def _orig_mode(orig: Path) -> str:
         text = orig.read_text(encoding="utf-8", errors="replace")[:4000]
     except OSError:
         return "exec"
-    # Sourced by `sh` (git-hook.sh): only a POSIX shell's script; a bash one keeps its interpreter.
-    shell = text.startswith("#!") and bool({"sh", "dash"} & set(re.split(r"[/\s]+", text.splitlines()[0])))
+    # Sourced by `sh` (git-hook.sh): only a POSIX shell's script whose shebang sets no options
+    # (sourcing would drop `-e`, and a failing check would no longer stop the commit); a bash
+    # one keeps its interpreter.
+    shebang = re.split(r"[/\s]+", text.splitlines()[0]) if text.startswith("#!") else []
+    shell = bool({"sh", "dash"} & set(shebang)) and not any(word.startswith("-") for word in shebang)
     return "source" if shell and _FROM_DOLLAR_ZERO.search(text) else "exec"
 
 

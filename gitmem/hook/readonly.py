@@ -435,7 +435,7 @@ def _pieces(command: str) -> list[tuple[str, str, list[tuple[str, bool]]]]:
             i = _take_bodies(command, i + 1, waiting)
             waiting = []
             continue
-        elif (ch in ";()`\n" or (ch == "|" and command[i - 1:i] != ">")  # `>|` is a redirection
+        elif (ch in ";()`\n" or (ch == "|" and current[-1:] != [">"])  # `>|` is a redirection, `\>|` a pipe
               or (ch == "&" and command[i + 1:i + 2] != ">" and command[i - 1:i] != ">")) \
                 or (ch in "{}" and _brace_word(command, i)):
             end = ch
@@ -848,6 +848,10 @@ def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str 
     i = _command_start(words)
     if i >= len(words):
         return None
+    # git configuration given in the environment (`GIT_CONFIG_VALUE_0='!gitmem add …' git x`)
+    for word in words[:i]:
+        if _assignment(word) and word.upper().startswith("GIT_CONFIG") and _runs_gitmem_writer(word.partition("=")[2]):
+            return REASON.format(what="define a git alias that writes gitmem's memory (in the environment)")
     # gitmem itself, wherever it stands (behind sudo -u x, uv run, python -m gitmem.cli, ...).
     for j, word in enumerate(words):
         if os.path.basename(word.strip("()\"'")) in ("gitmem", "gitmem.exe"):
@@ -865,6 +869,8 @@ def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str 
     kept = [w for k, w in enumerate(rest) if not (k and _excluding(rest[k - 1]))]
     if name in _IN_PLACE:
         kept = _edited(name, kept)
+    elif name in _EDITORS:  # `+N`, `+/pattern`, `+cmd` are no files (a command is read below)
+        kept = [w for w in kept if not w.startswith("+")]
     elif name == "find":  # its starting points; a pattern naming gitmem is _find_patterns_state's
         for k, word in enumerate(rest):
             if word in ("-exec", "-execdir", "-ok", "-okdir"):  # the command it runs, read as one
@@ -883,7 +889,8 @@ def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str 
         parts = [w.partition("=")[2] for w in rest if w.startswith("--") and "=" in w]
         parts += [p for w in rest if "," in w for p in w.split(",")[1:]]
         mentions += [p for p in parts if p and in_memory(p, base, roots)]
-        mentions += [w for w in kept if not w.startswith("-") and _pathspec_matches_memory(w)]
+        mentions += [w for k, w in enumerate(kept) if not w.startswith("-") and _pathspec_matches_memory(w)
+                     and kept[k - 1:k] not in (["-e"], ["--exclude"])]  # `git clean -e '*.yaml'` keeps them
         return _git_denial(rest, mentions)
     if name in _DOWNLOADERS:
         written = [t for t in _download_targets(name, rest) if t and t != "-"]
@@ -893,7 +900,8 @@ def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str 
         return REASON.format(what=f"write into gitmem's memory files ({name} -o …)")
     if name == "find" and _find_patterns_state(rest) and _find_changes(rest):
         return REASON.format(what="change gitmem's memory files (find naming gitmem's state with -delete/-exec)")
-    if name in _EDITORS and any(names_memory(w, roots) and not in_memory(w, base, roots) for w in rest):
+    if name in _EDITORS and any(names_memory(w, roots) and not in_memory(w, base, roots)
+                                and not w.startswith(("+/", "+?")) for w in rest):  # `+/.gitmem`: a search
         # a script given to the editor (`vim -es -c 'w! .gitmem/…'`, `vim +'w …'`, emacs --eval)
         return REASON.format(what=f"run an editor command on gitmem's memory files ({name} …)")
     if not mentions:

@@ -55,6 +55,9 @@ _PASTE_HEADER = re.compile(
     r"comments?|review(?:er)?|diff|readme|docs|documentation|message|says|said|wrote|writes|reads|pasted?|"
     r"copied|excerpt|runbook|wiki|spec|guidelines|jira|slack|email|thread|chat|transcript|article)\b"
 )
+# Headers that say outright that what follows is someone else's text: only these may stand a blank
+# line above it ("Error handling:" or "my review comments:" may head the developer's own rules).
+_PASTED_OUTRIGHT = re.compile(r"(?i)\b(?:pasted?|copied|excerpt|forwarded|thread|transcript|says|said|wrote|writes)\b")
 _LIST_LINE = re.compile(r"^\s*(?:[-*•+]|\d+[.)]|#{1,6})\s+")
 _OWN_WORDS = re.compile(
     r"(?i)^\s*(?:so|but|and|anyway|also|ok|okay|btw|can|could|would|please|pls|does|do|did|is|are|what|why|how|"
@@ -64,8 +67,9 @@ _OWN_WORDS = re.compile(
 
 def _mark_pasted_blocks(lines: list[str], kinds: list[str]) -> None:
     """Lines under a paste header ("changelog snippet", "the ticket says:") are quoted material,
-    up to a blank line or a line in the person's own voice. A header ending in a colon may stand
-    a blank line above what it announces ("pasted from the wiki:", blank line, the page)."""
+    up to a blank line or a line in the person's own voice. A header ending in a colon that says
+    outright the text is someone else's may stand a blank line above it ("pasted from the wiki:",
+    blank line, the page)."""
     i = 0
     while i < len(lines):
         line = lines[i].strip()
@@ -75,7 +79,7 @@ def _mark_pasted_blocks(lines: list[str], kinds: list[str]) -> None:
             i += 1
             continue
         j = i + 1
-        while line.endswith(":") and j < len(lines) and not lines[j].strip():
+        while line.endswith(":") and _PASTED_OUTRIGHT.search(line) and j < len(lines) and not lines[j].strip():
             j += 1
         while j < len(lines) and lines[j].strip():
             if kinds[j] == "prose":

@@ -554,7 +554,8 @@ def _transaction(repo: RepoPaths, change: Change, finishing: Sequence[str]) -> s
         # Noted before anything else: a writer killed while it holds git's lock leaves this, by
         # which the next gitmem command (any hook's flush) removes the lock; without it git would
         # refuse every command that writes the index until a person deleted the file.
-        fastjson.write_file(str(local(repo) / JOURNAL), {"pid": os.getpid(), "lock": lock.inode})
+        fastjson.write_file(str(local(repo) / JOURNAL), {"pid": os.getpid(), "lock": lock.inode,
+                                                            "lock_made_ns": lock.made_ns})
         try:
             reason = busy(repo, finishing, own_index_lock=True)
             if reason:
@@ -589,6 +590,7 @@ def _transaction(repo: RepoPaths, change: Change, finishing: Sequence[str]) -> s
         carry = {f.path: {"sets": dict(f.changes), "base": head_blobs.get(f.path) or f.base}
                  for f in change.files if f.changes is not None and f.path in index_texts}
         journal = {"pid": os.getpid(), "ref": ref, "old": old, "new": new, "lock": lock.inode,
+                   "lock_made_ns": lock.made_ns,
                    "index": index_blobs, "before": {p: staged.get(p) for p in index_texts},
                    "texts": index_texts, "owned": sorted(p for p in joined if p != _AGENTS),
                    "carry": carry}
@@ -831,6 +833,7 @@ class _IndexLock:
         self.index = repo.git_dir / "index"
         self.fd: int | None = None
         self.inode = 0
+        self.made_ns = 0
         self.done = False
 
     def __enter__(self) -> _IndexLock:
@@ -838,13 +841,18 @@ class _IndexLock:
             self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666)
         except FileExistsError:
             raise Busy("the index is locked by another git process") from None
-        self.inode = os.fstat(self.fd).st_ino
+        made = os.fstat(self.fd)
+        self.inode = made.st_ino
+        # With the inode, what tells this lock from a later one git made after someone deleted it
+        # (file systems reuse inode numbers at once): its change time, to the nanosecond.
+        self.made_ns = made.st_ctime_ns
         return self
 
     def write(self, data: bytes) -> None:
         assert self.fd is not None
         os.write(self.fd, data)
         os.fsync(self.fd)
+        self.made_ns = os.fstat(self.fd).st_ctime_ns  # written: the journal that follows records this
 
     def commit(self) -> None:
         assert self.fd is not None
@@ -991,8 +999,10 @@ def recover(repo: RepoPaths) -> None:
     head = git.rev_parse(repo.worktree, "HEAD")
     inode = int(journal.get("lock") or 0)
     ours = False
-    with contextlib.suppress(OSError):
-        ours = bool(inode) and os.stat(lock).st_ino == inode
+    with contextlib.suppress(OSError, TypeError, ValueError):
+        found = os.stat(lock)
+        made = journal.get("lock_made_ns")
+        ours = bool(inode) and found.st_ino == inode and (made is None or found.st_ctime_ns == int(made))
     if journal.get("new") and head == journal.get("new"):
         if ours:
             os.replace(lock, repo.git_dir / "index")  # its content was complete before the ref moved
