@@ -233,7 +233,7 @@ def gemini_hook(root: Path, event: str, **fields) -> Delivered:
     """One hook run as Gemini CLI runs it: the command from .gemini/settings.json in the project
     dir, GEMINI_PROJECT_DIR set, the event on stdin (base fields plus the event's own)."""
     settings = json.loads((root / ".gemini/settings.json").read_text())
-    payload = {"session_id": "gemini-1", "transcript_path": str(root / ".gemini-chat.json"), "cwd": str(root),
+    payload = {"session_id": "gemini-1", "transcript_path": str(root / ".gemini-chat.jsonl"), "cwd": str(root),
                "hook_event_name": event, "timestamp": "2026-12-01T10:30:00Z", **fields}
     env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_")}
     env.update(GEMINI_PROJECT_DIR=str(root), GEMINI_SESSION_ID="gemini-1", GITMEM_NO_DAEMON="1")
@@ -247,7 +247,7 @@ def gemini_hook(root: Path, event: str, **fields) -> Delivered:
 def gemini_refusals(root: Path, tool_name: str, tool_input: dict) -> list[dict]:
     """Gemini CLI's BeforeTool hooks for one tool call, as it runs them: each answer, parsed."""
     settings = json.loads((root / ".gemini/settings.json").read_text())
-    payload = {"session_id": "gemini-1", "transcript_path": str(root / ".gemini-chat.json"), "cwd": str(root),
+    payload = {"session_id": "gemini-1", "transcript_path": str(root / ".gemini-chat.jsonl"), "cwd": str(root),
                "hook_event_name": "BeforeTool", "timestamp": "2026-12-01T10:30:00Z", "tool_name": tool_name,
                "tool_input": tool_input}
     env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_")}
@@ -307,42 +307,71 @@ def test_gemini_gets_the_repository_block_in_gemini_md_and_anchored_entries_afte
 
 
 class GeminiChat:
-    """A Gemini CLI chat recording as the CLI keeps it: one JSON document, rewritten whole after
-    every message (the shape of its documented format, written here; `info` notices, thoughts,
-    tool calls and token counts beside the text)."""
+    """A Gemini CLI chat recording as the CLI keeps it (the shape of its format, written here;
+    `info` notices, thoughts, tool calls and token counts beside the text): a `.jsonl` path gets
+    the current CLI's line format (the session's metadata, then each message appended, in full
+    again when it changes, `$set` metadata updates, `$rewindTo` rewinds); a `.json` path an older
+    CLI's one document, rewritten whole after every message."""
 
     def __init__(self, path: Path, session: str) -> None:
         self.path, self.messages = path, []
+        self.lines = path.suffix == ".jsonl"
         self.head = {"sessionId": session, "projectHash": "9f" * 32, "startTime": "2026-12-01T10:00:00.000Z"}
-        self._write()
+        if self.lines:
+            self._append({**self.head, "lastUpdated": self.head["startTime"]})
+        else:
+            self._write()
+
+    def _append(self, record: object) -> None:
+        with self.path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
 
     def _write(self) -> None:
         data = {**self.head, "lastUpdated": f"2026-12-01T10:{len(self.messages):02d}:00.000Z",
                 "messages": self.messages}
         self.path.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
 
-    def add(self, kind: str, content: object, **extra: object) -> None:
-        self.messages.append({"id": f"m{len(self.messages)}", "timestamp": f"2026-12-01T10:{len(self.messages):02d}:00Z",
-                              "type": kind, "content": content, **extra})
-        self._write()
+    def add(self, kind: str, content: object, **extra: object) -> str:
+        message = {"id": f"m{len(self.messages)}", "timestamp": f"2026-12-01T10:{len(self.messages):02d}:00Z",
+                   "type": kind, "content": content, **extra}
+        self.messages.append(message)
+        if self.lines:
+            self._append(message)
+            self._append({"$set": {"lastUpdated": message["timestamp"]}})
+        else:
+            self._write()
+        return str(message["id"])
 
-    def user(self, content: object) -> None:
-        self.add("user", content)
+    def update(self, message_id: str, **changes: object) -> None:
+        """The line format records a changed message again, whole (tool calls, tokens added)."""
+        message = next(m for m in self.messages if m["id"] == message_id)
+        message.update(changes)
+        self._append(message)
 
-    def gemini(self, text: str) -> None:
-        self.add("gemini", text, thoughts=[{"subject": "Planning", "description": "Read the file first."}],
+    def rewind(self, message_id: str) -> None:
+        """`/rewind`: that message and every later one are gone."""
+        self.messages = self.messages[:[m["id"] for m in self.messages].index(message_id)]
+        self._append({"$rewindTo": message_id})
+
+    def user(self, content: object) -> str:
+        return self.add("user", content)
+
+    def gemini(self, text: str) -> str:
+        return self.add("gemini", text, thoughts=[{"subject": "Planning", "description": "Read the file first."}],
                  toolCalls=[{"id": "read_file-1", "name": "read_file", "args": {"file_path": "src/a.py"},
                              "status": "success", "result": [{"functionResponse": {"response": {"output": "..."}}}]}],
                  tokens={"input": 1200, "output": 40, "total": 1240}, model="gemini-2.5-pro")
 
 
-def test_a_gemini_chat_recording_reads_into_typed_turns(tmp_path):
+@pytest.mark.parametrize("suffix", [".jsonl", ".json"])
+def test_a_gemini_chat_recording_reads_into_typed_turns(tmp_path, suffix):
     """Only what the developer typed is a turn: slash commands, shell-mode lines and the CLI's
     notices are not; gitmem's own context is stripped from a prompt it was recorded with; a
-    prompt given as parts is joined; the reply is the model's visible text only."""
+    prompt given as parts is joined; the reply is the model's visible text only. The same in the
+    current CLI's line format and an older CLI's one document."""
     from gitmem.writer import gemini_chat, reader
 
-    chat = GeminiChat(tmp_path / "session-2026-12-01T10-00-gem1.json", "gem-1")
+    chat = GeminiChat(tmp_path / f"session-2026-12-01T10-00-gem1{suffix}", "gem-1")
     chat.add("info", "Authenticated with Google.")
     chat.user("fyi we're moving off axios, use the built-in fetch for every HTTP call")
     chat.gemini("Understood. I'll use fetch.")
@@ -362,6 +391,8 @@ def test_a_gemini_chat_recording_reads_into_typed_turns(tmp_path):
         (1, "now run the tests", "All 12 tests pass.")]
     assert reader.last_turn_index(chat.path) == 1
     assert [t.index for t in reader.read_turns(chat.path, start=1)] == [1]
+    if suffix == ".jsonl":
+        return
     (tmp_path / "half.json").write_text(chat.path.read_text()[:200])  # caught mid-rewrite
     assert reader.read_turns(tmp_path / "half.json") == [] and reader.last_turn_index(tmp_path / "half.json") == -1
     (tmp_path / "deep.json").write_text('{"sessionId": "x", "messages": ' + "[" * 100_000 + "]" * 100_000 + "}")
@@ -370,6 +401,28 @@ def test_a_gemini_chat_recording_reads_into_typed_turns(tmp_path):
     claude.write_text(json.dumps({"type": "user", "sessionId": "s", "message": {"role": "user", "content": "hi"},
                                   "uuid": "u1", "timestamp": "2026-12-01T10:00:00Z"}) + "\n")
     assert not gemini_chat.is_chat(claude) and [t.user for t in reader.read_turns(claude)] == ["hi"]
+
+
+def test_a_gemini_line_recording_follows_changed_messages_rewinds_and_half_lines(tmp_path):
+    """A message recorded again when it changes is read once, in its place, with its latest text; a
+    rewind takes that message and every later one away; a line caught mid-append is left out."""
+    from gitmem.writer import reader
+
+    chat = GeminiChat(tmp_path / "session-2026-12-01T10-00-gem2.jsonl", "gem-2")
+    chat.user("fyi: never call syncLedger() from a request handler")
+    reply = chat.gemini("")
+    chat.update(reply, content="Understood.", tokens={"input": 10, "output": 2, "total": 12})
+    typo = chat.user("from now on use fetcch")
+    chat.gemini("Which library?")
+    chat.rewind(typo)
+    chat.user("from now on use the built-in fetch for every HTTP call")
+    chat.gemini("Will do.")
+    with chat.path.open("a", encoding="utf-8") as handle:
+        handle.write('{"id": "m9", "type": "user", "content": "half a li')
+    assert [(t.index, t.user, t.assistant) for t in reader.read_turns(chat.path)] == [
+        (0, "fyi: never call syncLedger() from a request handler", "Understood."),
+        (1, "from now on use the built-in fetch for every HTTP call", "Will do.")]
+    assert reader.last_turn_index(chat.path) == 1
 
 
 def test_a_gemini_session_is_captured_with_the_real_model(gm, tmp_path, monkeypatch):
@@ -382,7 +435,7 @@ def test_a_gemini_session_is_captured_with_the_real_model(gm, tmp_path, monkeypa
     gm.commit_all("gemini reads memory too")
     rule = ("add a currency check to charge(). and going forward, never store money as floats anywhere "
             "in this repo, always use integer cents.")
-    chat = GeminiChat(gm.path / ".gemini-chat.json", "gemini-1")  # the transcript_path gemini_hook sends
+    chat = GeminiChat(gm.path / ".gemini-chat.jsonl", "gemini-1")  # the transcript_path gemini_hook sends
     head = gm.git("rev-parse", "HEAD").strip()
     assert not gemini_hook(gm.path, "BeforeAgent", prompt=rule)
     chat.user(rule)

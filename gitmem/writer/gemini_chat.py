@@ -1,9 +1,15 @@
-"""Read a Gemini CLI chat recording (`~/.gemini/tmp/<project>/chats/session-*.json`) into the same
-turns as a Claude Code transcript (gitmem.writer.transcript.Turn).
+"""Read a Gemini CLI chat recording (`~/.gemini/tmp/<project>/chats/session-*.jsonl`, or an older
+CLI's `session-*.json`) into the same turns as a Claude Code transcript
+(gitmem.writer.transcript.Turn).
 
-One JSON document, rewritten as the session goes (not appended line by line):
-`{"sessionId", "projectHash", "startTime", "lastUpdated", "messages": [...]}`. Each message has
-an `id`, a `timestamp`, a `type` and its `content`:
+The current CLI appends one JSON record per line: first the session's metadata (`sessionId`,
+`projectHash`, `startTime`, …), then each message as it is recorded, again in full whenever it
+changes (the latest record of an `id` is the message, in the place it first took), metadata
+updates (`{"$set": {…}}`, which may replace the whole `messages` list), and rewinds
+(`{"$rewindTo": ID}`: that message and every later one are gone; an unknown id clears them all).
+An older CLI rewrote one JSON document: `{"sessionId", "projectHash", …, "messages": [...]}`
+(a resumed session moves to the line format). Each message has an `id`, a `timestamp`, a `type`
+and its `content`:
 
 - `user`: what the developer typed (a string, or a list of parts whose `text` pieces are joined);
 - `gemini`: the model's visible reply (its `thoughts`, `toolCalls` and `tokens` are not text for
@@ -13,8 +19,9 @@ an `id`, a `timestamp`, a `type` and its `content`:
 A turn: each `user` message, with the `gemini` text up to the next one. Slash commands (`/memory
 show`) and shell-mode lines (`!ls`) are instructions to the CLI, not statements to judge; gitmem's
 own hook context (`<gitmem-context>…</gitmem-context>`, which Gemini may record with the prompt it
-was added to) and other injected blocks are stripped as for Claude Code. A file that does not
-parse (caught mid-rewrite) reads as no turns; the next event reads it again.
+was added to) and other injected blocks are stripped as for Claude Code. A document that does not
+parse (caught mid-rewrite) reads as no turns, a line that does not (caught mid-append) is left
+out; the next event reads the file again.
 """
 
 from __future__ import annotations
@@ -29,16 +36,44 @@ MAX_BYTES = 64 * 1024 * 1024  # a chat file larger than this is not read
 
 
 def is_chat(path: str | os.PathLike[str]) -> bool:
-    """Whether the file is a Gemini CLI chat recording: a `.json` file (Claude Code's transcripts and
-    Codex's rollouts are `.jsonl`) holding one object with the session's id."""
-    if not os.fspath(path).endswith(".json"):
+    """Whether the file is a Gemini CLI chat recording: a `.json` file holding one object with the
+    session's id, or a `.jsonl` file whose first record is a session's metadata (its id and project
+    hash: Claude Code's transcript records have no project hash, Codex's rollouts neither)."""
+    name = os.fspath(path)
+    if not name.endswith((".json", ".jsonl")):
         return False
     try:
         with open(path, "rb") as handle:
-            head = handle.read(1024).lstrip()
+            head = handle.read(4096).lstrip()
     except OSError:
         return False
-    return head.startswith(b"{") and b'"sessionId"' in head
+    if name.endswith(".json"):
+        return head.startswith(b"{") and b'"sessionId"' in head
+    first = head.split(b"\n", 1)[0]
+    return first.startswith(b"{") and b'"sessionId"' in first and b'"projectHash"' in first
+
+
+def _replayed(raw: bytes) -> list[object]:
+    """The messages of a line-format recording, as the CLI itself loads them."""
+    messages: dict[str, object] = {}
+    for line in raw.splitlines():
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            continue  # blank, or caught mid-append
+        if not isinstance(record, dict):
+            continue
+        if isinstance(record.get("$rewindTo"), str):
+            ids = list(messages)
+            gone = ids[ids.index(record["$rewindTo"]):] if record["$rewindTo"] in ids else ids
+            for key in gone:
+                del messages[key]
+        elif isinstance(record.get("id"), str):
+            messages[record["id"]] = record  # a later record of the same id: in the place it took
+        elif isinstance(record.get("$set"), dict) and isinstance(record["$set"].get("messages"), list):
+            listed = record["$set"]["messages"]
+            messages = {str(m.get("id", n)) if isinstance(m, dict) else str(n): m for n, m in enumerate(listed)}
+    return list(messages.values())
 
 
 def _text(content: object) -> str | None:
@@ -61,11 +96,15 @@ def _scan(path: str | os.PathLike[str], start: int) -> tuple[list[Turn], int]:
         return [], 0
     if len(raw) > MAX_BYTES:
         return [], 0
-    try:
-        data = json.loads(raw)
-    except (ValueError, RecursionError):  # RecursionError: nesting no recording has
-        return [], 0
-    messages = data.get("messages") if isinstance(data, dict) else None
+    messages: object
+    if os.fspath(path).endswith(".jsonl"):
+        messages = _replayed(raw)
+    else:
+        try:
+            data = json.loads(raw)
+        except (ValueError, RecursionError):  # RecursionError: nesting no recording has
+            return [], 0
+        messages = data.get("messages") if isinstance(data, dict) else None
     turns: list[Turn] = []
     count = 0
     user: tuple[int, str, str | None] | None = None  # index, text, timestamp of the open turn
