@@ -305,6 +305,23 @@ def test_gemini_gets_the_repository_block_in_gemini_md_and_anchored_entries_afte
     assert own_errors(gm.path) == ""
 
 
+def test_gemini_shell_commands_are_read_from_the_folder_its_tool_runs_them_in(gm, tmp_path):
+    """run_shell_command's `dir_path`: `pytest test_b.py` there names src/test_b.py; a commit there,
+    in another repository, gets none of this one's rituals."""
+    gm.gitmem("init", "--agent", "gemini")
+    hazard = add_entry(gm, "hazard", "test_b.py needs the fake clock.", "--on", "run:src/test_b.py")
+    ritual = add_entry(gm, "ritual", "Run make lint before every commit.")
+    other = tmp_path / "other"
+    subprocess.run(["git", "init", "-q", str(other)], check=True)
+    ran = gemini_hook(gm.path, "AfterTool", tool_name="run_shell_command",
+                      tool_input={"command": "pytest test_b.py", "dir_path": "src"}, tool_response={"llmContent": ""})
+    assert ran.active == [hazard]
+    committed = gemini_hook(gm.path, "AfterTool", tool_name="run_shell_command",
+                            tool_input={"command": "git commit -m wip", "dir_path": str(other)},
+                            tool_response={"llmContent": ""})
+    assert ritual not in committed.active
+
+
 
 class GeminiChat:
     """A Gemini CLI chat recording as the CLI keeps it (the shape of its format, written here;

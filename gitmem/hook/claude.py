@@ -502,9 +502,16 @@ class Hook:
                    for folder, sub, _ in self._walk(command)[1])
 
     def _walk(self, command: str) -> tuple[tuple[str, ...], list[tuple[str, str, list[str]]]]:
-        """walk_command from the session's cwd, read once per command."""
+        """walk_command from where the command runs (the session's cwd, or the folder Gemini's shell
+        tool is given in `dir_path`), read once per command."""
         if self._walked is None or self._walked[0] != command:
-            self._walked = (command, walk_command(command, _text(self.payload.get("cwd")) or self.worktree))
+            start = _text(self.payload.get("cwd")) or self.worktree
+            tool_input = self.payload.get("tool_input")
+            folder = next((f for key in ("dir_path", "directory") if isinstance(tool_input, dict)
+                           and (f := _text(tool_input.get(key))) and f.strip()), None)
+            if folder:  # as the read-only check reads it (readonly.denial)
+                start = os.path.normpath(os.path.join(start, os.path.expanduser(folder.strip())))
+            self._walked = (command, walk_command(command, start))
         return self._walked[1]
 
     def _commit_paths(self) -> set[str]:
