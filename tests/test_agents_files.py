@@ -322,6 +322,20 @@ def test_gemini_shell_commands_are_read_from_the_folder_its_tool_runs_them_in(gm
     assert ritual not in committed.active
 
 
+def test_gemini_gets_a_files_commit_entries_after_its_shell_tool_made_the_commit(gm):
+    """Gemini answers a commit only after it ran (AfterTool): the work tree is clean by then, so
+    what the commit held is read from the commit it made."""
+    gm.gitmem("init", "--agent", "gemini")
+    gm.commit_all("gemini hooks")
+    hazard = add_entry(gm, "hazard", "g() is called from the billing cron: announce changes in #billing.",
+                       "--anchor", "src/a.py::g", "--on", "commit")
+    gm.write("src/a.py", SOURCE.replace("return x * 2", "return x * 3"))
+    gm.git("commit", "-qam", "tweak g")
+    committed = gemini_hook(gm.path, "AfterTool", tool_name="run_shell_command",
+                            tool_input={"command": "git commit -am 'tweak g'"}, tool_response={"llmContent": ""})
+    assert hazard in committed.active
+
+
 
 class GeminiChat:
     """A Gemini CLI chat recording as the CLI keeps it (the shape of its format, written here;

@@ -515,7 +515,8 @@ class Hook:
         return self._walked[1]
 
     def _commit_paths(self) -> set[str]:
-        """Files the commit about to run would include: staged ones, plus tracked changes with -a.
+        """Files the commit about to run would include: staged ones, plus tracked changes with -a
+        (after Gemini's shell tool ran it, the files of the commit it made, too).
 
         Asked only when a commit rule names files; one `git status`, spawned without importing
         subprocess (≈ 5 ms).
@@ -548,6 +549,9 @@ class Hook:
                 if staged not in " ?!" or (with_all and unstaged in "MDT") or \
                         (unstaged != " " and any(_covers(spec, path) for spec in specs)):
                     self._commit.add(path)
+            if self.event == "AfterTool":  # Gemini answers once the command has run: its commit is HEAD's
+                files = run_git(self.worktree, ["diff-tree", "--no-commit-id", "--name-only", "-r", "-z", "HEAD"])
+                self._commit.update(p for p in files.decode("utf-8", "surrogateescape").split("\0") if p)
         return self._commit
 
     def finish(self) -> None:
