@@ -322,6 +322,18 @@ def test_gemini_shell_commands_are_read_from_the_folder_its_tool_runs_them_in(gm
     assert ritual not in committed.active
 
 
+def test_an_entry_that_comes_in_during_a_gemini_session_reaches_it_once(gm):
+    """Gemini reads the repository block from GEMINI.md as it starts; a law recorded during the
+    session comes at its next moment, once, and what GEMINI.md held is not repeated."""
+    gm.gitmem("init", "--agent", "gemini")
+    law = add_entry(gm, "law", "Use tabs.")
+    assert not gemini_hook(gm.path, "BeforeAgent", prompt="tidy the readme")  # GEMINI.md has the law
+    later = add_entry(gm, "law", "All money amounts are integer cents.")
+    arrived = gemini_hook(gm.path, "BeforeAgent", prompt="now the invoices")
+    assert arrived.active == [later] and law not in arrived.text
+    assert not gemini_hook(gm.path, "BeforeAgent", prompt="and the receipts")
+
+
 def test_gemini_gets_a_files_commit_entries_after_its_shell_tool_made_the_commit(gm):
     """Gemini answers a commit only after it ran (AfterTool): the work tree is clean by then, so
     what the commit held is read from the commit it made."""

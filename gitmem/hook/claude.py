@@ -333,6 +333,14 @@ class Hook:
             self._after_edit()
         return ""
 
+    def _read_gemini_md(self, record: SessionRecord) -> None:
+        """Gemini CLI reads the repository block from GEMINI.md as its session starts (no hook
+        delivers it): its first moment takes those entries as known, so what comes in later is
+        announced once, and the withdrawals GEMINI.md lists are not announced again."""
+        if not isinstance(record.get("known"), list):
+            today = time.strftime("%Y-%m-%d", time.gmtime(self.now))
+            record["known"] = delivery_rules.session_start_ids(self.rules, today)
+
     def _tool_cues(self) -> list[delivery_rules.Cue]:
         tool = _text(self.payload.get("tool_name"))  # anything but a string names no tool
         tool_input = self.payload.get("tool_input")
@@ -406,6 +414,8 @@ class Hook:
                  seed: Callable[[SessionRecord], None] | None = None,
                  limit: int = delivery_rules.MAX_CONTEXT_CHARS) -> str:
         rules = self.rules
+        if seed is None and self.event in GEMINI_EVENTS:
+            seed = self._read_gemini_md
         with shown.Locked(self.state, self.record_key) as locked:
             if reset:
                 locked.reset()
