@@ -1154,11 +1154,11 @@ _MEMORY_SAMPLES = (".gitmem/entries/20260101-00000000.yaml", ".gitmem/config.yam
 def _pathspec_matches_memory(word: str) -> bool:
     """Whether a git pathspec glob (`'*gitmem*'`, `'*/entries/*'`, `':(glob)**/*.yaml'`) matches
     memory's files: git's `*` crosses folders (fnmatch's does too)."""
-    import fnmatch
-
     pattern = word.partition(")")[2] if word.startswith(":(") else word
     if not any(ch in pattern for ch in "*?[") or _literal_letters(pattern) < 3:
         return False  # `*` alone: the shell's, or everything: no word of memory's in it
+    import fnmatch  # only for a glob (the hook's path imports nothing it can do without)
+
     patterns = (pattern, pattern.replace("**/", ""))
     return any(fnmatch.fnmatchcase(sample, p) for sample in _MEMORY_SAMPLES for p in patterns)
 
