@@ -246,8 +246,13 @@ def set_merge_driver(repo: RepoPaths, name: str, command: str, description: str,
     if missing:
         info.parent.mkdir(parents=True, exist_ok=True)
         separator = "\n" if lines and not lines[-1].endswith("\n") else ""
+        if not info.exists() or separator:  # what uninstall undoes, to give the file back as it was
+            config_set(repo.worktree, INFO_ATTRIBUTES_KEY, "created" if not info.exists() else "newline")
         info.write_text("".join(lines) + separator + "".join(missing), encoding="utf-8")
     return changed
+
+
+INFO_ATTRIBUTES_KEY = "gitmem.infoAttributes"  # set_merge_driver created .git/info/attributes, or ended its last line
 
 
 def unset_merge_driver(repo: RepoPaths, name: str, attributes: Sequence[str]) -> bool:
@@ -260,7 +265,14 @@ def unset_merge_driver(repo: RepoPaths, name: str, attributes: Sequence[str]) ->
         lines = info.read_text(encoding="utf-8").splitlines(keepends=True)
         kept = [line for line in lines if line not in attributes]
         if kept != lines:
-            info.write_text("".join(kept), encoding="utf-8")
+            added = config_get(repo.worktree, INFO_ATTRIBUTES_KEY)
+            text = "".join(kept)
+            if added == "created" and not text:
+                info.unlink()
+            else:
+                info.write_text(text[:-1] if added == "newline" and text.endswith("\n") else text, encoding="utf-8")
+            if added:
+                config_unset(repo.worktree, INFO_ATTRIBUTES_KEY)
     return was_set
 
 

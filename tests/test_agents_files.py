@@ -315,7 +315,7 @@ def test_gemini_shell_commands_are_read_from_the_folder_its_tool_runs_them_in(gm
     subprocess.run(["git", "init", "-q", str(other)], check=True)
     ran = gemini_hook(gm.path, "AfterTool", tool_name="run_shell_command",
                       tool_input={"command": "pytest test_b.py", "dir_path": "src"}, tool_response={"llmContent": ""})
-    assert ran.active == [hazard]
+    assert ran.active == [hazard] and "About the command that just ran" in ran.text
     committed = gemini_hook(gm.path, "AfterTool", tool_name="run_shell_command",
                             tool_input={"command": "git commit -m wip", "dir_path": str(other)},
                             tool_response={"llmContent": ""})
@@ -346,6 +346,7 @@ def test_gemini_gets_a_files_commit_entries_after_its_shell_tool_made_the_commit
     committed = gemini_hook(gm.path, "AfterTool", tool_name="run_shell_command",
                             tool_input={"command": "git commit -am 'tweak g'"}, tool_response={"llmContent": ""})
     assert hazard in committed.active
+    assert "About the commit just made" in committed.text and "Before this commit" not in committed.text
 
 
 

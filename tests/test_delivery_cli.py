@@ -157,4 +157,4 @@ def test_agents_md_sections_of_two_branches_merge_without_conflict(gm):
     # uninstall takes the driver away with the hooks
     gm.gitmem("uninstall")
     assert gm.git("config", "--get", "merge.gitmem-agents-md.driver", check=False) == ""
-    assert "gitmem" not in (gm.path / ".git/info/attributes").read_text()
+    assert not (gm.path / ".git/info/attributes").exists()  # init made it, uninstall took it away

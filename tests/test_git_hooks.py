@@ -186,7 +186,7 @@ def test_existing_user_hook_still_runs_and_can_still_block(repo):
     assert stat.S_IMODE(hook.stat().st_mode) & 0o111
     assert not (repo.path / ".git/hooks/post-merge").exists()
     assert repo.git("config", "--get", "diff.gitmem.textconv", check=False) == ""
-    assert (repo.path / ".git/info/attributes").read_text() == "*.bin binary\n"
+    assert (repo.path / ".git/info/attributes").read_text() == "*.bin binary"  # as it was: no newline
 
 
 def test_hooks_other_tools_put_over_the_stub_are_each_kept(repo):

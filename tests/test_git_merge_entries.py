@@ -259,6 +259,7 @@ def test_init_configures_the_driver_and_uninstall_removes_it(repo):
     assert "gitmem-entries" not in (repo.path / ".git/info/attributes").read_text()
     repo.gitmem("uninstall")
     assert repo.git("config", "--get-regexp", "^merge\\.gitmem-entries\\.", check=False) == ""
+    assert not (repo.path / ".git/info/attributes").exists()  # init made it: uninstall takes it away
 
 
 def test_an_entry_rewritten_in_place_is_rechecked(app_repo):

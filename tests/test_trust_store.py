@@ -104,6 +104,10 @@ def test_check_fails_on_a_crafted_id_and_an_overlong_body(gm):
     assert "at most 1000" in proc.stdout
     start = ClaudeCode(gm.path, "s1").start("startup")
     assert "word word" not in start.text  # over-long: withheld
+    assert "Use spaces" not in start.text  # not gitmem's id: withheld before any check ran
+    worded = "Always-run-setup.sh-before-tests"
+    gm.write(f".gitmem/entries/{worded}.yaml", entry_yaml(worded, "plain rule"))
+    assert "plain rule" not in ClaudeCode(gm.path, "s2").start("startup").text
 
 
 def test_an_id_from_a_crafted_file_name_injects_nothing(gm):

@@ -293,19 +293,21 @@ class Cue:
     path: repository-relative file for read/edit. narrow: the edit names a region (Edit,
     MultiEdit), so symbol anchors are checked against it. text: the command for run/commit,
     the prompt for prompt. bases: absolute folders a command's relative words are read from (where
-    it runs, and where its `cd`s lead).
+    it runs, and where its `cd`s lead). done: the command (or the read, the edit) has already
+    run (Gemini CLI answers after its tools): the header says so.
     """
 
-    __slots__ = ("_tokens", "bases", "event", "narrow", "path", "source", "text")
+    __slots__ = ("_tokens", "bases", "done", "event", "narrow", "path", "source", "text")
 
     def __init__(self, event: str, path: str | None = None, *, narrow: bool = False,
-                 text: str = "", source: str | None = None, bases: tuple[str, ...] = ()) -> None:
+                 text: str = "", source: str | None = None, bases: tuple[str, ...] = (), done: bool = False) -> None:
         self.event = event
         self.path = path
         self.narrow = narrow
         self.text = text
         self.source = source
         self.bases = bases
+        self.done = done
         self._tokens: set[str] | None = None
 
     def tokens(self, worktree: str | None = None) -> set[str]:
@@ -554,8 +556,10 @@ def retraction_line(entry_id: str, entry: RetiredEntry) -> str:
 
 def situation(cue: Cue) -> str | None:
     """What the moment is, as the start of a section header (None at session start)."""
-    if cue.event in ("read", "edit"):
-        return f"Before you touch {quoted(_shown(cue.path or ''))}"  # a file name may hold anything but / and NUL
+    if cue.event in ("read", "edit"):  # a file name may hold anything but / and NUL
+        return f"{'About' if cue.done else 'Before you touch'} {quoted(_shown(cue.path or ''))}"
+    if cue.done:
+        return {"run": "About the command that just ran", "commit": "About the commit just made"}.get(cue.event)
     return {"run": "Before this command runs", "commit": "Before this commit",
             "prompt": "About this request"}.get(cue.event)
 

@@ -359,7 +359,7 @@ class Hook:
             if tool == "PowerShell":  # Windows paths: tests\test_db.py names tests/test_db.py
                 command = command.replace("\\", "/")
             return [delivery_rules.Cue("commit" if self._commits_here(command) else "run", text=command,
-                                       bases=self._walk(command)[0])]
+                                       bases=self._walk(command)[0], done=self.event == "AfterTool")]
         if tool == PATCH_TOOL:
             return [delivery_rules.Cue("edit", path, narrow=path in self._patch) for path in self._patched_paths()]
         if tool not in FILE_TOOLS:
@@ -369,7 +369,7 @@ class Hook:
             return []
         if tool == "Read" and path in compiled.symbol_anchored_paths(self.rules):
             self._fresh_ranges(path)  # refreshed if stale, ready for the edit that usually follows
-        return [delivery_rules.Cue(FILE_TOOLS[tool], path, narrow=tool in REGION_TOOLS)]
+        return [delivery_rules.Cue(FILE_TOOLS[tool], path, narrow=tool in REGION_TOOLS, done=self.event == "AfterTool")]
 
     def _patched_paths(self) -> list[str]:
         """Repository-relative files an apply_patch names; updates keep their hunks for narrowing."""
