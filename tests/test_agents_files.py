@@ -302,6 +302,10 @@ def test_gemini_gets_the_repository_block_in_gemini_md_and_anchored_entries_afte
     assert not gemini_hook(gm.path, "AfterTool", tool_name="read_file", tool_input={"file_path": path},
                            tool_response={"llmContent": SOURCE})
     assert gemini_hook(gm.path, "BeforeAgent", prompt="please tidy src/b.py").active == [prompt_law]
+    # Gemini compresses its context: what hooks added goes with it, so it comes again
+    assert not gemini_hook(gm.path, "PreCompress", trigger="auto")
+    assert gemini_hook(gm.path, "AfterTool", tool_name="read_file", tool_input={"file_path": path},
+                       tool_response={"llmContent": SOURCE}).active == [hazard]
     assert own_errors(gm.path) == ""
 
 

@@ -64,7 +64,8 @@ if TYPE_CHECKING:
         tool_input: object
 
 HANDLED = ("SessionStart", "SubagentStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop",
-           "SessionEnd", "AfterTool", "BeforeAgent", "BeforeTool", "AfterAgent")
+           "SessionEnd", "AfterTool", "BeforeAgent", "BeforeTool", "AfterAgent", "PreCompress")
+GEMINI_COMPRESS = "PreCompress"  # Gemini CLI is about to compress its context (nothing is answered)
 # Gemini CLI: context can be added after a tool ran (AfterTool) and to a prompt (BeforeAgent);
 # its tools by their Claude Code names. Answers keep Gemini's event name.
 GEMINI_EVENTS = {"AfterTool": "PreToolUse", "BeforeAgent": "UserPromptSubmit"}
@@ -317,6 +318,14 @@ class Hook:
             return self._deliver(delivery_rules.Cue("session-start", source=source), reset=source != "resume")
         if self.event == "SubagentStart":  # a fresh context: the subagent gets the repository block
             return self._deliver(delivery_rules.Cue("session-start", source="subagent"), reset=True)
+        if self.event == GEMINI_COMPRESS:
+            # What hooks put in the context goes with the compression (GEMINI.md stays): entries are
+            # delivered again at their next moments, as after Claude Code's compaction.
+            with shown.Locked(self.state, self.record_key) as locked:
+                locked.reset()
+                self._read_gemini_md(locked.record)
+                locked.save()
+            return ""
         event = GEMINI_EVENTS.get(self.event, self.event)
         if event == "UserPromptSubmit":
             return self._deliver(delivery_rules.Cue("prompt", text=_text(self.payload.get("prompt")) or ""))

@@ -53,7 +53,8 @@ GEMINI_HOOKS: list[hooks_json.Group] = [
                       "description": "gitmem: the repository's memory for the file or prompt at hand"})
     for event, matcher in (("AfterTool", "read_file|write_file|replace|run_shell_command"), ("BeforeAgent", None),
                            ("BeforeTool", "write_file|replace|run_shell_command"),  # refuses writes to memory
-                           ("AfterAgent", None), ("SessionEnd", None))]  # the turn is over: the writer reads it
+                           ("AfterAgent", None), ("SessionEnd", None),  # the turn is over: the writer reads it
+                           ("PreCompress", None))]  # the context is compressed: entries come again
 
 # Agents whose files gitmem owns wholly: (folder, name suffix, the files for the store's rules).
 OWNED: dict[str, tuple[str, str, Callable[[delivery_rules.CompiledRules, float | None], dict[str, str]]]] = {
