@@ -132,7 +132,6 @@ def _stage_outcomes(repo: RepoPaths, outcomes: Sequence[Outcome],
 def pre_commit(repo: RepoPaths) -> None:
     from gitmem import git
     from gitmem.githooks.recheck import Snapshot, landed, recheck
-    from gitmem.githooks.review import ENTRIES_PREFIX
     from gitmem.store import index
 
     if not git.has_head(repo.worktree):
@@ -155,9 +154,7 @@ def pre_commit(repo: RepoPaths) -> None:
     # merge's or a conflicted pick's are checked after the commit, from the side they came from.
     done = {o.entry.id for o in outcomes}
     known_side = any((repo.git_dir / name).exists() for name in ("MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD"))
-    added = set() if known_side else {
-        c.path[len(ENTRIES_PREFIX):-len(".yaml")] for c in changes
-        if c.status in ("A", "C") and c.path.startswith(ENTRIES_PREFIX) and c.path.endswith(".yaml")}
+    added = set() if known_side else _entry_ids(changes, ("A", "C"))
     outcomes += landed([e for e in entries if e.id in added and e.id not in done], committing, "this commit")
     if outcomes:
         staged = _stage_outcomes(repo, outcomes, {e.id: e for e in entries})
@@ -167,6 +164,14 @@ def pre_commit(repo: RepoPaths) -> None:
         if os.path.basename(os.environ.get("GIT_INDEX_FILE", "")).startswith("next-index-"):
             fastjson.write_file(os.path.join(_local(repo), PARTIAL_COMMIT),
                                 {"paths": [*staged, *refreshed], "sets": staged})
+
+
+def _entry_ids(changes: Sequence[Change], statuses: tuple[str, ...]) -> set[str]:
+    """Ids of the entry files `changes` give one of `statuses` (A, M, R, C as git names them)."""
+    from gitmem.githooks.review import ENTRIES_PREFIX
+
+    return {c.path[len(ENTRIES_PREFIX):-len(".yaml")] for c in changes
+            if c.status in statuses and c.path.startswith(ENTRIES_PREFIX) and c.path.endswith(".yaml")}
 
 
 PARTIAL_COMMIT = "partial-commit.json"  # files pre-commit staged into a partial commit's index
@@ -408,7 +413,6 @@ def _brought_in(repo: RepoPaths, base: str, head: str, entries: Sequence[Entry],
     (`git am`, or a pick whose commit is not known), against the code it landed on."""
     from gitmem import git
     from gitmem.githooks.recheck import Snapshot, landed, recheck
-    from gitmem.githooks.review import ENTRIES_PREFIX
 
     parents = git.git_text(repo.worktree, "rev-list", "--parents", "-n", "1", head, check=False).split()[1:]
     if brought_from:
@@ -420,8 +424,7 @@ def _brought_in(repo: RepoPaths, base: str, head: str, entries: Sequence[Entry],
         sides = [onto] if onto and onto != base else []
     else:
         sides = []
-    arrived = {c.path[len(ENTRIES_PREFIX):-len(".yaml")] for c in changes
-               if c.status in ("A", "M", "R", "C") and c.path.startswith(ENTRIES_PREFIX) and c.path.endswith(".yaml")}
+    arrived = _entry_ids(changes, ("A", "M", "R", "C"))
     found: list[tuple[str, Outcome]] = []
     for side in sides:
         theirs = [e for e in entries if e.id in arrived and e.id not in done and e.active and e.anchor]

@@ -342,13 +342,16 @@ class Hook:
             self._after_edit()
         return ""
 
-    def _read_gemini_md(self, record: SessionRecord) -> None:
+    def _read_gemini_md(self, record: SessionRecord) -> bool:
         """Gemini CLI reads the repository block from GEMINI.md as its session starts (no hook
         delivers it): its first moment takes those entries as known, so what comes in later is
-        announced once, and the withdrawals GEMINI.md lists are not announced again."""
-        if not isinstance(record.get("known"), list):
-            today = time.strftime("%Y-%m-%d", time.gmtime(self.now))
-            record["known"] = delivery_rules.session_start_ids(self.rules, today)
+        announced once, and the withdrawals GEMINI.md lists are not announced again. Whether the
+        record changed."""
+        if isinstance(record.get("known"), list):
+            return False
+        today = time.strftime("%Y-%m-%d", time.gmtime(self.now))
+        record["known"] = delivery_rules.session_start_ids(self.rules, today)
+        return True
 
     def _tool_cues(self) -> list[delivery_rules.Cue]:
         tool = _text(self.payload.get("tool_name"))  # anything but a string names no tool
@@ -423,13 +426,14 @@ class Hook:
                  seed: Callable[[SessionRecord], None] | None = None,
                  limit: int = delivery_rules.MAX_CONTEXT_CHARS) -> str:
         rules = self.rules
-        if seed is None and self.event in GEMINI_EVENTS:
-            seed = self._read_gemini_md
         with shown.Locked(self.state, self.record_key) as locked:
             if reset:
                 locked.reset()
+            seeded = seed is not None
             if seed is not None:
                 seed(locked.record)
+            elif self.event in GEMINI_EVENTS:  # saved only the once it changes the record
+                seeded = self._read_gemini_md(locked.record)
             result = delivery_rules.plan(rules, cue, locked.record, now=self.now, worktree=self.worktree,
                                   symbol_hit=self._symbol_hit, commit_paths=self._commit_paths,
                                   relevance=lambda: delivery_log.read_relevance(self.state), limit=limit)
@@ -439,7 +443,7 @@ class Hook:
                 locked.record["retracted"][entry_id] = cue.event
             if cue.event == "session-start" or result.known:
                 locked.record["known"] = result.known
-            if reset or seed is not None or result.active or result.retractions or cue.event == "session-start" \
+            if reset or seeded or result.active or result.retractions or cue.event == "session-start" \
                     or result.known:
                 locked.save()
         if result.active or result.retractions:

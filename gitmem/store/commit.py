@@ -422,7 +422,6 @@ def _where_it_lands(repo: RepoPaths, change: Change) -> tuple[Change, list[str]]
     branch it lands on never had it, a later commit removed or renamed it): re-anchored to the one
     declaration of its file with the same body, or else recorded retired, with a note saying why,
     rather than committed as true of code that is not there, or lost."""
-    from gitmem.code.anchors import split_anchor
     from gitmem.code.resolve import anchor_of, file_declarations, resolve
     from gitmem.errors import AnchorError
     from gitmem.store.entry import RETIRED_NOTE, Entry
@@ -446,10 +445,10 @@ def _where_it_lands(repo: RepoPaths, change: Change) -> tuple[Change, list[str]]
         except Exception:
             continue  # cannot tell (no grammar installed): committed as recorded
         entry = Entry.from_dict(data, f"{data.get('id')}.yaml")
+        file = str(anchor["path"])
         try:
-            file, _symbol = split_anchor(text)
             language, decls = file_declarations(repo.worktree, file)
-        except (AnchorError, ValueError):
+        except AnchorError:
             language, decls = None, []
         same = [d for d in decls if anchor.get("fingerprint") and d.fingerprint == anchor.get("fingerprint")]
         if len(same) == 1:
@@ -625,8 +624,7 @@ def stage(repo: RepoPaths, change: Change) -> None:
             warn_unmerged(fc.path, "staged", fc.changes or {})
         else:
             index_texts[fc.path] = carried
-    blobs = {path: git.git(repo.worktree, "hash-object", "-w", "--stdin", input=text.encode("utf-8")).decode().strip()
-             for path, text in index_texts.items()}
+    blobs = {path: str(r.create_blob(text.encode("utf-8"))) for path, text in index_texts.items()}
     git.git(repo.worktree, "update-index", "--index-info",
             input="".join(f"100644 {blob}\t{path}\n" for path, blob in blobs.items()).encode("utf-8"))
     for fc in change.files:
