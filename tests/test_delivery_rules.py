@@ -172,6 +172,14 @@ def test_expired_entries_stop_after_their_day():
     assert ids(compiled, START) == ["open", "today"]
 
 
+def test_an_entry_with_an_end_says_its_last_day():
+    # Files generated from the store outlive the day they were written (GEMINI.md, AGENTS.md...),
+    # so the line itself says how long it holds.
+    text = fired(rules(entry("temp", body="Freeze deploys.", expires="2099-01-31T00:00:00Z"), entry("open")), START).text
+    assert "- Law (until 2099-01-31): Freeze deploys. [temp]" in text
+    assert "until" not in text.split("[temp]")[1]
+
+
 def test_agent_entries_are_labelled_and_never_passed_off_as_the_developers():
     compiled = rules(entry("u", body="Use tabs."), entry("a", body="Prefer pathlib.", source="agent"))
     text = fired(compiled, START).text

@@ -536,7 +536,10 @@ def entry_line(entry_id: str, entry: ActiveEntry) -> str:
     anchor = entry.get("anchor")
     where = f" ({anchor[0]}::{anchor[1]})" if anchor and anchor[1] else f" ({anchor[0]})" if anchor else ""
     label = KIND_LABEL.get(entry["kind"], entry["kind"])
-    return f"- {label}{quoted(where)}: {_indent(entry['body'])} [{quoted(entry_id)}]"
+    # The last day is written out: text generated from the store (GEMINI.md, AGENTS.md, Cursor's and
+    # Copilot's rules) is only rewritten when memory changes, and a session can outlive the day.
+    until = f" (until {str(expires)[:10]})" if (expires := entry.get("expires")) else ""
+    return f"- {label}{quoted(where)}{until}: {_indent(entry['body'])} [{quoted(entry_id)}]"
 
 
 def retraction_line(entry_id: str, entry: RetiredEntry) -> str:
