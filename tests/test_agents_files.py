@@ -19,7 +19,7 @@ import pytest
 from delivery_support import Delivered, add_entry, own_errors, run_hooks
 from ruamel.yaml import YAML
 
-from gitmem.delivery.agents import content
+from gitmem.delivery.agents import content, jsonc
 
 SOURCE = "import os\n\n\ndef f(x):\n    return x + 1\n\n\ndef g(x):\n    return x * 2\n"
 COPILOT = ".github/instructions"
@@ -217,6 +217,60 @@ def test_uninstall_removes_generated_files_and_restores_what_was_there(repo, mon
     assert (repo.path / CURSOR / "style.mdc").exists()
     attributes = (repo.path / ".git/info/attributes")
     assert "gitmem-generated" not in (attributes.read_text() if attributes.exists() else "")
+
+
+GEMINI_SETTINGS_WITH_COMMENTS = """{
+  // the team's Gemini CLI settings (Gemini CLI reads and keeps comments)
+  "ui": {"theme": "GitHub"}, /* shared */
+  "hooks": {
+    "SessionStart": [{"hooks": [{"type": "command", "command": "echo team"}]}]
+  },
+  "general": {"vimMode": false} // last
+}
+"""
+
+
+def test_a_gemini_settings_file_with_comments_keeps_them(repo, monkeypatch):
+    monkeypatch.setenv("GITMEM_NO_DAEMON", "1")
+    repo.write(".gemini/settings.json", GEMINI_SETTINGS_WITH_COMMENTS)
+    repo.write("src/a.py", SOURCE)
+    repo.commit_all("initial")
+    assert "added gitmem's Gemini CLI hooks" in repo.gitmem("init", "--agent", "gemini").stdout
+    text = repo.read(".gemini/settings.json")
+    for kept in ("// the team's Gemini CLI settings", '"ui": {"theme": "GitHub"}, /* shared */',
+                 '"general": {"vimMode": false} // last'):
+        assert kept in text
+    hooks = jsonc.loads(text)["hooks"]
+    assert hooks["SessionStart"][0]["hooks"][0]["command"] == "echo team" and "AfterTool" in hooks
+    report = json.loads(repo.gitmem("status", "--json").stdout)["agents"]
+    gemini = next(a for a in report if a["agent"] == "gemini")
+    assert gemini["hooks"]["exact"] is True and gemini["hooks"]["problem"] is None
+    assert "Gemini CLI hooks" not in repo.gitmem("init").stdout  # idempotent: nothing to add
+    repo.gitmem("uninstall")
+    assert repo.read(".gemini/settings.json") == GEMINI_SETTINGS_WITH_COMMENTS
+
+
+@pytest.mark.parametrize("text, without", [
+    ('{\n  "a": 1, // keep\n  "hooks": {"X": []}\n}\n', '{\n  "a": 1 // keep\n}\n'),
+    ('{\n  "hooks": {"X": []}, // about hooks\n  "url": "http://x//y" /* z */\n}\n',
+     '{\n   // about hooks\n  "url": "http://x//y" /* z */\n}\n'),
+    ('{ /* only */ "hooks": {"X": []} }', '{ /* only */  }'),
+])
+def test_json_with_comments_loses_one_member_and_nothing_else(text, without):
+    assert jsonc.remove_member(text, "hooks") == without
+    assert "hooks" not in jsonc.loads(without)
+    back = jsonc.replace_member(without, "hooks", {"X": []})
+    assert jsonc.loads(back) == jsonc.loads(text) and jsonc.strip_comments(back) != back
+
+
+def test_a_comment_inside_gemini_hooks_is_not_dropped(repo, monkeypatch):
+    monkeypatch.setenv("GITMEM_NO_DAEMON", "1")
+    commented = '{\n  "hooks": { // ours\n    "SessionStart": []\n  }\n}\n'
+    repo.write(".gemini/settings.json", commented)
+    repo.commit_all("initial")
+    out = repo.gitmem("init", "--agent", "gemini", check=False)
+    assert "holds comments gitmem would lose" in out.stdout + out.stderr
+    assert repo.read(".gemini/settings.json") == commented
 
 
 def test_dropping_an_agent_takes_its_files_down(gm):

@@ -293,7 +293,7 @@ def report(repo: RepoPaths, now: float | None = None) -> list[AgentReport]:
             hooks = _hooks_report(repo, CODEX_FILE, CODEX_HOOKS)
         elif name == "gemini" and rules is not None:
             files.append(_section_state(repo, generated.GEMINI_FILE, generated.gemini_section(rules, now)))
-            hooks = _hooks_report(repo, GEMINI_SETTINGS, GEMINI_HOOKS)
+            hooks = _hooks_report(repo, GEMINI_SETTINGS, GEMINI_HOOKS, comments=True)
         elif name == "agents-md" and rules is not None:
             files.append(_section_state(repo, agents_md.FILE_NAME, agents_md.render_section(rules)))
         elif name in OWNED and rules is not None:
@@ -334,8 +334,9 @@ def _section_state(repo: RepoPaths, rel: str, section: str) -> FileState:
     return {"path": rel, "state": "current" if text[start:after] == section else "stale"}
 
 
-def _hooks_report(repo: RepoPaths, rel: str, groups: list[hooks_json.Group]) -> HookReport:
-    st = hooks_json.status(repo, rel, groups)
+def _hooks_report(repo: RepoPaths, rel: str, groups: list[hooks_json.Group], *,
+                  comments: bool = False) -> HookReport:
+    st = hooks_json.status(repo, rel, groups, comments=comments)
     return {"file": rel, "exact": not st["missing"] and not st["altered"] and not st["problem"],
             "missing": st["missing"], "altered": st["altered"], "shim": _shim_present(repo),
             "problem": st["problem"]}
@@ -409,11 +410,12 @@ def _generated_remove(folder: str, suffix: str) -> Callable[[RepoPaths], list[st
 
 def _gemini_install(repo: RepoPaths) -> list[str]:
     done = [f"wrote gitmem's section of {path}" for path in refresh(repo, ["gemini"])]
-    return done + hooks_json.install(repo, GEMINI_SETTINGS, GEMINI_HOOKS, "Gemini CLI")
+    return done + hooks_json.install(repo, GEMINI_SETTINGS, GEMINI_HOOKS, "Gemini CLI", comments=True)
 
 
 def _gemini_remove(repo: RepoPaths) -> list[str]:
-    return _remove_section(repo, generated.GEMINI_FILE) + hooks_json.uninstall(repo, GEMINI_SETTINGS, "Gemini CLI")
+    return _remove_section(repo, generated.GEMINI_FILE) + \
+        hooks_json.uninstall(repo, GEMINI_SETTINGS, "Gemini CLI", comments=True)
 
 
 def _agents_md_install(repo: RepoPaths) -> list[str]:

@@ -1,6 +1,8 @@
 """gitmem's entries in another agent's JSON hook settings (Codex `.codex/hooks.json`, Gemini CLI
 `.gemini/settings.json`): both use Claude Code's layout, `{"hooks": {EVENT: [{"matcher": ...,
-"hooks": [{"type": "command", "command": ...}]}]}}`.
+"hooks": [{"type": "command", "command": ...}]}]}}`. Gemini CLI's file may hold comments
+(`comments=True`): gitmem then rewrites its "hooks" member alone, and every other byte stays
+(gitmem.delivery.agents.jsonc).
 
 The command names no path of this machine: it asks git for the common git dir from the cwd the
 agent runs hooks in (the repository, or a linked worktree of it) and runs the same
@@ -13,11 +15,13 @@ as gitmem wrote it, goes back to exactly what was there (gitmem.delivery.agents.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any, TypedDict
 
+from gitmem.base.files import read_plain
 from gitmem.base.paths import RepoPaths
 from gitmem.delivery import NotInstalled
-from gitmem.delivery.agents import owned
+from gitmem.delivery.agents import jsonc, owned
 from gitmem.delivery.claude_settings import (
     has_gitmem_hook,
     parse_settings,
@@ -47,8 +51,39 @@ def with_hooks(settings: Settings, groups: list[Group]) -> Settings | None:
     return with_groups(settings, wanted)
 
 
-def installed_events(repo: RepoPaths, rel: str) -> list[str]:
-    settings, _ = read_settings(repo.worktree / rel)
+def _parse(data: bytes | None, comments: bool) -> tuple[Settings, str | None]:
+    """The file's JSON object, as parse_settings reads it; with `comments`, JSON with comments."""
+    if not comments or data is None:
+        return parse_settings(data)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return {}, "it is not UTF-8"
+    return parse_settings(jsonc.strip_comments(text).encode("utf-8"))
+
+
+def _read(path: Path, comments: bool) -> tuple[Settings, str | None]:
+    if not comments:
+        return read_settings(path)
+    try:
+        return _parse(read_plain(path) if path.exists() else None, comments)
+    except OSError as exc:
+        return {}, f"it cannot be read ({exc.strerror})"
+
+
+def _serialised(current: bytes | None, settings: Settings, comments: bool) -> bytes | None:
+    """`settings` as the file's bytes: a file with comments keeps them, only its "hooks" member
+    rewritten (None when that member itself holds a comment gitmem would drop)."""
+    text = current.decode("utf-8") if comments and current is not None else ""
+    if not jsonc.has_comments(text):
+        return _dump(settings)
+    edited = jsonc.replace_member(text, "hooks", settings["hooks"]) if "hooks" in settings \
+        else jsonc.remove_member(text, "hooks")
+    return edited.encode("utf-8") if edited is not None else None
+
+
+def installed_events(repo: RepoPaths, rel: str, *, comments: bool = False) -> list[str]:
+    settings, _ = _read(repo.worktree / rel, comments)
     hooks = found if isinstance(found := settings.get("hooks"), dict) else {}
     return sorted(e for e, groups in hooks.items()
                   if isinstance(groups, list) and any(has_gitmem_hook(g) for g in groups))
@@ -61,10 +96,10 @@ class HookFileStatus(TypedDict):
     problem: str | None  # why the file cannot be read
 
 
-def status(repo: RepoPaths, rel: str, groups: list[Group]) -> HookFileStatus:
+def status(repo: RepoPaths, rel: str, groups: list[Group], *, comments: bool = False) -> HookFileStatus:
     """Which of gitmem's hooks `rel` holds exactly as `install` writes them. A command that merely
     names the shim (one a pull request rewrote to run something else first) is not gitmem's."""
-    settings, problem = read_settings(repo.worktree / rel)
+    settings, problem = _read(repo.worktree / rel, comments)
     hooks = found if isinstance(found := settings.get("hooks"), dict) else {}
     exact, missing, altered = [], [], []
     for event, matcher, handler in groups:
@@ -84,9 +119,9 @@ def _exactly(group: object, matcher: str | None, handler: dict[str, Any]) -> boo
                     for h in group["hooks"]))
 
 
-def install(repo: RepoPaths, rel: str, groups: list[Group], what: str) -> list[str]:
+def install(repo: RepoPaths, rel: str, groups: list[Group], what: str, *, comments: bool = False) -> list[str]:
     current = owned.read(repo, rel)
-    settings, problem = parse_settings(current)
+    settings, problem = _parse(current, comments)
     if problem:
         return [NotInstalled(f"left {rel} alone: {problem}; fix it and run `gitmem init` again")]
     merged = with_hooks(settings, groups)
@@ -94,30 +129,46 @@ def install(repo: RepoPaths, rel: str, groups: list[Group], what: str) -> list[s
         return [NotInstalled(f"left {rel} alone: its \"hooks\" is not an object of lists")]
     if merged == settings and current is not None:
         return []
-    owned.write(repo, rel, _dump(merged))
+    data = _serialised(current, merged, comments)
+    if data is None:
+        return [NotInstalled(f"left {rel} alone: its \"hooks\" holds comments gitmem would lose; "
+                             "move them out of it and run `gitmem init` again")]
+    owned.write(repo, rel, data)
     return [f"added gitmem's {what} hooks to {rel}"]
 
 
-def uninstall(repo: RepoPaths, rel: str, what: str) -> list[str]:
+def uninstall(repo: RepoPaths, rel: str, what: str, *, comments: bool = False) -> list[str]:
+    kept: list[str] = []
+
     def undo(now: bytes, before: bytes | None) -> bytes | None:
-        settings, problem = parse_settings(now)
+        settings, problem = _parse(now, comments)
         if problem:
             return now
         cleaned = without_gitmem_hooks(settings)
-        if before is not None and parse_settings(before)[0] == cleaned:
+        if before is not None and _parse(before, comments)[0] == cleaned:
             return before  # nothing but gitmem's part changed: the original bytes
-        return _dump(cleaned) if cleaned or before is not None else None
+        if not cleaned and before is None:
+            return None
+        data = _serialised(now, cleaned, comments)
+        if data is None:
+            kept.append(f"left {rel} alone: its \"hooks\" holds comments; remove gitmem's hooks by hand")
+        return now if data is None else data
 
     outcome = owned.restore(repo, rel, undo)
+    if kept:
+        return kept
     if outcome == "":  # not written from this machine (a teammate's commit): gitmem's part only
         current = owned.read(repo, rel)
-        settings, problem = parse_settings(current)
-        if current is None or problem or not installed_events(repo, rel):
+        settings, problem = _parse(current, comments)
+        if current is None or problem or not installed_events(repo, rel, comments=comments):
             return []
         cleaned = without_gitmem_hooks(settings)
         path = repo.worktree / rel
-        if cleaned:
-            path.write_bytes(_dump(cleaned))
+        data = _serialised(current, cleaned, comments)
+        if data is None:
+            return [f"left {rel} alone: its \"hooks\" holds comments; remove gitmem's hooks by hand"]
+        if cleaned or jsonc.has_comments(current.decode("utf-8")):
+            path.write_bytes(data)
         else:
             path.unlink()
             try:

@@ -1,0 +1,136 @@
+"""JSON with comments (Gemini CLI's settings.json): read it, and change one top-level member while
+every other byte, comments included, stays as the developer wrote it.
+
+Gemini CLI strips `//` and `/* */` comments before parsing its settings and keeps them when it
+writes them back; gitmem does the same for the one member it owns ("hooks"). The member's own
+value is written anew, so a comment inside it would be lost: `replace_member` refuses that
+(None) and the caller says so instead of rewriting.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+_DECODER = json.JSONDecoder()
+_SPACE = " \t\r\n"
+
+
+def strip_comments(text: str) -> str:
+    """`text` with each comment blanked (spaces; line breaks kept), so positions stay the same."""
+    out = list(text)
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == '"':  # a string: skip to its closing quote, past escapes
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+            i += 1
+        elif text.startswith("//", i):
+            end = text.find("\n", i)
+            end = n if end < 0 else end
+            out[i:end] = " " * (end - i)
+            i = end
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            out[i:end] = ["\n" if c == "\n" else " " for c in text[i:end]]
+            i = end
+        else:
+            i += 1
+    return "".join(out)
+
+
+def has_comments(text: str) -> bool:
+    return strip_comments(text) != text
+
+
+def loads(text: str) -> Any:
+    """The JSON value of `text`, comments ignored (ValueError when it is not JSON)."""
+    return json.loads(strip_comments(text))
+
+
+def _members(plain: str) -> tuple[int, int, dict[str, tuple[int, int, int]]]:
+    """In comment-free `plain` holding one JSON object: the positions of its `{` and `}`, and for each
+    top-level key, (where its member starts, where its value starts, where its value ends)."""
+    i = _skip(plain, 0)
+    if not plain.startswith("{", i):
+        raise ValueError("not a JSON object")
+    opening, i = i, _skip(plain, i + 1)
+    found: dict[str, tuple[int, int, int]] = {}
+    while not plain.startswith("}", i):
+        start = i
+        key, i = _DECODER.raw_decode(plain, i)
+        i = _skip(plain, i)
+        if not plain.startswith(":", i):
+            raise ValueError(f"expected ':' at {i}")
+        value_start = _skip(plain, i + 1)
+        _, value_end = _DECODER.raw_decode(plain, value_start)
+        found[str(key)] = (start, value_start, value_end)
+        i = _skip(plain, value_end)
+        if plain.startswith(",", i):
+            i = _skip(plain, i + 1)
+    return opening, i, found
+
+
+def _skip(text: str, i: int) -> int:
+    while i < len(text) and text[i] in _SPACE:
+        i += 1
+    return i
+
+
+def _line_indent(text: str, at: int) -> str:
+    line_start = text.rfind("\n", 0, at) + 1
+    return text[line_start:at] if not text[line_start:at].strip() else ""
+
+
+def _render(value: Any, indent: str) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n" + indent)
+
+
+def replace_member(text: str, key: str, value: Any) -> str | None:
+    """`text` with its top-level `key` set to `value` (added first when it has none); None when the
+    old value holds a comment, which writing the new one would drop."""
+    plain = strip_comments(text)
+    opening, _, found = _members(plain)
+    if key in found:
+        start, value_start, value_end = found[key]
+        if plain[value_start:value_end] != text[value_start:value_end]:
+            return None
+        return text[:value_start] + _render(value, _line_indent(text, start)) + text[value_end:]
+    first = _skip(plain, opening + 1)
+    indent = _line_indent(text, first) if found else "  "
+    member = f"{json.dumps(key)}: {_render(value, indent)}"
+    if found:
+        return text[:first] + member + ",\n" + indent + text[first:]
+    rest = text[opening + 1:]
+    return text[:opening + 1] + "\n" + indent + member + ("" if rest.startswith(("\n", "\r\n")) else "\n") + rest
+
+
+def remove_member(text: str, key: str) -> str | None:
+    """`text` without its top-level `key` (unchanged when it has none); None when the member holds
+    a comment."""
+    plain = strip_comments(text)
+    _, _, found = _members(plain)
+    if key not in found:
+        return text
+    start, value_start, value_end = found[key]
+    if plain[value_start:value_end] != text[value_start:value_end]:
+        return None
+    after = _skip(plain, value_end)
+    if plain.startswith(",", after):  # its own comma goes with it
+        return _cut(text, start, after + 1)
+    before = len(plain[:start].rstrip(_SPACE)) - 1  # the last member: the comma before it goes
+    cut = _cut(text, start, value_end)
+    return cut[:before] + cut[before + 1:] if plain[before] == "," else cut
+
+
+def _cut(text: str, start: int, end: int) -> str:
+    """`text` without [start, end), and without the line it leaves blank."""
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    line_end = len(text) if line_end < 0 else line_end
+    if not text[line_start:start].strip() and not text[end:line_end].strip() and line_end < len(text):
+        return text[:line_start] + text[line_end + 1:]
+    return text[:start] + text[end:]
