@@ -418,7 +418,7 @@ class GeminiChat:
     CLI's one document, rewritten whole after every message."""
 
     def __init__(self, path: Path, session: str) -> None:
-        self.path, self.messages = path, []
+        self.path, self.messages, self.made = path, [], 0
         self.lines = path.suffix == ".jsonl"
         self.head = {"sessionId": session, "projectHash": "9f" * 32, "startTime": "2026-12-01T10:00:00.000Z"}
         if self.lines:
@@ -436,7 +436,8 @@ class GeminiChat:
         self.path.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
 
     def add(self, kind: str, content: object, **extra: object) -> str:
-        message = {"id": f"m{len(self.messages)}", "timestamp": f"2026-12-01T10:{len(self.messages):02d}:00Z",
+        self.made += 1  # the CLI's ids are UUIDs: never one a rewound message had
+        message = {"id": f"m{self.made}", "timestamp": f"2026-12-01T10:{self.made:02d}:00Z",
                    "type": kind, "content": content, **extra}
         self.messages.append(message)
         if self.lines:
@@ -509,7 +510,9 @@ def test_a_gemini_chat_recording_reads_into_typed_turns(tmp_path, suffix):
 
 def test_a_gemini_line_recording_follows_changed_messages_rewinds_and_half_lines(tmp_path):
     """A message recorded again when it changes is read once, in its place, with its latest text; a
-    rewind takes that message and every later one away; a line caught mid-append is left out."""
+    rewind takes that message and every later one away, and a turn typed after it is numbered
+    after every turn recorded before it (the writer has judged those up to its watermark); a line
+    caught mid-append is left out."""
     from gitmem.writer import reader
 
     chat = GeminiChat(tmp_path / "session-2026-12-01T10-00-gem2.jsonl", "gem-2")
@@ -525,8 +528,10 @@ def test_a_gemini_line_recording_follows_changed_messages_rewinds_and_half_lines
         handle.write('{"id": "m9", "type": "user", "content": "half a li')
     assert [(t.index, t.user, t.assistant) for t in reader.read_turns(chat.path)] == [
         (0, "fyi: never call syncLedger() from a request handler", "Understood."),
-        (1, "from now on use the built-in fetch for every HTTP call", "Will do.")]
-    assert reader.last_turn_index(chat.path) == 1
+        (2, "from now on use the built-in fetch for every HTTP call", "Will do.")]
+    assert reader.last_turn_index(chat.path) == 2
+    # judged up to the typo before the rewind: the turn typed after it is still ahead
+    assert [t.index for t in reader.read_turns(chat.path, start=2)] == [2]
 
 
 def test_a_gemini_session_is_captured_with_the_real_model(gm, tmp_path, monkeypatch):

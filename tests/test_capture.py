@@ -334,6 +334,23 @@ def test_a_job_that_keeps_failing_is_parked_not_lost(paths, project, tmp_path, m
     assert queue.plan(paths) == 0
 
 
+def test_a_job_file_written_again_under_its_name_is_read_again(paths, project):
+    # The queue remembers the job files it read (a long backlog is read once); a file that is a
+    # new one under the same name (finished, then planned again) is read anew.
+    ready = os.path.join(queue.root(paths), "ready")
+    os.makedirs(ready, exist_ok=True)
+    first = queue.Job("s", 0, "/t.jsonl", queue.PRIORITY_PROMPT, enqueued=1.0)
+    path = os.path.join(ready, f"{first.key}.json")
+    queue._write_new(path, first.to_dict())
+    assert queue.pending(paths) == [first]
+    again = queue.Job("s", 0, "/t.jsonl", queue.PRIORITY_FINAL, enqueued=2.0, worktree=str(project.path))
+    os.unlink(path)
+    queue._write_new(path, again.to_dict())
+    assert queue.pending(paths) == [again]
+    os.unlink(path)
+    assert queue.pending(paths) == [] and path not in queue._READ
+
+
 def test_an_unreadable_job_file_is_set_aside_not_counted_as_waiting_forever(paths, project):
     ready = os.path.join(queue.root(paths), "ready")
     os.makedirs(ready, exist_ok=True)

@@ -53,9 +53,11 @@ def is_chat(path: str | os.PathLike[str]) -> bool:
     return first.startswith(b"{") and b'"sessionId"' in first and b'"projectHash"' in first
 
 
-def _replayed(raw: bytes) -> list[object]:
-    """The messages of a line-format recording, as the CLI itself loads them."""
+def _replayed(raw: bytes) -> tuple[list[object], dict[str, object]]:
+    """The messages of a line-format recording, as the CLI itself loads them, and every message
+    ever recorded in it (rewound ones too) by id, in the order each first appeared."""
     messages: dict[str, object] = {}
+    ever: dict[str, object] = {}
     for line in raw.splitlines():
         try:
             record = json.loads(line)
@@ -70,10 +72,12 @@ def _replayed(raw: bytes) -> list[object]:
                 del messages[key]
         elif isinstance(record.get("id"), str):
             messages[record["id"]] = record  # a later record of the same id: in the place it took
+            ever[record["id"]] = record
         elif isinstance(record.get("$set"), dict) and isinstance(record["$set"].get("messages"), list):
             listed = record["$set"]["messages"]
             messages = {str(m.get("id", n)) if isinstance(m, dict) else str(n): m for n, m in enumerate(listed)}
-    return list(messages.values())
+            ever.update(messages)
+    return list(messages.values()), ever
 
 
 def _text(content: object) -> str | None:
@@ -97,8 +101,12 @@ def _scan(path: str | os.PathLike[str], start: int) -> tuple[list[Turn], int]:
     if len(raw) > MAX_BYTES:
         return [], 0
     messages: object
+    numbers: dict[str, int] = {}  # message id of a typed prompt -> its turn index
     if os.fspath(path).endswith(".jsonl"):
-        messages = _replayed(raw)
+        messages, ever = _replayed(raw)
+        # A turn keeps the number it was first recorded with: one typed after a rewind comes after
+        # every turn the writer may already have judged, not in the place of the rewound ones.
+        numbers = {key: n for n, key in enumerate(k for k, m in ever.items() if _prompt(m) is not None)}
     else:
         try:
             data = json.loads(raw)
@@ -122,18 +130,25 @@ def _scan(path: str | os.PathLike[str], start: int) -> tuple[list[Turn], int]:
     for message in messages if isinstance(messages, list) else []:
         if not isinstance(message, dict):
             continue
-        kind = message.get("type")
-        text = _text(message.get("content"))
-        if kind == "user" and text is not None and _typed(text):
+        if (text := _prompt(message)) is not None:
             close()
+            index = numbers.get(str(message.get("id")), count) if numbers else count
             stamp = message.get("timestamp")
-            user = (count, text, stamp if isinstance(stamp, str) else None) if count >= start else None
+            user = (index, text, stamp if isinstance(stamp, str) else None) if index >= start else None
             replies = []
             count += 1
-        elif kind == "gemini" and user is not None and text is not None:
+        elif message.get("type") == "gemini" and user is not None and (text := _text(message.get("content"))):
             replies.append(text)
     close()
-    return turns, count
+    return turns, max(count, len(numbers))
+
+
+def _prompt(message: object) -> str | None:
+    """The text of a prompt the developer typed (None for anything else)."""
+    if not isinstance(message, dict) or message.get("type") != "user":
+        return None
+    text = _text(message.get("content"))
+    return text if text is not None and _typed(text) else None
 
 
 def read_turns(path: str | os.PathLike[str], *, start: int = 0) -> list[Turn]:

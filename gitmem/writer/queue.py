@@ -404,17 +404,37 @@ class Claim:
         self.release()
 
 
+# Jobs already read, by file path: (the file's identity, the job). A job file is written once and
+# never changed, so a writer working through a long backlog reads each file once, not once per
+# claim. Identity is inode, size and change time: a file system reuses a freed inode at once.
+_READ: dict[str, tuple[tuple[int, int, int], Job]] = {}
+
+
 def pending(repo: RepoPaths) -> list[Job]:
     """Ready jobs in priority order (Stop/SessionEnd first, then oldest first)."""
     ready = _dirs(repo)["ready"]
     jobs, broken = [], []
-    for name in _listdir(ready):
-        if name.endswith(".json"):
-            job = Job.from_dict(fastjson.read_file(os.path.join(ready, name)))
-            if job is not None:
-                jobs.append(job)
-            else:
-                broken.append(name[:-len(".json")])
+    try:
+        found = [e for e in os.scandir(ready) if e.name.endswith(".json") and not e.name.startswith(".")]
+    except FileNotFoundError:
+        found = []
+    for entry in found:
+        known = _READ.get(entry.path)
+        try:
+            info = entry.stat()
+        except OSError:
+            continue  # gone this instant: finished
+        identity = (info.st_ino, info.st_size, info.st_ctime_ns)
+        job = known[1] if known is not None and known[0] == identity else \
+            Job.from_dict(fastjson.read_file(entry.path))
+        if job is not None:
+            _READ[entry.path] = (identity, job)
+            jobs.append(job)
+        else:
+            broken.append(entry.name[:-len(".json")])
+    listed = {e.path for e in found}
+    for path in [p for p in _READ if p.startswith(ready + os.sep) and p not in listed]:
+        del _READ[path]  # finished: forget it
     for key in broken:  # job files are written whole: this one never will be; claim sets it aside in failed/
         held = claim(repo, key)
         if held is not None:
