@@ -243,8 +243,8 @@ def revoke(entry_id: str, reason: str) -> None:
 @reports_errors
 def check(mode: str | None, rev_range: str | None) -> None:
     """Check anchors and the gate; exits 1 when an active entry's anchor does not resolve, an
-    entry or the configuration is invalid, or an entry fails the gate (it is then never
-    delivered: remove it)."""
+    entry or the configuration is invalid, an entry fails the gate (it is then never
+    delivered: remove it), or gitmem's section of AGENTS.md or GEMINI.md has damaged markers."""
     from gitmem.store.yaml_files import config_problems
 
     memory = _memory()
@@ -263,7 +263,12 @@ def check(mode: str | None, rev_range: str | None) -> None:
     for entry, problem in problems:
         click.echo(escaped(f"{entry.id} ({entry.kind}) {problem}"))
     untrusted, incomplete = _gate_store(memory, head)
-    if config or problems or result.errors or untrusted or incomplete:
+    from gitmem.delivery.agents.channels import damaged_sections
+
+    damaged = damaged_sections(memory.repo)
+    for rel, why in damaged:
+        click.echo(f"{rel}: {why}: gitmem no longer updates its section; fix its markers by hand")
+    if config or problems or result.errors or untrusted or incomplete or damaged:
         sys.exit(1)
     click.echo("all anchors resolve; every entry passes the gate")
 
@@ -637,6 +642,8 @@ def _gate_status(repo: RepoPaths) -> dict[str, Any]:
 
 STATES = {"current": "current", "stale": "stale: regeneration would change it", "missing": "missing",
           "edited": "edited by hand: regeneration leaves it alone",
+          "damaged": "its gitmem:begin/gitmem:end lines are missing their pair, doubled or out of order: "
+                     "gitmem leaves it alone until they are fixed by hand",
           "unreadable": "unreadable (not a plain file, or too big): regeneration leaves it alone"}
 
 

@@ -110,8 +110,11 @@ def test_agents_md_follows_entries_that_arrive_by_merge_and_retire_by_commit(gm)
     gm.git("commit", "-q", "--amend", "--no-edit")
     gm.git("checkout", "-q", "main")
     gm.git("merge", "-q", "--no-ff", "-m", "merge feature", "feature")
-    assert theirs in gm.read("AGENTS.md")
-    gm.commit_all("refresh agents")
+    # rendered afresh and committed by gitmem: left in the work tree, it would stay out of every
+    # later commit as the developer's change
+    assert theirs in gm.git("show", "HEAD:AGENTS.md") and theirs in gm.read("AGENTS.md")
+    assert gm.git("log", "-1", "--format=%s").strip() == "gitmem: regenerate agent files after merge"
+    assert gm.git("status", "--porcelain") == ""
     # An entry in the block whose declaration a commit deletes leaves it in that same commit.
     pinned = add_entry(gm, "law", "g() must stay pure.", "--anchor", "src/a.py::g", "--on", "session-start")
     assert pinned in gm.read("AGENTS.md")
@@ -141,7 +144,7 @@ def test_agents_md_sections_of_two_branches_merge_without_conflict(gm):
         assert ours in text and theirs in text and gone not in text
         assert text.count(BEGIN) == 1 and text.count(END) == 1
     assert "up to date" in gm.gitmem("render", "--agents-md").stdout
-    gm.commit_all("entries in reading order")
+    assert gm.git("status", "--porcelain") == ""  # entries in reading order: gitmem's commit after the merge
     # The text outside the section still conflicts the way git would show it.
     gm.git("checkout", "-q", "-b", "other", "HEAD~1")
     gm.write("AGENTS.md", gm.read("AGENTS.md").replace("# Agents", "# Agents (other)"))
@@ -158,3 +161,48 @@ def test_agents_md_sections_of_two_branches_merge_without_conflict(gm):
     gm.gitmem("uninstall")
     assert gm.git("config", "--get", "merge.gitmem-agents-md.driver", check=False) == ""
     assert not (gm.path / ".git/info/attributes").exists()  # init made it, uninstall took it away
+
+
+def test_agents_md_with_damaged_markers_is_never_written_and_check_says_so(gm):
+    # The end marker deleted by hand and the developer's notes written below: pairing the begin
+    # marker with one gitmem appends would swallow them.
+    gm.gitmem("init", "--agent", "claude-code", "--agent", "agents-md")
+    gm.commit_all("agents section")
+    damaged = gm.read("AGENTS.md").replace(END + "\n", "") + "\n## Team notes\nRun make before pushing.\n"
+    gm.write("AGENTS.md", damaged)
+    add_entry(gm, "law", "Use tabs.")
+    add_entry(gm, "law", "Never log tokens.")
+    assert gm.read("AGENTS.md") == damaged
+    assert "left AGENTS.md alone: it holds a gitmem:begin line without its gitmem:end" in \
+        gm.gitmem("render", "--agents-md").stdout
+    assert "AGENTS.md  its gitmem:begin/gitmem:end lines are missing their pair" in gm.gitmem("status").stdout
+    check = gm.gitmem("check", check=False)
+    assert check.returncode == 1 and "AGENTS.md: it holds a gitmem:begin line without its gitmem:end" in check.stdout
+    # two sections: the second would keep a withdrawn rule in front of agents
+    gm.write("AGENTS.md", damaged.replace("## Team notes", END + "\n" + BEGIN + "\n- Law: old [x]\n" + END))
+    assert "more than one" in gm.gitmem("check", check=False).stdout
+
+
+def test_agents_md_markers_in_a_code_block_or_after_a_bom_are_read_as_they_are_meant(gm):
+    example = f"# Agents\n\nThe section looks like this:\n\n```markdown\n{BEGIN}\n...entries...\n{END}\n```\n"
+    gm.write("AGENTS.md", example)
+    gm.commit_all("agents")
+    law = add_entry(gm, "law", "Use tabs.")
+    gm.gitmem("render", "--agents-md")
+    text = gm.read("AGENTS.md")
+    assert text.startswith(example) and law in text[len(example):]  # the example stays an example
+    bom = "\ufeff" + text[text.rindex(BEGIN):]  # a Windows editor's byte-order mark before the section
+    gm.write("AGENTS.md", bom)
+    newer = add_entry(gm, "law", "Never log tokens.")
+    updated = gm.read("AGENTS.md")
+    assert updated.startswith("\ufeff" + BEGIN) and newer in updated and updated.count(BEGIN) == 1
+
+
+def test_agents_md_linked_out_of_the_repository_is_not_written_through(gm, tmp_path):
+    outside = tmp_path / "sibling-AGENTS.md"
+    outside.write_text(f"# another repository\n{BEGIN}\n{END}\n")
+    (gm.path / "AGENTS.md").symlink_to(outside)
+    gm.commit_all("shared agents file")
+    add_entry(gm, "law", "Use tabs.")
+    assert "a symbolic link" in gm.gitmem("render", "--agents-md").stdout
+    assert outside.read_text() == f"# another repository\n{BEGIN}\n{END}\n"

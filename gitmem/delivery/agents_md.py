@@ -101,21 +101,63 @@ def _is_end(line: str) -> bool:
     return line.rstrip() == END
 
 
-def find_section(text: str) -> tuple[int, int, int, int] | None:
-    """(start of the begin line, end of it, start of the end line, end of it incl. its newline)
-    of the managed section: markers count only on lines of their own, the end marker only after
-    a begin marker. None when there is no complete section."""
+Section = tuple[int, int, int, int]  # begin line start, its end, end line start, its end (incl. newline)
+_FENCES = ("```", "~~~")
+
+
+def _markers(text: str) -> list[tuple[bool, int, int]]:
+    """(is a begin marker, where its line starts, where it ends) for each marker line outside a
+    fenced code block (where a file shows the markers as an example); a byte-order mark before
+    the first line is not part of it."""
+    found: list[tuple[bool, int, int]] = []
     pos = 0
-    begin: tuple[int, int] | None = None
-    for bare in text.split("\n"):
-        after = min(pos + len(bare) + 1, len(text))
-        if begin is None:
-            if _is_begin(bare):
-                begin = (pos, after)
-        elif _is_end(bare):
-            return begin[0], begin[1], pos, after
-        pos += len(bare) + 1
-    return None
+    fence = ""
+    for n, raw in enumerate(text.split("\n")):
+        after = min(pos + len(raw) + 1, len(text))
+        line = raw[1:] if n == 0 and raw.startswith("\ufeff") else raw
+        start = pos + len(raw) - len(line)
+        pos += len(raw) + 1
+        opening = line.lstrip(" ")
+        if len(line) - len(opening) <= 3 and opening.startswith(_FENCES):
+            run = opening[:len(opening) - len(opening.lstrip(opening[0]))]
+            if not fence:
+                fence = run
+            elif run.startswith(fence) and not opening[len(run):].strip():
+                fence = ""
+            continue
+        if not fence and (_is_begin(line) or _is_end(line)):
+            found.append((_is_begin(line), start, after))
+    return found
+
+
+def _layout(text: str) -> tuple[Section | None, str | None]:
+    """The managed section, or why the file's markers make it unsafe to write (None, None: no
+    marker at all). Markers count only on lines of their own, outside code blocks."""
+    marks = _markers(text)
+    if not marks:
+        return None, None
+    begins = sum(begin for begin, _, _ in marks)
+    if len(marks) == 2 and marks[0][0] and not marks[1][0]:
+        (_, start, inner), (_, end, after) = marks
+        return (start, inner, end, after), None
+    if begins > 1 or len(marks) - begins > 1:
+        return None, "it holds more than one gitmem:begin or gitmem:end line"
+    if not begins:
+        return None, "it holds a gitmem:end line without its gitmem:begin"
+    if len(marks) == 1:
+        return None, "it holds a gitmem:begin line without its gitmem:end"
+    return None, "its gitmem:end line comes before its gitmem:begin"
+
+
+def find_section(text: str) -> Section | None:
+    """Where the managed section is; None when there is none or the markers are damaged."""
+    return _layout(text)[0]
+
+
+def section_problem(text: str) -> str | None:
+    """Why gitmem must not write the file's section (markers missing their pair, doubled, out of
+    order): the text between them may be the developer's. None when it may."""
+    return _layout(text)[1]
 
 
 def has_section(text: str) -> bool:
@@ -126,19 +168,27 @@ def write(repo: RepoPaths) -> str:
     """Create or update the managed section; returns what happened."""
     path = repo.worktree / FILE_NAME
     new_section = section(repo)
+    if path.is_symlink():  # its text may be another repository's, or anything outside this one
+        return f"left {FILE_NAME} alone: it is a symbolic link"
     if not path.exists():
-        path.write_text(new_section, encoding="utf-8")
+        files.write_atomic(path, new_section)
         return f"created {FILE_NAME} with gitmem's section"
     text = read_plain(path).decode("utf-8")
+    if problem := section_problem(text):
+        return f"left {FILE_NAME} alone: {problem}; fix its markers by hand"
     updated = replace_section(text, new_section)
     if updated == text:
         return f"{FILE_NAME} is up to date"
-    path.write_text(updated, encoding="utf-8")
+    files.write_atomic(path, updated)
     return f"updated gitmem's section of {FILE_NAME}"
 
 
 def replace_section(text: str, new_section: str) -> str:
-    found = find_section(text)
+    """`text` with `new_section` in place of its section (appended when it has none); `text` as
+    it is when its markers are damaged (section_problem)."""
+    found, problem = _layout(text)
+    if problem:
+        return text
     if found is None:
         separator = "" if not text or text.endswith("\n\n") else "\n" if text.endswith("\n") else "\n\n"
         return text + separator + new_section

@@ -373,10 +373,12 @@ def after_history_change(repo: RepoPaths, base: str | None, what: str, finishing
         return
     before: dict[str, Entry] = {}
     outcomes: list[Outcome] = []
+    store_changed = False
     if base and base != head:
         entries = _entries(repo)
         before.update((e.id, e) for e in entries)
         changes = git.changes_between(repo.worktree, base, head)
+        store_changed = any(c.path.startswith(".gitmem/") for c in changes)
         checked = [(base, o) for o in recheck(repo, entries, changes, Snapshot(repo, base), Snapshot(repo, head))]
         checked += _brought_in(repo, base, head, entries, changes, {o.entry.id for _, o in checked}, rewritten,
                                brought_from, what)
@@ -397,6 +399,8 @@ def after_history_change(repo: RepoPaths, base: str | None, what: str, finishing
                 before[outcome.entry.id] = was
     if outcomes:
         _commit_outcomes(repo, outcomes, before, head, what, finishing, defer)
+    elif store_changed and what == "merge":
+        _commit_regenerated(repo, what, finishing)
     index.current(repo)
     if outcomes or (base and base != head):  # an amend that changed no entry leaves all as it was
         _refresh_delivery(repo)
@@ -494,6 +498,21 @@ def _commit_outcomes(repo: RepoPaths, outcomes: Sequence[Outcome], before: Mappi
         retry_in_background(repo)
 
 
+
+
+def _commit_regenerated(repo: RepoPaths, what: str, finishing: Sequence[str]) -> None:
+    """A merge that brought entries in but changed no anchor: the files generated from the store
+    (AGENTS.md's and GEMINI.md's sections, Cursor's and Copilot's rules), which the merge driver
+    merged line by line, rendered afresh in a commit of gitmem's, as any memory change carries them.
+    Left in the work tree instead, they would stay out of every later commit as the developer's."""
+    from gitmem.store.commit import Change, record, retry_in_background
+
+    result = record(repo, Change(f"gitmem: regenerate agent files after {what}", []), finishing=finishing,
+                    quiet=0.0, wait=0.3)
+    if result.committed:
+        print(f"gitmem: {result.note}", file=sys.stderr)
+    elif result.pending:
+        retry_in_background(repo)
 
 
 def _restorations(repo: RepoPaths, rewritten: Sequence[str], head: str) -> list[tuple[Outcome, Entry]]:

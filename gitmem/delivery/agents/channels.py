@@ -69,7 +69,7 @@ MERGE_ATTRIBUTES = (f"/{generated.COPILOT_DIR}/gitmem*{generated.COPILOT_SUFFIX}
 
 class FileState(TypedDict):
     path: str
-    state: str  # current, stale, missing, edited, unreadable
+    state: str  # current, stale, missing, edited, damaged (section markers), unreadable
 
 
 class HookReport(TypedDict):
@@ -319,6 +319,23 @@ def _file_state(repo: RepoPaths, rel: str, wanted: str | None, committed: set[st
     return "edited" if _edited(repo, rel, current, committed) else "stale"
 
 
+def damaged_sections(repo: RepoPaths) -> list[tuple[str, str]]:
+    """(file, why) for each file gitmem keeps a section of (AGENTS.md, GEMINI.md) whose markers
+    are damaged: gitmem no longer updates it, and a second section may keep what was withdrawn."""
+    from gitmem.delivery import agents_md
+
+    found = []
+    for rel in (agents_md.FILE_NAME, generated.GEMINI_FILE):
+        try:
+            data = owned.read(repo, rel)
+        except OSError:
+            continue
+        problem = agents_md.section_problem(data.decode("utf-8", "replace")) if data is not None else None
+        if problem:
+            found.append((rel, problem))
+    return found
+
+
 def _section_state(repo: RepoPaths, rel: str, section: str) -> FileState:
     from gitmem.delivery import agents_md
 
@@ -327,6 +344,8 @@ def _section_state(repo: RepoPaths, rel: str, section: str) -> FileState:
     except OSError:
         return {"path": rel, "state": "unreadable"}
     text = current.decode("utf-8", "replace") if current is not None else ""
+    if agents_md.section_problem(text):
+        return {"path": rel, "state": "damaged"}
     found = agents_md.find_section(text)
     if found is None:
         return {"path": rel, "state": "missing"}

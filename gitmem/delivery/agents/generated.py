@@ -56,8 +56,13 @@ def gemini_section(rules: delivery_rules.CompiledRules, now: float | None = None
 
 
 def is_generated(text: str) -> bool:
-    """A file gitmem generated (its header sits right after the front matter)."""
-    return content.GENERATED in text[:2000]
+    """A file gitmem generated: its header comment is the line right after the front matter (a
+    file of the developer's that merely mentions gitmem's generated files is not one)."""
+    lines = text[:4000].lstrip("\ufeff").splitlines()
+    if not lines or lines[0].strip() != "---":
+        return False
+    close = next((n for n, line in enumerate(lines[1:], 1) if line.strip() == "---"), None)
+    return close is not None and close + 1 < len(lines) and lines[close + 1].startswith(f"<!-- {content.GENERATED} ")
 
 
 def _document(front: list[str], rules: delivery_rules.CompiledRules, scope: Scope) -> str:
