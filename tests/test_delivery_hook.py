@@ -330,6 +330,10 @@ def test_a_commit_in_another_repository_gets_none_of_this_ones_rituals(gm, tmp_p
     ("/usr/bin/git commit -m x", True), ("env FOO=1 git commit", True), ("timeout 60 git commit", True),
     ("nice git commit", True), ("if true; then git commit -m x; fi", True), ('git -C "my dir" commit', True),
     ("git --work-tree . commit", True),
+    # a shell of its own runs it
+    ("bash -c 'git commit -am wip'", True), ('sh -c "git add -A && git commit -m x"', True),
+    ("eval 'git commit -am wip'", True), ("timeout 60 bash -lc 'git commit'", True),
+    ("bash -c 'echo git commit'", False), ("bash -c \"bash -c 'git commit'\"", True),
 ])
 def test_git_commit_is_recognised_in_command_position(command, is_commit):
     from gitmem.hook.claude import is_git_commit

@@ -312,3 +312,54 @@ def test_withdrawals_at_session_start_keep_to_the_budget():
     assert result.retractions == ["old04", "old03", "old02", "old01", "old00"]  # the latest, oldest first
     assert "35 more recently withdrawn entries were left out" in result.text
     assert len(result.text) < 2600
+
+
+def _apply(record, result, cue):
+    """What the hook keeps of a moment (gitmem.hook.claude.Hook._deliver)."""
+    for entry_id in result.active:
+        record["delivered"][entry_id] = "session-start" if entry_id in result.wide else cue.event
+    if cue.event == "session-start" or result.known:
+        record["known"] = result.known
+    if result.owed is not None:
+        record["owed"] = result.owed
+
+
+def test_what_the_message_size_cut_comes_at_the_next_moment():
+    # A raised budget lets more through than one message holds: the note promises the rest.
+    laws = [entry(f"law{n:02d}", body=f"Rule {n}: " + "explain units and failure modes. " * 25) for n in range(16)]
+    compiled = rules(*laws, max_entries=50, max_chars=30000)
+    record = {"delivered": {}, "retracted": {}}
+    start = fired(compiled, START, record)
+    assert 0 < len(start.active) < 16 and "did not fit in this message; each comes at its next moment" in start.text
+    _apply(record, start, START)
+    later = fired(compiled, Cue("prompt", text="hi"), record)
+    assert sorted(start.active + later.active) == [f"law{n:02d}" for n in range(16)]
+    assert later.text.count(delivery_rules.START_USER_HEADER) == 1  # stated in earlier sessions, as at the start
+    _apply(record, later, Cue("prompt", text="hi"))
+    assert record["owed"] == [] and not fired(compiled, Cue("prompt", text="hi"), record).active
+
+
+def test_an_arrival_the_message_size_cut_arrives_again():
+    hazards = [entry(f"h{n:02d}", "hazard", body="Careful: " + "this is load-bearing. " * 20, anchor="src/a.py")
+               for n in range(30)]
+    big = entry("big", body="Never push to main. " * 45, created=iso(NOW))
+    record = {"delivered": {}, "retracted": {}}
+    _apply(record, fired(rules(*hazards), START, record), START)
+    compiled = rules(*hazards, big)  # the law came in during the session
+    read = fired(compiled, Cue("read", "src/a.py"), record)
+    assert "big" not in read.active and "big" not in read.known
+    _apply(record, read, Cue("read", "src/a.py"))
+    again = fired(compiled, Cue("prompt", text="hi"), record)
+    assert again.active == ["big"] and delivery_rules.ARRIVED_USER_HEADER in again.text
+
+
+def test_a_ritual_that_arrives_during_the_session_comes_once_more_at_its_moment():
+    record = {"delivered": {}, "retracted": {}}
+    _apply(record, fired(rules(entry("law")), START, record), START)
+    compiled = rules(entry("law"), entry("notes", "ritual", body="Update CHANGELOG.md with every commit."))
+    prompt = Cue("prompt", text="hi")
+    arrived = fired(compiled, prompt, record)
+    assert arrived.active == ["notes"] and delivery_rules.ARRIVED_USER_HEADER in arrived.text
+    _apply(record, arrived, prompt)
+    commit = Cue("commit", text="git commit -m x")
+    assert fired(compiled, commit, record, commit_paths=lambda: {"a.py"}).active == ["notes"]

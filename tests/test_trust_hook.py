@@ -547,3 +547,18 @@ def test_the_writer_still_records_in_an_agents_shell(gm, monkeypatch, tmp_path):
     outcome = turn_writer.process(paths, job, KeywordJudge(paths))
     assert [e.body for e in outcome.recorded] == ["Always use UTC in the database layer."]
     assert _count_entries(gm) == 1
+
+
+def test_what_the_hook_cannot_read_whole_is_refused_not_let_through(gm):
+    # `$($(…))` a thousand deep exhausts the parser: once logged and let through with the write after it
+    nested = "echo " + "$(" * 1000 + "x" + ")" * 1000 + "; rm .gitmem/entries/*.yaml"
+    assert "nested this deeply" in denied(pre_tool(gm, "Bash", command=nested))
+    assert denied(pre_tool(gm, "Bash", command="echo " + "$(" * 40 + "date" + ")" * 40)) is None
+    entry = str(gm.path / ".gitmem/entries/20260101-0a1b2c3d.yaml")
+    assert denied(pre_tool(gm, "Write", file_path=entry, content="x" * 9_000_000))  # once over the 8 MiB read
+    # larger than the hook reads: a tool call it cannot check is refused, whatever it writes
+    huge = {"session_id": "ro", "cwd": str(gm.path), "hook_event_name": "PreToolUse", "tool_name": "Write",
+            "tool_input": {"file_path": str(gm.path / "src/big.txt"), "content": "x" * (65 << 20)}}
+    [proc] = ClaudeCode(gm.path, "ro").raw(huge, "PreToolUse", "Write")
+    assert proc.returncode == 0
+    assert "larger than 64 MiB" in denied([json.loads(proc.stdout)])

@@ -338,7 +338,7 @@ class Cue:
 class Plan:
     """What one moment delivers: entry ids, retractions, what the budget left out, the text."""
 
-    __slots__ = ("active", "known", "left_out", "retractions", "text")
+    __slots__ = ("active", "known", "left_out", "owed", "retractions", "text", "wide")
 
     def __init__(self) -> None:
         self.active: list[str] = []
@@ -348,6 +348,12 @@ class Plan:
         # every entry for session start the session has been offered, shown or left out by the
         # budget (at its start, and as more came in): later cues deliver only what came in after
         self.known: list[str] = []
+        # session-start entries chosen but cut by the message's size, which the next moment brings
+        # (None: as the record has them)
+        self.owed: list[str] | None = None
+        # of `active`, those shown as the session start shows them (arrivals, what it owed): kept
+        # as delivered at session start, so a ritual among them comes once more at its moment
+        self.wide: list[str] = []
 
 
 # -- choosing -----------------------------------------------------------------------------
@@ -372,6 +378,7 @@ def plan(rules: CompiledRules, cue: Cue, record: SessionRecord, *, now: float, w
     retired = rules.get("retired") or {}
     recent = recent_retractions(rules, now)
     firing: list[str] = []  # what fires on this moment (none at session start)
+    owed: list[str] = []  # session-start entries an earlier message had no room for
     if cue.event == "session-start":
         chosen, result.left_out = session_start_selection(rules, today, relevance)
         result.known = chosen + result.left_out
@@ -381,6 +388,11 @@ def plan(rules: CompiledRules, cue: Cue, record: SessionRecord, *, now: float, w
         firing = [entry_id for entry_id, e in active.items()
                   if not expired(e, today) and fires(e, cue, worktree, symbol_hit, commit_paths)]
         chosen = list(firing)
+        stored: object = record.get("owed")
+        if isinstance(stored, list) and stored:
+            owed = [i for i in stored if isinstance(i, str) and i in active and i not in delivered
+                    and not expired(active[i], today) and i not in chosen]
+            chosen += owed
         known = record.get("known")
         if isinstance(known, list):  # what came in since the session started (a commit, a pull, the writer)
             seen = set(known)
@@ -400,8 +412,16 @@ def plan(rules: CompiledRules, cue: Cue, record: SessionRecord, *, now: float, w
     fresh = [i for i in chosen if i not in delivered or (
         i in firing and delivered[i] == "session-start" and active[i]["kind"] == "ritual")]
     text, shown, withdrawn = render(rules, cue, fresh, pending, left_out=len(result.left_out),
-                                    withdrawn_left_out=withdrawn_left_out, limit=limit, arrived=arrived)
+                                    withdrawn_left_out=withdrawn_left_out, limit=limit, arrived=arrived,
+                                    owed=owed)
     result.active, result.retractions, result.text = shown, withdrawn, text
+    result.wide = [i for i in shown if i in arrived or i in owed]
+    # What the message's size cut is owed to the next moment (the note says so): a session-start
+    # entry, under the session start's own headers; an arrival stays unknown, to arrive again.
+    if cue.event == "session-start" or owed:
+        result.owed = [i for i in fresh if i not in shown and (cue.event == "session-start" or i in owed)]
+    if arrived and any(i not in shown for i in arrived):
+        result.known = [i for i in result.known if i not in arrived or i in shown]
     return result
 
 
@@ -579,14 +599,16 @@ def section_headers(cue: Cue) -> tuple[str, str]:
 
 def render(rules: CompiledRules, cue: Cue, active_ids: list[str], retraction_ids: list[str], *,
            left_out: int = 0, withdrawn_left_out: int = 0, limit: int = MAX_CONTEXT_CHARS,
-           arrived: Collection[str] = ()) -> tuple[str, list[str], list[str]]:
+           arrived: Collection[str] = (), owed: Collection[str] = ()) -> tuple[str, list[str], list[str]]:
     """The text for the agent and the ids it really contains (the size limit may cut some, which
     a note then counts). `arrived`: repository-wide entries that came in during the session, under
-    headers of their own rather than the moment's."""
+    headers of their own rather than the moment's; `owed`: session-start entries an earlier message
+    had no room for, under the session start's headers."""
     active = rules.get("active") or {}
     retired = rules.get("retired") or {}
-    now = [i for i in active_ids if i not in arrived]
+    now = [i for i in active_ids if i not in arrived and i not in owed]
     late = [i for i in active_ids if i in arrived]
+    earlier = [i for i in active_ids if i in owed]
     shown_ids: list[str] = []
     withdrawn_ids: list[str] = []
     user_header, agent_header = section_headers(cue)
@@ -596,6 +618,8 @@ def render(rules: CompiledRules, cue: Cue, active_ids: list[str], retraction_ids
 
     sections = [(user_header, shown_ids, lines_of(now, True)),
                 (agent_header, shown_ids, lines_of(now, False)),
+                (START_USER_HEADER, shown_ids, lines_of(earlier, True)),
+                (AGENT_HEADER, shown_ids, lines_of(earlier, False)),
                 (ARRIVED_USER_HEADER, shown_ids, lines_of(late, True)),
                 (ARRIVED_AGENT_HEADER, shown_ids, lines_of(late, False)),
                 (RETRACTION_HEADER, withdrawn_ids, [(i, retraction_line(i, retired[i])) for i in retraction_ids])]

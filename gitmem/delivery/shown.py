@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         retracted: dict[str, str]  # entry id -> the event its withdrawal was announced on
         resets: NotRequired[int]  # times the context was emptied
         known: NotRequired[list[str]]  # every entry for session start offered to it, shown or not
+        owed: NotRequired[list[str]]  # session-start entries the message's size cut: the next moment brings them
 
 SESSIONS_DIR = "sessions"
 MAX_AGE_DAYS = 30

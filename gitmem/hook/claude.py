@@ -78,7 +78,13 @@ REGION_TOOLS = ("Edit", "MultiEdit")  # name the edited text, so symbol anchors 
 SHELL_TOOLS = ("Bash", "PowerShell")  # PowerShell: Claude Code on Windows
 PATCH_TOOL = "apply_patch"  # Codex CLI: tool_input.command holds the patch
 _GIT_NAMES = ("git", "git.exe")
-MAX_INPUT_BYTES = 8 * 1024 * 1024
+# An event larger than this is not read whole: a tool call that large is refused (its target
+# cannot be checked, and the agent stays read-only), any other event goes unanswered.
+MAX_INPUT_BYTES = 64 * 1024 * 1024
+TOO_LARGE = ("gitmem cannot check a tool call larger than 64 MiB for writes to the repository's memory "
+             "(.gitmem/); write it in smaller parts")
+NESTED_TOO_DEEP = ("gitmem cannot check a command nested this deeply for writes to the repository's memory "
+                   "(.gitmem/); run it in simpler steps")
 # commit's options whose value is the next word (git's own before the subcommand: readonly.GIT_VALUE_OPTIONS)
 _COMMIT_VALUE_OPTIONS = ("--message", "--file", "--reuse-message", "--reedit-message", "--author", "--date",
                          "--template", "--fixup", "--squash", "--cleanup", "--trailer", "--pathspec-from-file")
@@ -90,7 +96,12 @@ def main() -> int:
     payload: Payload | None = None
     hook: Hook | None = None
     try:
-        raw = sys.stdin.buffer.read(MAX_INPUT_BYTES)
+        raw = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
+        if len(raw) > MAX_INPUT_BYTES:
+            while sys.stdin.buffer.read(1 << 20):
+                pass  # the agent waits for its whole event to be read
+            _refuse_unread(raw)
+            return 0
         data = fastjson.loads(raw) if raw.strip() else None
         if not _is_payload(data):
             return 0
@@ -182,12 +193,20 @@ def _locate(payload: Payload) -> tuple[str, str, str] | None:
     return None
 
 
-def git_invocations(command: str) -> list[tuple[str | None, str, list[str]]]:
+def git_invocations(command: str, depth: int = 0) -> list[tuple[str | None, str, list[str]]]:
     """(the folder of `-C DIR` or None, the subcommand, its arguments) of each git command in
     command position: behind assignments, launchers (`sudo -u x`, `timeout 60`, `env A=1`), shell
-    keywords (`then git commit`), inside `$(…)`; `/usr/bin/git` too. `echo git commit` is none."""
-    return [found for segment in readonly.segments(command)
-            if (found := _git_invocation(readonly.command_words(segment))) is not None]
+    keywords (`then git commit`), inside `$(…)`, `bash -c '…'` and `eval`; `/usr/bin/git` too.
+    `echo git commit` is none."""
+    found: list[tuple[str | None, str, list[str]]] = []
+    for segment in readonly.segments(command):
+        words = readonly.command_words(segment)
+        inner = readonly.shell_code(words) if depth < readonly.MAX_DEPTH else None
+        if inner is not None:
+            found += git_invocations(inner, depth + 1)
+        elif (invocation := _git_invocation(words)) is not None:
+            found.append(invocation)
+    return found
 
 
 def _git_invocation(words: list[str]) -> tuple[str | None, str, list[str]] | None:
@@ -202,13 +221,20 @@ def _git_invocation(words: list[str]) -> tuple[str | None, str, list[str]] | Non
     return (folder, words[i], words[i + 1:]) if i < len(words) else None
 
 
-def walk_command(command: str, cwd: str) -> tuple[tuple[str, ...], list[tuple[str, str, list[str]]]]:
+def walk_command(command: str, cwd: str, depth: int = 0) -> tuple[tuple[str, ...], list[tuple[str, str, list[str]]]]:
     """The folders a command line's words may be relative to (`cwd`, then each folder a `cd` in it
     moves to: `cd src && sed -i … ledger.ts` names src/ledger.ts), and its git invocations with the
-    folder each runs in (moved by the `cd`s before it and by its own `-C`)."""
+    folder each runs in (moved by the `cd`s before it and by its own `-C`; inside `bash -c '…'`
+    and `eval` too)."""
     here, bases, found = cwd, [cwd], []
     for segment in readonly.segments(command):
         words = readonly.command_words(segment)
+        inner = readonly.shell_code(words) if depth < readonly.MAX_DEPTH else None
+        if inner is not None:
+            inner_bases, inner_found = walk_command(inner, here, depth + 1)
+            bases += [b for b in inner_bases if len(bases) < readonly.MAX_BASES]
+            found += inner_found
+            continue
         target = readonly.cd_target(words)
         if target is not None:
             here = os.path.normpath(os.path.join(here, target))
@@ -438,13 +464,15 @@ class Hook:
                                   symbol_hit=self._symbol_hit, commit_paths=self._commit_paths,
                                   relevance=lambda: delivery_log.read_relevance(self.state), limit=limit)
             for entry_id in result.active:
-                locked.record["delivered"][entry_id] = cue.event
+                locked.record["delivered"][entry_id] = "session-start" if entry_id in result.wide else cue.event
             for entry_id in result.retractions:
                 locked.record["retracted"][entry_id] = cue.event
             if cue.event == "session-start" or result.known:
                 locked.record["known"] = result.known
+            if result.owed is not None:
+                locked.record["owed"] = result.owed
             if reset or seeded or result.active or result.retractions or cue.event == "session-start" \
-                    or result.known:
+                    or result.known or result.owed is not None:
                 locked.save()
         if result.active or result.retractions:
             delivery_log.append(self.state, session=self.session, event=cue.event, path=cue.path,
@@ -650,14 +678,28 @@ def _capture(where: tuple[str, str, str], payload: Payload) -> None:
 
 def _denied(payload: Payload, where: tuple[str, str, str]) -> str | None:
     """Why a tool call is denied (Claude Code's and Codex's PreToolUse, Gemini CLI's BeforeTool):
-    it would write, revoke or edit memory (gitmem.hook.readonly)."""
+    it would write, revoke or edit memory (gitmem.hook.readonly), or it cannot be checked."""
     tool = payload.get("tool_name")
     if payload["hook_event_name"] == GEMINI_CHECKED:
         tool = GEMINI_TOOLS.get(tool) if isinstance(tool, str) else None
     elif payload["hook_event_name"] != "PreToolUse":
         return None
-    return readonly.denial(tool, payload.get("tool_input"), where[0], _text(payload.get("cwd")), where[1:],
-                           _text(payload.get("transcript_path")))
+    try:
+        return readonly.denial(tool, payload.get("tool_input"), where[0], _text(payload.get("cwd")), where[1:],
+                               _text(payload.get("transcript_path")))
+    except RecursionError:  # `$($($(…)))` a thousand deep: no command a person runs, and unreadable here
+        return NESTED_TOO_DEEP
+
+
+def _refuse_unread(head: bytes) -> None:
+    """An event too large to read: a tool call about to run is refused (its event names come
+    before its input in every agent's JSON), anything else goes unanswered."""
+    start = head[:65536]
+    if b'"BeforeTool"' in start:
+        sys.stdout.write(fastjson.dumps({"decision": "deny", "reason": TOO_LARGE}))
+    elif b'"PreToolUse"' in start:
+        sys.stdout.write(fastjson.dumps(readonly.deny_output(TOO_LARGE)))
+    sys.stdout.flush()
 
 
 def _text(value: object) -> str | None:

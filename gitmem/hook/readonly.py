@@ -804,6 +804,20 @@ def _nested_denial(words: list[str], base: str, roots: tuple[str, ...], depth: i
     return None
 
 
+def shell_code(words: list[str]) -> str | None:
+    """The command line a simple command (command_words) hands to a shell of its own: `bash -lc
+    CODE`, `sh -c CODE` (behind launchers: `timeout 60 bash -c`), `eval WORDS`; None otherwise."""
+    if not words:
+        return None
+    name, rest = os.path.basename(words[0]), words[1:]
+    if name == "eval":
+        return " ".join(rest) or None
+    if name not in _SHELLS:
+        return None
+    return next((rest[k + 1] for k, flag in enumerate(rest[:-1])
+                 if (flag.startswith("-") and not flag.startswith("--") and "c" in flag) or flag == "--command"), None)
+
+
 def _code_denial(code: str, what: str, roots: tuple[str, ...]) -> str | None:
     """Why an interpreter may not run `code` (inline, or read on stdin): it runs gitmem's writing
     commands or library, or names memory's files (reading or writing: the hook cannot tell)."""
