@@ -55,6 +55,27 @@ def test_edits_outside_an_anchored_declaration_stay_quiet_inside_fire(gm):
     assert sorted(third.edit("src/a.py", "no such text", "x").active) == sorted([f, g])
 
 
+@pytest.mark.parametrize("command", [
+    "echo y > src/a.py", "sed -i 's/x/y/' src/a.py", "printf y | tee -a src/a.py", "cp /tmp/a.py src/a.py",
+    "cat > src/a.py <<'EOF'\nx = 1\nEOF", "cd src && sed -i.bak 's/x/y/' a.py", "mv /tmp/new.py src/a.py",
+    "prettier --write src/a.py",
+])
+def test_a_shell_command_that_writes_an_anchored_file_brings_its_entries(gm, command):
+    f = add_entry(gm, "hazard", "f() is called from signal handlers.", "--anchor", "src/a.py::f")
+    ritual = add_entry(gm, "ritual", "After changing a.py, update docs/a.md.", "--anchor", "src/a.py")
+    got = ClaudeCode(gm.path).bash(command)
+    assert sorted(got.active) == sorted([f, ritual]) and "Before you touch src/a.py" in got.text
+
+
+def test_a_shell_command_that_reads_an_anchored_file_brings_what_a_read_does(gm):
+    f = add_entry(gm, "hazard", "f() is called from signal handlers.", "--anchor", "src/a.py::f")
+    add_entry(gm, "ritual", "After changing a.py, update docs/a.md.", "--anchor", "src/a.py")  # edits only
+    assert ClaudeCode(gm.path, "s1").bash("cat src/a.py | head -20").active == [f]
+    assert ClaudeCode(gm.path, "s2").bash("grep -n signal src/a.py").active == [f]
+    assert not ClaudeCode(gm.path, "s3").bash("echo src/a.py > notes.txt")  # a.py named, notes.txt written
+    assert not ClaudeCode(gm.path, "s4").bash("ls 2>&1 | grep a.py")
+
+
 def test_an_edit_through_a_symlink_fires_the_entries_of_the_file_it_leads_to(gm):
     f = add_entry(gm, "hazard", "f() is called from signal handlers.", "--anchor", "src/a.py::f")
     (gm.path / "src/alias.py").symlink_to("a.py")

@@ -396,8 +396,10 @@ class Hook:
                 return []
             if tool == "PowerShell":  # Windows paths: tests\test_db.py names tests/test_db.py
                 command = command.replace("\\", "/")
+            done = self.event == "AfterTool"
+            bases = self._walk(command)[0]
             return [delivery_rules.Cue("commit" if self._commits_here(command) else "run", text=command,
-                                       bases=self._walk(command)[0], done=self.event == "AfterTool")]
+                                       bases=bases, done=done), *self._shell_file_cues(command, bases, done)]
         if tool == PATCH_TOOL:
             return [delivery_rules.Cue("edit", path, narrow=path in self._patch) for path in self._patched_paths()]
         if tool not in FILE_TOOLS:
@@ -408,6 +410,19 @@ class Hook:
         if tool == "Read" and path in compiled.symbol_anchored_paths(self.rules):
             self._fresh_ranges(path)  # refreshed if stale, ready for the edit that usually follows
         return [delivery_rules.Cue(FILE_TOOLS[tool], path, narrow=tool in REGION_TOOLS, done=self.event == "AfterTool")]
+
+    def _shell_file_cues(self, command: str, bases: tuple[str, ...], done: bool) -> list[delivery_rules.Cue]:
+        """The repository's files a shell command reads or writes (`cat f`, `sed -i … f`, `> f`),
+        as the file tools' moments: a write is an edit of the whole file (the region is unknown)."""
+        found: dict[str, bool] = {}
+        for word, written in readonly.file_operands(command):
+            paths = [p for base in bases if (p := relative(self.worktree, os.path.expanduser(word), base))]
+            # the file as it is there; a file the command creates, from the last folder it moved to
+            path = next((p for p in paths if os.path.isfile(os.path.join(self.worktree, p))),
+                        paths[-1] if written and paths else None)
+            if path is not None:
+                found[path] = found.get(path, False) or written
+        return [delivery_rules.Cue("edit" if written else "read", path, done=done) for path, written in found.items()]
 
     def _patched_paths(self) -> list[str]:
         """Repository-relative files an apply_patch names; updates keep their hunks for narrowing."""

@@ -818,6 +818,54 @@ def shell_code(words: list[str]) -> str | None:
                  if (flag.startswith("-") and not flag.startswith("--") and "c" in flag) or flag == "--command"), None)
 
 
+MAX_FILE_OPERANDS = 24  # words of a command line looked at as files, at most
+
+
+def file_operands(command: str) -> list[tuple[str, bool]]:
+    """The words of a command line that may name files, each with whether the command writes it
+    (for delivery, which brings a file's entries before the agent changes it, as for its Edit tool;
+    the read-only gate above is what stops writes to memory): redirection targets, tee's files,
+    in-place edits (`sed -i`), copy and move destinations, what editors, writers (`touch`, `rm`) and
+    formatters with their write flag are given are written; other operands are read (`cat f`)."""
+    found: dict[str, bool] = {}
+    for segment in segments(command):
+        words = _past_keywords(_words(segment))
+        for i, word in enumerate(words[:-1]):
+            if _redirection(word) and ">" in word and not words[i + 1].startswith("&"):
+                found[words[i + 1]] = True
+        operands = _operands(words)
+        start = _command_start(operands)
+        if start >= len(operands):
+            continue
+        name, rest = os.path.basename(operands[start]), operands[start + 1:]
+        if name in _SHELLS or name in _INTERPRETERS or name in ("eval", "git", "git.exe", "find", "xargs"):
+            continue  # their words are code, subcommands or patterns (a git commit is a cue of its own)
+        plain = [w for k, w in enumerate(rest) if not w.startswith("-") and not (k and _excluding(rest[k - 1]))]
+        if name in ("echo", "printf", "Write-Output", "Write-Host"):
+            plain = []  # text, not files
+        written: list[str] = []
+        if name in _COPIERS or name in ("mv", "Move-Item"):
+            written = _copy_destinations(name, rest, ".") if name != "mv" else plain[-1:]
+        elif name in _IN_PLACE:
+            edited = _edited(name, rest)
+            in_place = any((w[:1] == "-" and w[:2] != "--" and "i" in w) or w.startswith(("--in-place", "--inplace"))
+                           for w in rest)
+            written, plain = (edited, edited) if in_place else ([], edited)
+        elif name in _EDITORS:
+            plain = [w for w in plain if not w.startswith("+")]
+            written = [] if any(w in ("-R", "-M") for w in rest) else plain
+        elif name in _WRITERS or (name in _WRITE_FLAGS and any(w.split("=", 1)[0] in _WRITE_FLAGS[name] for w in rest)):
+            written = plain
+        for word in plain:
+            found.setdefault(word, False)
+        for word in written:
+            found[word] = True
+        if len(found) >= MAX_FILE_OPERANDS:
+            break
+    return [(w, written) for w, written in list(found.items())[:MAX_FILE_OPERANDS]
+            if w and "\n" not in w and not w.isdigit()]  # `2>&1`'s descriptors are no files
+
+
 def _code_denial(code: str, what: str, roots: tuple[str, ...]) -> str | None:
     """Why an interpreter may not run `code` (inline, or read on stdin): it runs gitmem's writing
     commands or library, or names memory's files (reading or writing: the hook cannot tell)."""
