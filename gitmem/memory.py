@@ -195,7 +195,10 @@ class Memory:
             raise GitmemError(f"--expires: {expires} has passed: the entry would never be delivered")
         # An Anchor comes resolved (the writer built it from the declaration it matched); text is resolved here.
         resolved = resolve(self.repo.worktree, anchor) if isinstance(anchor, str) and anchor else anchor or None
-        old = [self._find(i) for i in supersedes]
+        old = list({found[0].id: found for found in (self._find(i) for i in supersedes)}.values())
+        for e, _, _ in old:  # a retired entry keeps the one record of why: its revocation, its successor
+            if e.status != "active":
+                raise GitmemError(f"--supersedes {e.id}: it is {e.status} already; only an active entry is replaced")
         entry = Entry(id=new_id(), kind=kind, body=body, source=source, anchor=resolved,
                       triggers=triggers, created_at=now_iso(), created_session=session,
                       created_turn=turn, supersedes=tuple(e.id for e, _, _ in old), expires=expires)
@@ -241,7 +244,9 @@ class Memory:
             result = record(self.repo, change)
         else:
             result = self._stage(change)
-        self._after_change()
+        joined = self._after_change()
+        if not commit and joined:  # the files agents read, rendered afresh, go with the staged entry
+            git.stage(self.repo.worktree, joined)
         return result
 
     def _stage(self, change: Change) -> CommitResult:
@@ -254,16 +259,17 @@ class Memory:
         stage(self.repo, change)
         return CommitResult(False, None, "staged")
 
-    def _after_change(self) -> None:
+    def _after_change(self) -> list[str]:
         """The compiled index and what agents are handed follow the change; never fails the
-        command afterwards (the change is recorded)."""
+        command afterwards (the change is recorded). The generated files that may join the change
+        (gitmem.delivery.upkeep.after_memory_change)."""
         from gitmem.base import faillog
 
         try:
             index.current(self.repo)
         except Exception:
             faillog.record(None, "refreshing the compiled index")
-        self._delivery_changed()
+        return self._delivery_changed()
 
     def flush_pending(self) -> str | None:
         """Commit changes kept pending while the repository was busy; why some still wait, or None."""

@@ -190,3 +190,13 @@ def test_gemini_md_section_joins_gitmems_commits(repo):
     text = at_head(repo, "GEMINI.md").decode()
     assert text.startswith("# Notes\n\nBuild with make.\n") and law in text
     assert repo.git("status", "--porcelain") == ""
+
+
+def test_an_entry_staged_with_stage_only_takes_the_regenerated_files_along(served):
+    served.write("src/a.py", SOURCE + "\n# the developer's work in progress\n")
+    law = served.gitmem("add", "law", "Use tabs.", "--stage-only").stdout.split()[0]
+    staged = served.git("diff", "--cached", "--name-only").split()
+    assert sorted(staged) == sorted([f".gitmem/entries/{law}.yaml", CURSOR_WIDE, COPILOT_WIDE])
+    served.git("commit", "-q", "-m", "the developer's commit, with the staged entry")
+    assert law in at_head(served, CURSOR_WIDE).decode() and law in at_head(served, COPILOT_WIDE).decode()
+    assert served.git("status", "--porcelain").split() == ["M", "src/a.py"]  # their work stays theirs

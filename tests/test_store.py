@@ -251,6 +251,15 @@ def test_supersede_keeps_both_entries(app_repo):
     assert entries[old]["status"] == "superseded" and entries[old]["superseded_by"] == new
     assert entries[new]["supersedes"] == [old] and entries[new]["status"] == "active"
     assert f"Gitmem-Supersedes: {old}" in app_repo.git("log", "-1", "--format=%B")
+    # once replaced, it stays replaced by that one: a second correction names the active entry
+    again = app_repo.gitmem("add", "law", "x", "--supersedes", old, check=False)
+    assert again.returncode == 1 and f"--supersedes {old}: it is superseded already" in again.stderr
+    gone = app_repo.gitmem("add", "law", "tabs").stdout.split()[0]
+    app_repo.gitmem("revoke", gone, "--reason", "spaces now")
+    revoked = app_repo.gitmem("add", "law", "y", "--supersedes", gone, check=False)
+    assert revoked.returncode == 1 and "it is revoked already" in revoked.stderr
+    twice = app_repo.gitmem("add", "law", "z", "--supersedes", new, "--supersedes", new[:12]).stdout.split()[0]
+    assert app_repo.entries()[twice]["supersedes"] == [new]
 
 
 def test_add_during_a_merge_or_on_a_detached_head_keeps_it_pending(app_repo):
