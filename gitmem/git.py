@@ -198,6 +198,16 @@ def run(repo: Path, *args: str, input: bytes | None = None,
     return subprocess.run(["git", *args], cwd=repo, input=input, capture_output=True, env=env)
 
 
+def refresh_index(repo: Path, paths: Iterable[str]) -> None:
+    """Record the work-tree files' stat data for `paths` in the index (GIT_INDEX_FILE's, in a hook):
+    an entry written with `update-index --index-info` has none, and git then reads a clean file as
+    changed (`git diff-index`, `git apply --index`, sparse checkout). Best effort: a git holding
+    the index lock this instant leaves it for git's own next refresh."""
+    paths = list(paths)
+    if paths:
+        subprocess.run(["git", "update-index", "-q", "--refresh", "--", *paths], cwd=repo, capture_output=True)
+
+
 def update_ref(repo: Path, ref: str, new: str, old: str, message: str) -> str | None:
     """Move `ref` to `new` only if it still points at `old` (compare-and-swap; git takes the
     ref's .lock itself and fails if another process holds it). Returns git's complaint, or None."""

@@ -87,6 +87,17 @@ def test_deleting_the_declaration_retires_the_entry_in_the_same_commit(code_repo
     assert proc == ""
 
 
+def test_entry_files_gitmem_writes_are_clean_in_the_index(code_repo):
+    # written into the index without stat data, a clean entry file read as changed to git:
+    # `git diff-index`, `git apply --index` and sparse checkouts refused or misreported it
+    entry = add(code_repo, "hazard", "retry() swallows errors", "app/service.py::retry")
+    assert subprocess.run(["git", "diff-index", "--quiet", "HEAD", "--"], cwd=code_repo.path).returncode == 0
+    code_repo.write("app/service.py", SERVICE.split("\n\ndef retry")[0] + "\n")
+    code_repo.git("commit", "-q", "-am", "drop retry")  # pre-commit stages the retirement
+    assert code_repo.entries()[entry]["status"] == "revoked"
+    assert subprocess.run(["git", "diff-index", "--quiet", "HEAD", "--"], cwd=code_repo.path).returncode == 0
+
+
 def test_function_moved_to_another_file_is_reanchored(code_repo):
     entry = add(code_repo, "hazard", "retry hammers the API", "app/service.py::retry")
     code_repo.write("app/service.py", SERVICE.split("def retry")[0].rstrip() + "\n")

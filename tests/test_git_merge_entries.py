@@ -352,3 +352,26 @@ def test_without_its_interpreter_the_driver_merges_as_git_does(app_repo, tmp_pat
         assert "<" * 10 + f" ours:{path}\n" in text and "=" * 10 + "\n" in text and ">" * 10 + f" theirs:{path}\n" in text
         assert "(tracked in #7)" in text
         app_repo.git("merge", "--abort")
+
+
+@pytest.mark.parametrize("interpreter", ["gone", "without gitmem"])
+def test_without_its_interpreter_git_shows_entry_diffs_as_plain_text(app_repo, tmp_path, interpreter):
+    """`git diff`, `git show` and `git log -p` of an entry never fail for want of gitmem's rendering."""
+    import shlex
+    import sys
+
+    from gitmem.githooks.install import TEXTCONV_KEY
+
+    entry = add(app_repo, "g is slow", "src/app.py::g")
+    path = f".gitmem/entries/{entry}.yaml"
+    app_repo.write(path, app_repo.read(path).replace("g is slow", "g is\u200bslow"))
+    app_repo.git("commit", "-q", "--no-verify", "-am", "a hidden character")
+    command = app_repo.git("config", TEXTCONV_KEY).strip()
+    assert "+body: g is<U+200B>slow" in app_repo.git("show", "HEAD")  # gitmem's rendering while it is there
+    other = tmp_path / "gone" / "python"
+    if interpreter == "without gitmem":
+        other = Path(sys.base_prefix) / "bin" / Path(sys.executable).name
+    app_repo.git("config", TEXTCONV_KEY, command.replace(shlex.quote(sys.executable), shlex.quote(str(other))))
+    for args in (["show", "HEAD"], ["log", "-p", "-1"]):
+        proc = subprocess.run(["git", *args], cwd=app_repo.path, capture_output=True, text=True)
+        assert proc.returncode == 0 and "+body: g is\u200bslow" in proc.stdout, proc.stderr

@@ -140,7 +140,7 @@ def install(repo: RepoPaths, python: str | None = None) -> list[str]:
             done.append(f"installed {name} hook")
         os.chmod(hook, 0o755)
 
-    textconv = f"{shlex.quote(python)} -I -m gitmem.githooks.textconv"
+    textconv = textconv_command(python)
     if git.config_get(repo.worktree, TEXTCONV_KEY) != textconv:
         git.config_set(repo.worktree, TEXTCONV_KEY, textconv)
         done.append("configured textconv for entry diffs")
@@ -172,6 +172,15 @@ def _unused(path: Path) -> Path:
         n += 1
         candidate = path.with_name(f"{path.name}.{n}")
     return candidate
+
+
+def textconv_command(python: str) -> str:
+    """The entry diff driver's command (git appends the file): gitmem's rendering while the
+    interpreter `gitmem init` recorded is there and still has gitmem; else the file as it is, so
+    `git diff`, `git show` and `git log -p` never fail because a virtual environment went away."""
+    script = (f'p={shlex.quote(python)}; if [ -x "$p" ] && "$p" -I -m gitmem.githooks.textconv "$1" 2>/dev/null; '
+              'then :; else cat "$1"; fi')
+    return f"sh -c {shlex.quote(script)} gitmem-textconv"
 
 
 def missing(repo: RepoPaths) -> list[str]:

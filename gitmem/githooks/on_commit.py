@@ -126,6 +126,7 @@ def _stage_outcomes(repo: RepoPaths, outcomes: Sequence[Outcome],
                 warn_unmerged(path, "unstaged", sets)
             else:
                 write_atomic(file, merged)
+    git.refresh_index(repo.worktree, [w[0] for w in worktree])
     return sets_of
 
 

@@ -933,6 +933,7 @@ def _write_worktree(repo: RepoPaths, journal: Mapping[str, Any]) -> None:
             write_atomic(file, text)
         if text is None and path in owned_paths:
             _forget_owned(repo, path)
+    git.refresh_index(repo.worktree, [p for p, t in (journal.get("texts") or {}).items() if t is not None])
 
 
 def _onto_unstaged(repo: RepoPaths, path: str, data: bytes, carry: Mapping[str, Any]) -> None:
