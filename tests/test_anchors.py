@@ -271,6 +271,10 @@ def test_fingerprint_for_go_method_and_ts_arrow() -> None:
     go = b"package p\n\nfunc (s *Store) Get(k string) int {\n\treturn s.m[k]\n}\n"
     go_moved = b"package q\n\nimport \"fmt\"\n\n  func (s *Store) Fetch(k string) int {\n      return s.m[k]\n  }\n"
     assert fingerprint_of(go, "go", "Store.Get") == fingerprint_of(go_moved, "go", "Store.Fetch")
+    # the receiver's type renamed is a move of the method (as a class rename is in Python or Rust)
+    renamed_type = go.replace(b"*Store", b"*Cache")
+    assert fingerprint_of(go, "go", "Store.Get") == fingerprint_of(renamed_type, "go", "Cache.Get")
+    assert fingerprint_of(go, "go", "Store.Get") != fingerprint_of(go.replace(b"s.m[k]", b"s.n[k]"), "go", "Store.Get")
     ts = b"export const fmt = (u: User): string => {\n  return u.name;\n};\n"
     ts_moved = b"namespace N {\n    const format = (u: User): string => {\n        return u.name;\n    };\n}\n"
     assert fingerprint_of(ts, "typescript", "fmt") == fingerprint_of(ts_moved, "typescript", "N.format")

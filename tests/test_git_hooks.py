@@ -98,6 +98,40 @@ def test_entry_files_gitmem_writes_are_clean_in_the_index(code_repo):
     assert subprocess.run(["git", "diff-index", "--quiet", "HEAD", "--"], cwd=code_repo.path).returncode == 0
 
 
+def test_a_rename_the_hooks_did_not_see_is_followed_at_the_next_commit(code_repo):
+    # `--no-verify` skipped the re-check: the next commit of the file catches up, and the anchor
+    # follows the same body to its new name instead of being retired as gone
+    entry = add(code_repo, "hazard", "retry() swallows errors", "app/service.py::retry")
+    code_repo.write("app/service.py", SERVICE.replace("def retry(", "def retry_all("))
+    code_repo.git("commit", "-q", "--no-verify", "-am", "rename retry")
+    assert code_repo.entries()[entry]["anchor"] == "app/service.py::retry"  # stale, unchecked
+    code_repo.write("app/service.py", SERVICE.replace("def retry(", "def retry_all(").replace('"ok"', '"fine"'))
+    code_repo.git("commit", "-q", "-am", "status wording")
+    after = code_repo.entries()[entry]
+    assert after["status"] == "active" and after["anchor"] == "app/service.py::retry_all"
+
+
+def test_a_name_moves_with_its_body_not_onto_an_unrelated_namesake(code_repo):
+    entry = add(code_repo, "hazard", "retry() swallows errors", "app/service.py::retry")
+    without = SERVICE.split("\n\ndef retry")[0] + "\n"
+    # moved to another file and edited there: the name and most of the body's words followed it
+    code_repo.write("app/service.py", without)
+    code_repo.write("app/util.py", "def retry(fn, attempts=5):\n    for _ in range(attempts):\n        fn()\n"
+                    "    log.debug('retried')\n")
+    code_repo.git("add", "-A")
+    code_repo.git("commit", "-q", "-m", "move retry")
+    moved = code_repo.entries()[entry]
+    assert moved["status"] == "active" and moved["anchor"] == "app/util.py::retry"
+    # removed, while an unrelated function of the same name appears elsewhere: retired, not moved onto it
+    other = add(code_repo, "hazard", "retry() swallows errors", "app/util.py::retry")
+    code_repo.write("app/util.py", "\n")
+    code_repo.write("app/cli.py", "def retry(argv):\n    parser = argparse.ArgumentParser(prog='again')\n"
+                    "    return parser.parse_args(argv)\n")
+    code_repo.git("add", "-A")
+    code_repo.git("commit", "-q", "-m", "drop retry; a CLI subcommand")
+    assert code_repo.entries()[other]["status"] == "revoked"
+
+
 def test_function_moved_to_another_file_is_reanchored(code_repo):
     entry = add(code_repo, "hazard", "retry hammers the API", "app/service.py::retry")
     code_repo.write("app/service.py", SERVICE.split("def retry")[0].rstrip() + "\n")

@@ -70,6 +70,7 @@ class _Match:
     kind: str | None
     node: Any  # tree_sitter.Node of the declaration
     name_node: Any
+    qualifier: Any = None  # the node of a @qualifier inside the declaration (a Go method's receiver type)
 
 
 def declarations(source: bytes, language: str) -> list[Declaration]:
@@ -151,7 +152,8 @@ def _collect(matches: Iterable[tuple[int, dict[str, Any]]]) -> list[_Match]:
         name = _text(name_node)
         if qualifier is not None:
             name = f"{_text(qualifier)}.{name}"
-        found = _Match((kind is None, pattern), node.start_byte, node.end_byte, name, kind, node, name_node)
+        found = _Match((kind is None, pattern), node.start_byte, node.end_byte, name, kind, node, name_node,
+                       qualifier)
         key = (name_node.start_byte, name_node.end_byte)
         if key not in best or found.rank < best[key].rank:
             best[key] = found
@@ -194,18 +196,31 @@ def _declaration(source: bytes, match: _Match, qualified: str) -> Declaration:
             source[match.start : match.end],
             name_node.start_byte - match.start,
             name_node.end_byte - match.start,
+            _inside(match.qualifier, match),
         ),
     )
 
 
-def fingerprint(text: bytes, name_start: int, name_end: int) -> str:
+def _inside(node: Any, match: _Match) -> tuple[int, int] | None:
+    """`node`'s byte range relative to the declaration, when it lies within it."""
+    if node is None or node.start_byte < match.start or node.end_byte > match.end:
+        return None
+    return node.start_byte - match.start, node.end_byte - match.start
+
+
+def fingerprint(text: bytes, name_start: int, name_end: int, qualifier: tuple[int, int] | None = None) -> str:
     """Identity of a declaration's body, independent of where it lives.
 
     The name at ``text[name_start:name_end]`` is replaced by a placeholder and
     whitespace runs are collapsed, so the fingerprint survives a move to
     another file or class, re-indentation, and a rename with an identical body.
+    A qualifier written inside the declaration (a Go method's receiver type,
+    `func (l *Ledger) Sync()`) is masked too: renaming the type is a move.
     """
-    body = text[:name_start] + _NAME_PLACEHOLDER + text[name_end:]
+    spans = sorted([(name_start, name_end), *([qualifier] if qualifier else [])], reverse=True)
+    body = text
+    for start, end in spans:
+        body = body[:start] + _NAME_PLACEHOLDER + body[end:]
     normalized = _WHITESPACE.sub(b" ", body).strip()
     return hashlib.sha1(normalized).hexdigest()[:16]
 

@@ -224,19 +224,49 @@ def _match(gone: list[_Lost], gained: _Gained, claimed: set[Target]) -> dict[int
 
     # Renamed in place, moved to another file, or moved into a base class elsewhere: the body
     # (with its own name masked) is unchanged. Keeping its own name breaks a tie.
-    settle({i: [(1.0 if _leaf(d.name) == _leaf(item.symbol) else 0.5, (p, d))
-                for p in gained.old_of for d in gained.of(p)
-                if d.fingerprint == item.fingerprint and (p, d) not in claimed]
-            for i, item in enumerate(gone) if free(i) and item.fingerprint}, EXACT_MARGIN, "same body found")
-    # Moved to another file under the same qualified name (body may have changed).
+    def same_body(item: _Lost) -> list[tuple[float, Target]]:
+        pool = [(p, d) for p in gained.old_of for d in gained.of(p)]
+        if item.old is None and item.new_path is not None:
+            # Gone before this change (a commit the hooks did not check: --no-verify, a reset, a
+            # file that did not parse): its file as it is now holds what it became.
+            here = item.new_path
+            pool += [(here, d) for d in gained.after.declarations(here) if (here, d) not in pool]
+        return [(1.0 if _leaf(d.name) == _leaf(item.symbol) else 0.5, (p, d))
+                for p, d in pool if d.fingerprint == item.fingerprint and (p, d) not in claimed]
+
+    settle({i: same_body(item) for i, item in enumerate(gone) if free(i) and item.fingerprint},
+           EXACT_MARGIN, "same body found")
+    # Moved to another file under the same qualified name (body may have changed, but not into
+    # something else: `csvutil.parse` deleted and an unrelated `cli.parse` added is no move).
     settle({i: [(1.0, (p, d)) for p in gained.old_of if p != item.new_path
-                for d in gained.of(p) if d.name == item.symbol and (p, d) not in claimed]
+                for d in gained.of(p)
+                if d.name == item.symbol and (p, d) not in claimed and _related(gained, item, p, d)]
             for i, item in enumerate(gone) if free(i)}, EXACT_MARGIN, "same name found in another file")
     # Renamed and then edited (or moved and edited, several commits in one merge or rebase): a new
     # declaration beside the old one's siblings whose body is nearly the same.
     settle({i: _similar(gained, item, claimed) for i, item in enumerate(gone) if free(i) and item.old},
            SIMILAR_MARGIN, "renamed, nearly the same body")
     return found
+
+
+NAME_KEPT_SHARE_AT_LEAST = 0.3  # of the old body's own words, for a move under the same name
+
+
+def _related(gained: _Gained, item: _Lost, path: str, decl: Declaration) -> bool:
+    """Whether a declaration of the same name elsewhere keeps enough of the old body's own words
+    (identifiers, numbers, strings beyond the language's) to be it, moved and perhaps edited. A body
+    too small to tell, or one no longer known (the anchor was stale before), lets the name decide."""
+    import difflib
+
+    if item.old is None:
+        return True
+    old_words = _words(_masked(gained.before.content(item.path), item.old), language_for_path(item.path))
+    if len(old_words) < KEPT_WORDS_AT_LEAST:
+        return True
+    new_words = _words(_masked(gained.after.content(path), decl), language_for_path(path))
+    matcher = difflib.SequenceMatcher(None, old_words, new_words, autojunk=False)
+    kept = sum(block.size for block in matcher.get_matching_blocks())
+    return kept / len(old_words) >= NAME_KEPT_SHARE_AT_LEAST
 
 
 def _settle(options: dict[int, list[tuple[float, Target]]], margin: float) -> dict[int, Target]:
