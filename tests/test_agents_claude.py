@@ -173,6 +173,25 @@ def test_a_forked_session_gets_only_what_its_parent_did_not_have(gm, tmp_path):
     assert own_errors(gm.path) == ""
 
 
+def test_a_fork_of_a_long_conversation_reads_its_end(gm, tmp_path, monkeypatch):
+    # its last compaction lies near the end: read from the start, a transcript larger than what
+    # is read showed the blocks from before it as still held
+    from gitmem.hook import fork
+
+    law = add_entry(gm, "law", "Use tabs.")
+    start = ClaudeCode(gm.path, "parent").start()
+    block = json.dumps({"type": "attachment", "attachment": {"type": "hook_additional_context",
+                                                              "content": [start.text]}}) + "\n"
+    padding = json.dumps({"type": "user", "message": {"role": "user", "content": "x" * 4000}}) + "\n"
+    boundary = json.dumps({"type": "system", "subtype": "compact_boundary"}) + "\n"
+    transcript = tmp_path / "long.jsonl"
+    transcript.write_text(block + padding * 40 + boundary + padding * 5)
+    monkeypatch.setattr(fork, "MAX_BYTES", 64 * 1024)  # the same shape as a 70 MiB transcript, smaller
+    assert fork.seen(str(transcript)) == (set(), set())
+    transcript.write_text(padding * 40 + block + padding)
+    assert fork.seen(str(transcript)) == ({law}, set())
+
+
 def test_fork_keeps_withdrawals_the_parent_was_told(gm, tmp_path):
     hazard = add_entry(gm, "hazard", "a.py is shared with the mobile app.")
     parent = ClaudeCode(gm.path, "p")

@@ -145,6 +145,19 @@ def test_parallel_hooks_of_one_session_deliver_once(gm):
     assert sum(bool(r) for r in results) == 1
 
 
+def test_parallel_sessions_each_stamp_when_their_entry_was_relevant(gm):
+    # the session-start budget keeps the most recently relevant entries: no stamp may be lost
+    # between hooks of different sessions running at once
+    for n in range(10):
+        gm.write(f"src/m{n}.py", "x = 1\n")
+    gm.commit_all("modules")
+    hazards = [add_entry(gm, "hazard", f"m{n}.py is generated.", "--anchor", f"src/m{n}.py") for n in range(10)]
+    with ThreadPoolExecutor(10) as pool:
+        list(pool.map(lambda n: ClaudeCode(gm.path, f"s{n}").read(f"src/m{n}.py"), range(10)))
+    stamps = json.loads((gm.path / ".git/gitmem/relevance.json").read_text())
+    assert sorted(stamps) == sorted(hazards)
+
+
 def test_the_hook_imports_nothing_heavy(gm):
     add_entry(gm, "hazard", "f() is called from signal handlers.", "--anchor", "src/a.py::f")
     add_entry(gm, "law", "Use tabs.")

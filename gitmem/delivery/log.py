@@ -67,11 +67,13 @@ def append(state_dir: str, *, session: object, event: str, delivered: list[str],
 
 
 def _touch_relevance(state_dir: str, ids: list[str], stamp: str) -> None:
-
-    seen = read_relevance(state_dir)
-    for entry_id in ids:
-        seen[entry_id] = stamp
-    fastjson.write_file(os.path.join(state_dir, RELEVANCE_FILE), seen)
+    """When each entry last fired, read and written under a lock: hooks of several sessions run
+    at once, and a read-modify-write between two of them would lose the other's stamps."""
+    with files.FileLock(os.path.join(state_dir, RELEVANCE_FILE + ".lock")):
+        seen = read_relevance(state_dir)
+        for entry_id in ids:
+            seen[entry_id] = stamp
+        fastjson.write_file(os.path.join(state_dir, RELEVANCE_FILE), seen)
 
 
 def read_relevance(state_dir: str) -> dict[str, str]:

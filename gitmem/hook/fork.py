@@ -13,10 +13,13 @@ entry's id to keep that entry from the fork, unless the harness marked the block
 ("… hook additional context: <gitmem-context>").
 
 Standard library only, no `re` or `json`: the blocks are found in the raw bytes (as written in
-the JSONL, with newlines escaped or not), which is fast enough for the one call per fork.
+the JSONL, with newlines escaped or not), which is fast enough for the one call per fork. Of a
+transcript over MAX_BYTES, the end is read.
 """
 
 from __future__ import annotations
+
+import os
 
 OPEN_TAGS = (b"<gitmem-context>", b"\\u003cgitmem-context\\u003e")
 CLOSE_TAGS = (b"</gitmem-context>", b"\\u003c/gitmem-context\\u003e")
@@ -37,7 +40,13 @@ def seen(transcript: str) -> tuple[set[str], set[str]] | None:
     None when the transcript cannot be read."""
     try:
         with open(transcript, "rb") as handle:
+            # The end is what the conversation holds now: a long one's last compaction lies there.
+            size = os.fstat(handle.fileno()).st_size
+            if size > MAX_BYTES:
+                handle.seek(size - MAX_BYTES)
             data = handle.read(MAX_BYTES)
+            if size > MAX_BYTES:
+                data = data[data.find(b"\n") + 1:]  # from the first whole record
     except (OSError, TypeError, ValueError):
         return None
     compacted = max(data.rfind(mark) for mark in COMPACTED)
