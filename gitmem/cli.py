@@ -217,7 +217,12 @@ def show(entry_id: str) -> None:
     from gitmem.judge.normalise import visible
 
     memory = _memory()
-    click.echo(visible(entry_text(memory.get(entry_id))), nl=False)  # an entry's text is anyone's: no raw escapes
+    entry = memory.get(entry_id)
+    if entry.revocation and not entry.revocation.commit:  # a person's revocation: its own commit
+        from dataclasses import replace
+
+        entry = replace(entry, revocation=replace(entry.revocation, commit=memory.revocation_commit(entry)))
+    click.echo(visible(entry_text(entry)), nl=False)  # an entry's text is anyone's: no raw escapes
 
 
 @main.command()
@@ -255,7 +260,12 @@ def check(mode: str | None, rev_range: str | None) -> None:
     if mode == "staged":
         problems = memory.check_staged()
     else:
-        head = (rev_range or "HEAD").rpartition("..")[2] or "HEAD"
+        base, dots, head = (rev_range or "HEAD").rpartition("..")
+        head = head or "HEAD"
+        from gitmem import git
+
+        if dots and base and git.rev_parse(memory.repo.worktree, base) is None:  # a typo would pass every PR
+            raise GitmemError(f"--rev: unknown revision {base!r}")
         problems = memory.check_rev(head)
     result = memory.load()
     for error in result.errors:
@@ -324,7 +334,7 @@ def diff(rev_range: str | None) -> None:
 
 
 @main.command()
-@click.option("-n", "count", default=20, show_default=True)
+@click.option("-n", "count", default=20, show_default=True, type=click.IntRange(min=1))
 @reports_errors
 def log(count: int) -> None:
     """History of memory changes (commits touching .gitmem/)."""

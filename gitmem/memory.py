@@ -224,8 +224,9 @@ class Memory:
             raise GitmemError(f"{entry.id} is already revoked")
         if not reason.strip():
             raise GitmemError("a revocation needs a reason")
-        head = git.rev_parse(self.repo.worktree, "HEAD")
-        revoked = entry.revoked(reason.strip(), head)
+        # No commit is named: the revocation is a commit of its own (`gitmem log` shows it); the
+        # field names the commit that removed a retired entry's subject, which a person's has none of.
+        revoked = entry.revoked(reason.strip())
         trailers = [("Gitmem-Entry", entry.id), ("Gitmem-Reason", " ".join(reason.split()))]
         change = Change(subject_for("revoke", entry.kind, entry.body), [self._rewrite(entry, revoked, text, blob)],
                         trailers, [revoked.to_dict()])

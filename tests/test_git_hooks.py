@@ -446,6 +446,10 @@ def test_check_rev_gates_pull_requests(code_repo):
     code_repo.git("commit", "-q", "--no-verify", "-m", "drop retry without hooks")
     proc = code_repo.gitmem("check", "--rev", f"{base}..HEAD", check=False)
     assert proc.returncode == 1 and "`retry` not found in app/service.py" in proc.stdout
+    # a base CI has not fetched, or a typo, fails the check rather than passing every pull request
+    typo = code_repo.gitmem("check", "--rev", "orign/main..HEAD", check=False)
+    assert typo.returncode == 1 and "--rev: unknown revision 'orign/main'" in typo.stderr
+    assert code_repo.gitmem("log", "-n", "0", check=False).returncode == 2
 
 
 def test_check_staged_previews_the_hook(code_repo):

@@ -170,7 +170,11 @@ def test_round_trip_keeps_hand_written_comments(app_repo):
     entry = app_repo.entries()[entry_id]
     assert entry["status"] == "revoked"
     assert entry["revocation"]["reason"] == "we switched to aiohttp"
-    assert entry["revocation"]["commit"]
+    # named: the revocation's own commit (the note stored the commit before it, which `show` then named)
+    head = app_repo.git("rev-parse", "HEAD").strip()
+    assert entry["revocation"]["commit"] == head
+    assert f"in {head[:10]}: we switched" in app_repo.gitmem("show", entry_id).stdout
+    assert "\n  commit:\n" in after  # the file names none: a person's revocation removed no subject
     assert app_repo.git("log", "-1", "--format=%s").startswith("gitmem: revoke law:")
 
 
