@@ -471,9 +471,13 @@ def test_diff_summarises_memory_changes_for_a_pull_request(code_repo):
     md = code_repo.gitmem("diff", f"{base}..HEAD").stdout
     assert md.startswith("## Memory changes")
     assert "### Added (2)" in md and "use integer cents" in md
-    assert "### Retired (1)" in md and "`retry` was removed from app/service.py" in md
+    assert "### Retired (1)" in md and "\\`retry\\` was removed from app/service.py" in md
     step = code_repo.gitmem("diff", "HEAD~1..HEAD").stdout
     assert "### Re-anchored (1)" in step and "`app/service.py::Service.sync` → `app/service.py::Service.synchronise`" in step
     assert "### Retired (1)" in step
     log = code_repo.git("log", "-p", "-1", "--", f".gitmem/entries/{gone}.yaml")
     assert "+status: revoked" in log and "+revocation:" in log  # git's own diff shows the entry's fields
+    # what renders in the pull request is the very words the agent gets: no markup of the entry's own
+    add(code_repo, "law", "Totals use <b> tags in [the invoice](docs/invoice.md), and *net* amounts", None)
+    shown = code_repo.gitmem("diff", "HEAD~1..HEAD").stdout
+    assert "Totals use &lt;b&gt; tags in \\[the invoice\\](docs/invoice.md), and \\*net\\* amounts" in shown

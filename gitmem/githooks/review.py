@@ -49,11 +49,28 @@ def split_range(repo: RepoPaths, spec: str | None) -> tuple[str | None, str]:
     return base, head
 
 
+_MARKDOWN = str.maketrans({c: "\\" + c for c in "\\`*_[]!|~#"} | {"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+
+
+def _md(text: object) -> str:
+    """Entry text as Markdown that renders as the very words: no HTML, links, images or emphasis of
+    its own (a pull request's description shows reviewers what the agent will read), hidden
+    characters written out."""
+    from gitmem.judge.normalise import visible
+
+    return visible(" ".join(str(text).split())).translate(_MARKDOWN)
+
+
+def _code(text: object) -> str:
+    """A code span of `text` (a backtick in it would end the span: written as a quote)."""
+    inner = str(text).replace("`", "'")
+    return f"`{inner}`"
+
+
 def _line(e: Entry) -> str:
-    anchor = f" `{e.anchor}`" if e.anchor else ""
+    anchor = f" {_code(e.anchor)}" if e.anchor else ""
     who = "" if e.source == "user" else " _(recorded from the agent, not the developer)_"
-    body = " ".join(e.body.split())
-    return f"- **{e.kind}**{anchor}: “{body}”{who} <sub>{e.id}</sub>"
+    return f"- **{e.kind}**{anchor}: “{_md(e.body)}”{who} <sub>{_md(e.id)}</sub>"
 
 
 def diff_markdown(repo: RepoPaths, base: str | None, head: str) -> str:
@@ -67,19 +84,19 @@ def diff_markdown(repo: RepoPaths, base: str | None, head: str) -> str:
         if old is None:
             sections["Added" if new.active else "Retired"].append(_line(new))
             if new.revocation:
-                sections["Retired"].append(f"  - why: {new.revocation.reason}")
+                sections["Retired"].append(f"  - why: {_md(new.revocation.reason)}")
             continue
         if old.status != new.status and new.status == "revoked" and new.revocation:
             sections["Retired"].append(_line(old))
-            sections["Retired"].append(f"  - why: {new.revocation.reason}")
+            sections["Retired"].append(f"  - why: {_md(new.revocation.reason)}")
         elif old.status != new.status and new.status == "superseded":
             replacement = after.get(new.superseded_by or "")
-            by = f" by “{' '.join(replacement.body.split())}”" if replacement else ""
-            sections["Superseded"].append(_line(old) + f"\n  - superseded{by} <sub>{new.superseded_by}</sub>")
+            by = f" by “{_md(replacement.body)}”" if replacement else ""
+            sections["Superseded"].append(_line(old) + f"\n  - superseded{by} <sub>{_md(new.superseded_by)}</sub>")
         elif old.anchor != new.anchor and old.anchor and new.anchor:
             why = new.moves[-1].get("why", "") if new.moves else ""
-            sections["Re-anchored"].append(_line(new) + f"\n  - `{old.anchor}` → `{new.anchor}`"
-                                           + (f" ({why})" if why else ""))
+            sections["Re-anchored"].append(_line(new) + f"\n  - {_code(old.anchor)} → {_code(new.anchor)}"
+                                           + (f" ({_md(why)})" if why else ""))
         elif old.to_dict() != new.to_dict():
             fields = [k for k, v in new.to_dict().items() if old.to_dict().get(k) != v]
             sections["Changed"].append(_line(new) + f"\n  - changed: {', '.join(fields)}")
@@ -97,7 +114,7 @@ def diff_markdown(repo: RepoPaths, base: str | None, head: str) -> str:
     if len(out) == 2:
         out.append("No memory changes.")
     for err in after_load.errors:
-        out.append(f"- ⚠ unreadable entry: {err}")
+        out.append(f"- ⚠ unreadable entry: {_md(err)}")
     return "\n".join(out).rstrip() + "\n"
 
 
