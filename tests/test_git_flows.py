@@ -554,6 +554,22 @@ def test_amend_that_restores_the_declaration_undoes_the_retirement(app_repo):
     assert r.git("status", "--porcelain") == ""
 
 
+def test_amend_that_completes_a_move_reanchors_instead_of_retiring(app_repo):
+    # the first commit deleted g; the amend adds it to another file: one commit of both re-anchors
+    r = app_repo
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    r.write("src/app.py", WITHOUT_G)
+    r.git("commit", "-q", "-a", "-m", "move g")
+    assert status_at(r, entry) == "revoked"
+    r.write("src/other.py", "def g():\n    return 2\n")
+    r.git("add", "src/other.py")
+    r.git("commit", "-q", "--amend", "-m", "move g to other.py")
+    assert subjects(r, 1)[0].endswith("1 restored")
+    moved = r.entries()[entry]
+    assert moved["status"] == "active" and moved["anchor"] == "src/other.py::g"
+    assert r.git("status", "--porcelain") == ""
+
+
 def test_amend_that_keeps_the_removal_keeps_the_retirement(app_repo):
     r = app_repo
     entry = add(r, "hazard", "g is slow", "src/app.py::g")

@@ -523,6 +523,8 @@ def _restorations(repo: RepoPaths, rewritten: Sequence[str], head: str) -> list[
 
     from gitmem import git
     from gitmem.code.anchors import find
+    from gitmem.code.grammar import language_for_path
+    from gitmem.code.resolve import anchor_of
     from gitmem.githooks.recheck import Outcome, Snapshot
     from gitmem.store.entry import RETIRED_NOTE, Anchor
     from gitmem.store.yaml_files import parse_entry_text
@@ -542,6 +544,21 @@ def _restorations(repo: RepoPaths, rewritten: Sequence[str], head: str) -> list[
         if anchor.symbol is None:
             return snap.exists(anchor.path)
         return find(snap.declarations(anchor.path), anchor.symbol) is not None
+
+    def moved_in(new: str, parent: str, anchor: Anchor) -> Anchor | None:
+        """Where the one declaration with the anchor's body is, in a file the rewritten commit
+        changed, at `new` and at HEAD alike."""
+        if anchor.symbol is None or not anchor.fingerprint:
+            return None
+        changed = git.git_text(repo.worktree, "diff", "--name-only", "--no-renames", parent, new, check=False).split()
+        places = [(p, d) for p in changed if not p.startswith(".gitmem/") for d in at_head.declarations(p)
+                  if d.fingerprint == anchor.fingerprint]
+        if len(places) != 1:
+            return None
+        path, decl = places[0]
+        if find(Snapshot(repo, new).declarations(path), decl.name) is None:
+            return None
+        return anchor_of(path, language_for_path(path), decl)
 
     found: list[tuple[Outcome, Entry]] = []
     seen: set[str] = set()
@@ -570,10 +587,16 @@ def _restorations(repo: RepoPaths, rewritten: Sequence[str], head: str) -> list[
                     or retired.revocation is None or RETIRED_NOTE.format(anchor=anchor) not in retired.revocation.reason
                     or current.status != "revoked" or current.revocation != retired.revocation):
                 continue
+            restored = replace(current, status=old.status, revocation=old.revocation)
             if resolves(in_new, anchor) and resolves(at_head, anchor):
-                seen.add(current.id)
-                restored = replace(current, status=old.status, revocation=old.revocation)
                 found.append((Outcome(restored, "restored", f"{anchor} is still there"), current))
+            elif (target := moved_in(new, parent, anchor)) is not None:
+                # the amend or fixup completed a move the first commit began (deleted here, added there)
+                found.append((Outcome(restored.reanchored(target, "same body found where the rewritten commit "
+                                                          "moved it"), "restored", f"{anchor} → {target}"), current))
+            else:
+                continue
+            seen.add(current.id)
     return found
 
 
