@@ -235,10 +235,13 @@ def merge_driver_command(python: str, module: str, args: str = "%O %A %B") -> st
     `gitmem init` recorded is there and still has gitmem; once either is gone (the virtual
     environment removed or moved, gitmem uninstalled from it), git's own 3-way text merge with the
     usual conflict markers, so a merge never "conflicts" with only our side in the file and no
-    markers. (The driver runs only for a file both sides changed: the extra start is rare.)"""
-    return (f"p={shlex.quote(python)}; if [ -x \"$p\" ] && \"$p\" -I -c 'import {module}' 2>/dev/null; "
-            f"then \"$p\" -I -m {module} {args}; "
-            "else git merge-file -q -L ours:%P -L base:%P -L theirs:%P --marker-size=%L %A %O %B; fi")
+    markers."""
+    # One interpreter start per file (a merge may bring hundreds): it exits 97 when gitmem is gone.
+    code = (f'import sys, importlib.util; sys.exit(97) if importlib.util.find_spec("gitmem") is None else None; '
+            f'from {module} import main; sys.exit(main(sys.argv[1:]))')
+    return (f"p={shlex.quote(python)}; if [ -x \"$p\" ]; then \"$p\" -I -c '{code}' {args}; rc=$?; "
+            "[ $rc -eq 97 ] || exit $rc; fi; "
+            "git merge-file -q -L ours:%P -L base:%P -L theirs:%P --marker-size=%L %A %O %B")
 
 
 def set_merge_driver(repo: RepoPaths, name: str, command: str, description: str,

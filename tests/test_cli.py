@@ -25,3 +25,14 @@ def test_errors_are_one_line_with_exit_status_1(tmp_path, monkeypatch):
     result = CliRunner().invoke(main, ["list"])
     assert result.exit_code == 1
     assert "is not inside a git work tree" in result.output
+
+
+def test_a_repository_only_git_dir_names_is_said_to_be_unsupported(tmp_path, monkeypatch):
+    import subprocess
+
+    monkeypatch.setenv("GIT_DIR", str(tmp_path / "dotfiles.git"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(tmp_path))
+    subprocess.run(["git", "init", "-q"], check=True)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["list"])
+    assert result.exit_code == 1 and "GIT_DIR/GIT_WORK_TREE set in the environment is not supported" in result.output

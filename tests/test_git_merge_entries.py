@@ -254,7 +254,8 @@ def test_init_configures_the_driver_and_uninstall_removes_it(repo):
     repo.gitmem("init")
     repo.gitmem("init")  # idempotent
     assert repo.read(".gitmem/.gitattributes") == "entries/*.yaml diff=gitmem merge=gitmem-entries\n"
-    assert "gitmem.githooks.merge_entries %O %A %B %L %P" in repo.git("config", "merge.gitmem-entries.driver")
+    assert "from gitmem.githooks.merge_entries import main; sys.exit(main(sys.argv[1:]))' %O %A %B %L %P" in \
+        repo.git("config", "merge.gitmem-entries.driver")
     assert repo.git("check-attr", "merge", "--", ".gitmem/entries/x.yaml").strip().endswith("merge: gitmem-entries")
     assert "gitmem-entries" not in (repo.path / ".git/info/attributes").read_text()
     repo.gitmem("uninstall")

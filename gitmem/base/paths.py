@@ -58,5 +58,9 @@ def find_repo(start: str | os.PathLike[str] | None = None) -> RepoPaths:
     here = os.fspath(start or os.getcwd())
     found = locate.locate(here)
     if found is None:
+        if os.environ.get("GIT_DIR"):  # a dotfiles setup: git finds it, the agents' hooks would not
+            raise NotARepository(f"{os.path.abspath(here)} has no .git in it or above: gitmem finds a repository "
+                                 "from the folder, as the agents' hooks do, and GIT_DIR/GIT_WORK_TREE set in the "
+                                 "environment is not supported")
         raise NotARepository(f"{os.path.abspath(here)} is not inside a git work tree")
     return RepoPaths(*(Path(p) for p in found))
