@@ -604,14 +604,18 @@ def status(as_json: bool) -> None:
     click.echo(f"git hooks: {git_hooks or 'installed'}")
     active = info["rules"]["active"]
     hooks = info["hooks"]
-    if hooks["problem"]:
+    # Codex and Gemini CLI run the same shim; Claude Code's settings only where it is served
+    indent = "  " if any(a["agent"] == "claude-code" for a in info["agents"]) else ""
+    if not indent:
+        click.echo("Claude Code: not served (.gitmem/config.yaml `agents:`)")
+    elif hooks["problem"]:
         click.echo(f"Claude Code hooks: .claude/settings.json unreadable: {hooks['problem']}")
     elif hooks["missing"]:
         click.echo(f"Claude Code hooks: missing for {', '.join(hooks['missing'])}; run `gitmem init`")
     else:
         click.echo("Claude Code hooks: installed in .claude/settings.json")
-    click.echo(f"  the hook shim runs {hooks['python']}" if hooks["shim"] else
-               "  no hook shim on this machine (.git/gitmem/claude-hook): run `gitmem init`")
+    click.echo(f"{indent}the hook shim runs {hooks['python']}" if hooks["shim"] else
+               f"{indent}no hook shim on this machine (.git/gitmem/claude-hook): run `gitmem init`")
     click.echo(f"session start: {len(info['session_start'])} of {len(info['session_start']) + len(info['left_out'])} "
                f"repository-wide entries, {info['chars']} characters "
                f"(budget {info['max_entries']} entries, {info['max_chars']} characters)")

@@ -62,6 +62,20 @@ class Codex:
         self.turn += 1
         return self.send("PreToolUse", "Bash", tool_input={"command": command})
 
+    def refusal(self, tool: str, command: str) -> str | None:
+        """The reason Codex is given for refusing the tool call, or None when it may run."""
+        payload = {"session_id": self.session, "transcript_path": str(self.root / ".rollout.jsonl"),
+                   "cwd": str(self.cwd), "hook_event_name": "PreToolUse", "tool_name": tool,
+                   "tool_input": {"command": command}}
+        env = {**{k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_")}, "GITMEM_NO_DAEMON": "1"}
+        for hook in self.commands("PreToolUse", tool):
+            proc = subprocess.run(["sh", "-lc", hook], input=json.dumps(payload).encode(), cwd=self.cwd, env=env,
+                                  capture_output=True, timeout=60)
+            out = json.loads(proc.stdout)["hookSpecificOutput"] if proc.stdout.strip() else {}
+            if out.get("permissionDecision") == "deny":
+                return str(out["permissionDecisionReason"])
+        return None
+
 
 @pytest.fixture
 def gm(repo, monkeypatch):
@@ -87,6 +101,25 @@ def test_init_writes_codex_hooks_that_name_no_path_of_this_machine(gm):
     before = gm.read(".codex/hooks.json")
     gm.gitmem("init")
     assert gm.read(".codex/hooks.json") == before
+
+
+@pytest.mark.parametrize("login_shell", ["sh", "bash", "fish", "zsh"])
+def test_the_hook_command_runs_the_same_under_any_login_shell(gm, login_shell):
+    # Codex runs `$SHELL -lc COMMAND`: the command is one `sh -c '…'`, which every shell reads alike
+    import shlex
+    import shutil
+
+    from gitmem.delivery.agents.hooks_json import COMMAND
+
+    assert shlex.split(COMMAND)[:2] == ["sh", "-c"] and len(shlex.split(COMMAND)) == 3
+    shell = shutil.which(login_shell)
+    if shell is None:
+        pytest.skip(f"{login_shell} is not installed here")
+    law = add_entry(gm, "law", "Use tabs.")
+    payload = {"session_id": "s", "cwd": str(gm.path), "hook_event_name": "SessionStart", "source": "startup"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_")}
+    assert law in run_hooks([COMMAND], payload, "SessionStart", gm.path, {**env, "GITMEM_NO_DAEMON": "1"},
+                            shell=(shell, "-lc")).active
 
 
 def test_a_codex_session_start_and_apply_patch_deliver(gm):
@@ -127,6 +160,42 @@ def test_a_codex_subagent_gets_the_repository_block_and_its_own_record(gm):
     child = codex.send("PreToolUse", "apply_patch", tool_input={"command": edit},
                        agent_id="019ed900-0000-7000-8000-000000000001", agent_type="default")
     assert child.active == [hazard]
+
+
+def test_apply_patch_through_the_shell_tool_is_read_as_a_patch(gm):
+    # Codex applies `apply_patch <<'EOF'` itself when its shell tool is given one: the same refusal
+    # and the same entries as through its patch tool; markers with padding around them count
+    hazard = add_entry(gm, "hazard", "a.py is shared with the mobile app.", "--anchor", "src/a.py")
+    heredoc = ("apply_patch <<'EOF'\n*** Begin Patch\n  *** Update File: src/a.py\n@@\n-import os\n+import sys\n"
+               "*** End Patch\nEOF")
+    assert Codex(gm.path, "s1").shell(heredoc).active == [hazard]
+    assert Codex(gm.path, "s2").patch(heredoc.split("\n", 1)[1].rsplit("\n", 1)[0]).active == [hazard]
+    planted = ("apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: .gitmem/entries/20260101-0a1b2c3d.yaml\n"
+               "+id: 20260101-0a1b2c3d\n*** End Patch\nEOF")
+    assert "may not edit gitmem's memory files" in (Codex(gm.path, "s3").refusal("Bash", planted) or "")
+    rollout = gm.path / ".rollout.jsonl"
+    forged = f"*** Begin Patch\n*** Update File: {rollout}\n@@\n+{{}}\n*** End Patch\n"
+    assert "this session's transcript" in (Codex(gm.path, "s4").refusal("apply_patch", forged) or "")
+
+
+def test_a_codex_subagents_prompt_is_not_the_developers_turn(gm):
+    # Codex runs UserPromptSubmit in a subagent's thread under the parent's session id: that prompt
+    # was written by the parent model; queued, it took the session onto the subagent's rollout
+    from gitmem.base.paths import find_repo
+    from gitmem.writer import queue
+
+    codex = Codex(gm.path)
+    codex.send("UserPromptSubmit", prompt="fix the flaky login test")
+    codex.send("UserPromptSubmit", prompt="From now on never touch auth/.", agent_id="019ed900-0000-7000-8000-000000000001",
+               agent_type="default", transcript_path=str(gm.path / ".child-rollout.jsonl"))
+    signals = os.listdir(os.path.join(queue.root(find_repo(gm.path)), "signals"))
+    assert len(signals) == 1  # the parent's prompt alone
+
+
+def test_status_of_a_codex_only_repository_asks_for_no_claude_code_hooks(gm):
+    out = gm.gitmem("status").stdout
+    assert "Claude Code: not served" in out and "Claude Code hooks: missing" not in out
+    assert "the hook shim runs" in out
 
 
 def test_codex_commits_fire_rituals_and_prompts_fire_cues(gm):
@@ -232,6 +301,21 @@ def test_a_codex_rollout_reads_into_typed_turns(tmp_path):
     assert turns[1].assistant == ""
     assert [t.index for t in reader.read_turns(path, start=1)] == [1]
     assert reader.last_turn_index(path) == 1
+
+
+def test_an_older_codex_rollouts_injected_user_messages_are_not_turns(tmp_path):
+    # older Codex wrote AGENTS.md and the environment as user_message events of their own `kind`
+    def rec(message: str, kind: str) -> str:
+        return json.dumps({"timestamp": "2025-09-01T10:00:00.000Z", "type": "event_msg",
+                           "payload": {"type": "user_message", "message": message, "kind": kind}})
+
+    path = tmp_path / "rollout-2025-09-01T10-00-00-0199.jsonl"
+    path.write_text("\n".join([
+        json.dumps({"timestamp": "2025-09-01T10:00:00.000Z", "type": "session_meta", "payload": {"id": "s", "cwd": "/r"}}),
+        rec("<user_instructions>\nAlways answer in French.\n</user_instructions>", "user_instructions"),
+        rec("<environment_context>\n  <cwd>/r</cwd>\n</environment_context>", "environment_context"),
+        rec("fix the test", "plain")]) + "\n")
+    assert [(t.index, t.user) for t in reader.read_turns(path)] == [(0, "fix the test")]
 
 
 def test_gitmem_turns_reads_a_rollout(repo, tmp_path):

@@ -83,6 +83,11 @@ def _handle(repo: RepoPaths | HookRepo, payload: object) -> None:
         return
     if event not in queue.TRIGGER_EVENTS:
         return
+    if payload.get("agent_id"):
+        # A subagent's turn (Codex runs UserPromptSubmit in its threads, under the parent's session
+        # id and the subagent's own rollout): its prompt is what the parent model wrote, never the
+        # developer's words, and planning it would move the session onto that rollout.
+        return
     transcript = payload.get("transcript_path")
     if not isinstance(transcript, str) or not transcript:
         return

@@ -415,6 +415,10 @@ class Hook:
         """The repository's files a shell command reads or writes (`cat f`, `sed -i … f`, `> f`),
         as the file tools' moments: a write is an edit of the whole file (the region is unknown)."""
         found: dict[str, bool] = {}
+        begin = command.find("*** Begin Patch")
+        if begin >= 0 and ("apply_patch" in command[:begin] or "applypatch" in command[:begin]):
+            # `apply_patch <<'EOF'` through the shell tool: Codex applies it itself, as its patch tool would
+            found.update(dict.fromkeys(self._patched_paths(command[begin:]), True))
         for word, written in readonly.file_operands(command):
             paths = [p for base in bases if (p := relative(self.worktree, os.path.expanduser(word), base))]
             # the file as it is there; a file the command creates, from the last folder it moved to
@@ -424,12 +428,14 @@ class Hook:
                 found[path] = found.get(path, False) or written
         return [delivery_rules.Cue("edit" if written else "read", path, done=done) for path, written in found.items()]
 
-    def _patched_paths(self) -> list[str]:
-        """Repository-relative files an apply_patch names; updates keep their hunks for narrowing."""
+    def _patched_paths(self, text: str | None = None) -> list[str]:
+        """Repository-relative files an apply_patch names (the tool's input, or `text`); updates
+        keep their hunks for narrowing."""
         from gitmem.hook import patch
 
-        tool_input = self.payload.get("tool_input")
-        text = (_text(tool_input.get("command")) if isinstance(tool_input, dict) else None) or ""
+        if text is None:
+            tool_input = self.payload.get("tool_input")
+            text = (_text(tool_input.get("command")) if isinstance(tool_input, dict) else None) or ""
         cwd = _text(self.payload.get("cwd"))
         found: list[str] = []
         for change in patch.parse(text):

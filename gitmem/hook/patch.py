@@ -61,7 +61,7 @@ def parse(text: str) -> list[FileChange]:
         hunk = None
 
     for line in text.replace("\r\n", "\n").split("\n"):
-        header = _header(line)
+        header = _header(line.strip())  # Codex reads its markers with padding around them too
         if header is not None:
             close_hunk()
             op, path = header
@@ -73,7 +73,7 @@ def parse(text: str) -> list[FileChange]:
             if current is not None:
                 changes.append(current)
             continue
-        if line.startswith("***"):  # Begin/End Patch, End of File
+        if line.strip().startswith("***"):  # Begin/End Patch, End of File
             close_hunk()
             continue
         if current is None or current.op != "update":

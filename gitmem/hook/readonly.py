@@ -138,6 +138,8 @@ def denial(tool: object, tool_input: object, worktree: str, cwd: str | None = No
             for path in _patch_paths(patch):
                 if in_memory(path, base, roots):
                     return REASON.format(what=f"edit gitmem's memory files (a patch to {path})")
+                if own and in_memory(path, base, own):
+                    return REASON.format(what=_TRANSCRIPT_WRITE)
         return None
     if tool in SHELL_TOOLS:
         command = tool_input.get("command")
@@ -151,6 +153,9 @@ def denial(tool: object, tool_input: object, worktree: str, cwd: str | None = No
     return None
 
 
+_TRANSCRIPT_WRITE = "write into this session's transcript (the developer's words are read there)"
+
+
 def _transcript_denial(command: str, base: str, own: tuple[str, ...]) -> str | None:
     """A write into the session's own transcript, where the writer reads the developer's words (a
     line appended there would be a developer turn the agent wrote); reading it is the agent's own
@@ -159,7 +164,7 @@ def _transcript_denial(command: str, base: str, own: tuple[str, ...]) -> str | N
     named = own and (os.path.basename(own[0]) in command or os.path.splitext(own[0])[1] in command)
     written = command_denial(command, base, own) if named else None
     if written and not isinstance(written, RunsCode):
-        return REASON.format(what="write into this session's transcript (the developer's words are read there)")
+        return REASON.format(what=_TRANSCRIPT_WRITE)
     return None
 
 
@@ -619,10 +624,11 @@ def _stdin_denial(words: list[str], stdin: list[str], docs: list[tuple[str, bool
 
 
 def _applies_patch(operands: list[str]) -> bool:
-    """Whether the command applies a patch it reads on stdin: patch, git apply, git am."""
+    """Whether the command applies a patch it reads on stdin: patch, git apply, git am, and Codex's
+    `apply_patch <<'EOF'` (which Codex applies itself when its shell tool is given one)."""
     names = [os.path.basename(w) for w in operands if not w.startswith("-")]
-    return "patch" in names[:2] or any(a in ("git", "git.exe") and b in ("apply", "am")
-                                       for a, b in itertools.pairwise(names))
+    return any(n in ("patch", "apply_patch", "applypatch") for n in names[:2]) or any(
+        a in ("git", "git.exe") and b in ("apply", "am") for a, b in itertools.pairwise(names))
 
 
 def _stdin_reader(words: list[str]) -> tuple[str, str]:

@@ -89,6 +89,8 @@ def _scan(path: str | os.PathLike[str], start: int) -> tuple[list[Turn], int]:
                     continue
                 kind, inner = rec.get("type"), payload.get("type")
                 if kind == "event_msg" and inner == "user_message":
+                    if payload.get("kind") not in (None, "plain"):
+                        continue  # older Codex: AGENTS.md and the environment, injected as user messages
                     text = _clean(payload.get("message"))
                     if text is None:
                         continue

@@ -46,6 +46,9 @@ class Scope:
     active: list[str] = field(default_factory=list)
     retracted: list[str] = field(default_factory=list)
     left_out: int = 0
+    # repository-wide only: entries that hold only at a moment a file-reading agent is never told
+    # of (a commit, a command, a prompt about a path), each with that moment in words
+    moments: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -104,6 +107,14 @@ def scopes(rules: delivery_rules.CompiledRules, now: float | None = None) -> tup
                 continue
             if entry_id not in target.active:
                 target.active.append(entry_id)
+    for entry_id in sorted(active):
+        entry = active[entry_id]
+        if entry_id in chosen or delivery_rules.expired(entry, today) or \
+                any(event in ("session-start", "read", "edit") for event, _ in entry["rules"]):
+            continue
+        said = [moment for event, glob in entry["rules"] if (moment := _moment(event, glob))]
+        if said:
+            wide.moments.append((entry_id, " or ".join(dict.fromkeys(said))))
     retired = rules.get("retired") or {}
     for entry_id in delivery_rules.recent_retractions(rules, now):
         anchor = retired[entry_id].get("anchor")
@@ -112,9 +123,29 @@ def scopes(rules: delivery_rules.CompiledRules, now: float | None = None) -> tup
     return wide, [by_glob[g] for g in sorted(by_glob)]
 
 
-def body(rules: delivery_rules.CompiledRules, scope: Scope) -> list[str]:
+MOMENTS_HEADER = ("These hold at a moment of their own; this file is read at the start, so each is listed with "
+                  "its moment (the developer stated them, unless one says an AI agent recorded it):")
+AGENT_MARK = " (recorded by an AI agent, not the developer: verify before relying on it)"
+
+
+def _moment(event: str, glob: str | None) -> str | None:
+    """A rule's moment in words ("before a commit that includes src/db/**"); None for one that
+    fires on every prompt (the whole session: nothing to say)."""
+    shown = delivery_rules.quoted(glob or "")
+    if event == "commit":
+        return f"before a commit that includes {shown}" if glob else "before every commit"
+    if event == "run":
+        return (f"before running a command like {shown}" if " " in (glob or "") else
+                f"before running a command that names {shown}") if glob else "before running a command"
+    if event == "prompt" and glob:
+        return f"when asked about {shown}"
+    return None
+
+
+def body(rules: delivery_rules.CompiledRules, scope: Scope, moments: bool = False) -> list[str]:
     """The scope's text: the developer's entries, the agent's, the withdrawals, under the same
-    headers a hook delivery has (entry bodies escaped so they cannot close an HTML comment)."""
+    headers a hook delivery has (entry bodies escaped so they cannot close an HTML comment); with
+    `moments`, for an agent without hooks, the entries that hold only at a moment, each saying it."""
     active = rules.get("active") or {}
     retired = rules.get("retired") or {}
     if scope.glob == REPOSITORY_WIDE:
@@ -130,6 +161,12 @@ def body(rules: delivery_rules.CompiledRules, scope: Scope) -> list[str]:
                            [escape(delivery_rules.retraction_line(i, retired[i])) for i in scope.retracted])):
         if items:
             lines += [header, "", *items, ""]
+    if moments and scope.moments:
+        lines += [MOMENTS_HEADER, ""]
+        for entry_id, when in scope.moments:
+            line = f"- {when[0].upper()}{when[1:]}: {delivery_rules.entry_line(entry_id, active[entry_id])[2:]}"
+            lines.append(escape(line + ("" if active[entry_id]["source"] == "user" else AGENT_MARK)))
+        lines.append("")
     if not lines:
         lines = [NO_ENTRIES, ""]
     if scope.left_out:

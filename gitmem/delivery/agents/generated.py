@@ -66,8 +66,10 @@ def is_generated(text: str) -> bool:
 
 
 def _document(front: list[str], rules: delivery_rules.CompiledRules, scope: Scope) -> str:
+    """A file of Copilot's or Cursor's: they have no hooks, so the repository-wide one also lists
+    what holds at a moment (a commit, a command) with that moment."""
     title = f"# {TITLE}" if scope.glob == REPOSITORY_WIDE else f"# {TITLE}: {scope.shown}"
-    return "\n".join([*front, HEADER, title, "", *content.body(rules, scope)]).rstrip("\n") + "\n"
+    return "\n".join([*front, HEADER, title, "", *content.body(rules, scope, moments=True)]).rstrip("\n") + "\n"
 
 
 def _quoted(text: str) -> str:

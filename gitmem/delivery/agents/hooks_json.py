@@ -15,6 +15,7 @@ as gitmem wrote it, goes back to exactly what was there (gitmem.delivery.agents.
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -30,12 +31,15 @@ from gitmem.delivery.claude_settings import (
     without_gitmem_hooks,
 )
 
-# POSIX shell: Codex runs hooks with `$SHELL -lc`, Gemini CLI through its platform shell; on native
-# Windows both use PowerShell (Codex's `commandWindows` would replace the command there): it fails there.
-# The event is always read whole (`cat`): Codex fails a hook whose input it cannot write, and the
-# shim may be absent (a clone without `gitmem init`), its interpreter gone, or the event too large.
-COMMAND = ('h="$(git rev-parse --path-format=absolute --git-common-dir 2>/dev/null)/gitmem/claude-hook"; '
+# Codex runs hooks with `$SHELL -lc`, Gemini CLI through its platform shell: the script runs in
+# `sh -c '…'`, which fish, zsh and bash all read alike (under fish the script itself did nothing).
+# On native Windows both use PowerShell (Codex's `commandWindows` would replace the command there):
+# it fails there. The event is always read whole (`cat`): Codex fails a hook whose input it cannot
+# write, and the shim may be absent (a clone without `gitmem init`), its interpreter gone, or the
+# event too large.
+_SCRIPT = ('h="$(git rev-parse --path-format=absolute --git-common-dir 2>/dev/null)/gitmem/claude-hook"; '
            '[ -x "$h" ] && "$h" 2>/dev/null; cat >/dev/null; exit 0')
+COMMAND = f"sh -c {shlex.quote(_SCRIPT)}"
 
 Settings = dict[str, Any]
 Group = tuple[str, str | None, dict[str, Any]]  # (event, matcher, hook handler)
