@@ -137,6 +137,21 @@ def test_copilot_and_cursor_files_hold_the_right_entries_under_valid_front_matte
     assert own_errors(gm.path) == ""
 
 
+def test_entries_for_a_moment_are_listed_with_it_for_agents_without_hooks(gm):
+    # Copilot and Cursor read their files once: a ritual for commits or a command would never reach them
+    commit = add_entry(gm, "ritual", "Run make lint first.", "--on", "commit")
+    migrations = add_entry(gm, "ritual", "Bump the schema version.", "--on", "commit:migrations/**")
+    e2e = add_entry(gm, "hazard", "The e2e suite hits staging.", "--on", "run:*npm run e2e*")
+    agents = add_entry(gm, "law", "Regenerate the client after API changes.", "--on", "commit", "--source", "agent")
+    for text in (gm.read(COPILOT + "/gitmem.instructions.md"), gm.read(CURSOR + "/gitmem.mdc")):
+        moments = text.split(content.MOMENTS_HEADER)[1]
+        assert f"- Before every commit: Ritual: Run make lint first. [{commit}]" in moments
+        assert f"- Before a commit that includes migrations/**: Ritual: Bump the schema version. [{migrations}]" \
+            in moments
+        assert f"- Before running a command like *npm run e2e*: Hazard: The e2e suite hits staging. [{e2e}]" in moments
+        assert f"[{agents}] (recorded by an AI agent, not the developer" in moments
+
+
 def test_withdrawals_appear_while_announced_and_emptied_scopes_go(gm):
     hazard = add_entry(gm, "hazard", "a.py is shared with the mobile app.", "--anchor", "src/a.py")
     law = add_entry(gm, "law", "Never log tokens.")
