@@ -132,6 +132,17 @@ def test_a_name_moves_with_its_body_not_onto_an_unrelated_namesake(code_repo):
     assert code_repo.entries()[other]["status"] == "revoked"
 
 
+def test_an_entry_file_deleted_but_not_staged_is_still_rechecked(code_repo):
+    # the commit holds the entry as staged: retiring it there keeps HEAD true of the code
+    entry = add(code_repo, "hazard", "retry() swallows errors", "app/service.py::retry")
+    (code_repo.path / f".gitmem/entries/{entry}.yaml").unlink()
+    code_repo.write("app/service.py", SERVICE.split("\n\ndef retry")[0] + "\n")
+    code_repo.git("add", "app/service.py")
+    code_repo.git("commit", "-q", "-m", "drop retry")
+    assert "status: revoked" in code_repo.git("show", f"HEAD:.gitmem/entries/{entry}.yaml")
+    assert not (code_repo.path / f".gitmem/entries/{entry}.yaml").exists()  # their deletion stays theirs
+
+
 def test_function_moved_to_another_file_is_reanchored(code_repo):
     entry = add(code_repo, "hazard", "retry hammers the API", "app/service.py::retry")
     code_repo.write("app/service.py", SERVICE.split("def retry")[0].rstrip() + "\n")

@@ -43,8 +43,9 @@ if TYPE_CHECKING:
 
 def _entries(repo: RepoPaths) -> list[Entry]:
     """The entries the hooks re-check: the work tree's (pending changes are not committed yet);
-    for an entry file the developer left half-edited (it does not parse), its staged version, which
-    is what the commit holds and what a change is made on (_stage_outcomes)."""
+    for an entry file the developer left half-edited (it does not parse) or deleted without
+    staging it, its staged version, which is what the commit holds and what a change is made on
+    (_stage_outcomes)."""
     from gitmem import git
     from gitmem.errors import GitmemError
     from gitmem.store import index
@@ -52,6 +53,8 @@ def _entries(repo: RepoPaths) -> list[Entry]:
 
     found = index.stored(repo, committed_only=True)
     broken = index.invalid_paths(index.current(repo))
+    broken += [p for p in git.git_text(repo.worktree, "ls-files", "--deleted", "--", ".gitmem/entries/",
+                                       check=False).splitlines() if p.endswith(".yaml") and p not in broken]
     if broken:
         known = {e.id for e in found}
         staged = git.index_blob_ids(repo.worktree, broken)
