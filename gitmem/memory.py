@@ -162,6 +162,8 @@ class Memory:
         """Record an entry the developer gives (`gitmem add`). Refused in an agent's shell
         (refuse_under_agent): code the agent runs (`python - <<EOF … Memory().add(…)`) must not record."""
         refuse_under_agent("add")
+        if not self.repo.store.is_dir():  # a store committed into a repository that never chose gitmem
+            raise GitmemError("no .gitmem/ here: run `gitmem init` first (it sets up the hooks that keep entries true)")
         return self.add_copied(kind, body, anchor=anchor, on=on, source=source, session=session, turn=turn,
                                supersedes=supersedes, expires=expires, commit=commit)
 

@@ -371,3 +371,11 @@ def test_list_and_show_mark_an_expired_entry(app_repo):
     app_repo.commit_all("it was for one week")
     assert "[expired]" in app_repo.gitmem("list").stdout
     assert "[active, expired 2021-01-01]" in app_repo.gitmem("show", entry_id).stdout
+
+
+def test_add_in_a_repository_that_never_ran_init_is_refused(repo):
+    repo.write("a.py", "x = 1\n")
+    repo.commit_all("initial")
+    proc = repo.gitmem("add", "law", "Use tabs.", check=False)
+    assert proc.returncode == 1 and "no .gitmem/ here: run `gitmem init` first" in proc.stderr
+    assert not (repo.path / ".gitmem").exists() and repo.git("log", "--oneline").count("\n") == 1
