@@ -143,6 +143,22 @@ def test_an_entry_file_deleted_but_not_staged_is_still_rechecked(code_repo):
     assert not (code_repo.path / f".gitmem/entries/{entry}.yaml").exists()  # their deletion stays theirs
 
 
+@pytest.mark.parametrize("cut", [0, 20])
+def test_a_list_of_anchored_paths_cut_short_neither_stops_commits_nor_skips_the_recheck(code_repo, cut):
+    # what a crash mid-write can leave: sourced, a cut line stopped every commit with a syntax
+    # error, and an empty one let a removal through unchecked
+    entry = add(code_repo, "hazard", "retry() swallows errors", "app/service.py::retry")
+    listed = code_repo.path / ".git/gitmem/anchored-paths.sh"
+    assert listed.read_text().rstrip().endswith("# gitmem:end")
+    with open(listed, "r+b") as handle:
+        handle.truncate(cut)
+    code_repo.write("docs/index.md", "more docs\n")
+    code_repo.git("commit", "-q", "-am", "docs")
+    code_repo.write("app/service.py", SERVICE.split("\n\ndef retry")[0] + "\n")
+    code_repo.git("commit", "-q", "-am", "drop retry")
+    assert code_repo.entries()[entry]["status"] == "revoked"
+
+
 def test_function_moved_to_another_file_is_reanchored(code_repo):
     entry = add(code_repo, "hazard", "retry hammers the API", "app/service.py::retry")
     code_repo.write("app/service.py", SERVICE.split("def retry")[0].rstrip() + "\n")
@@ -248,7 +264,7 @@ def test_existing_user_hook_still_runs_and_can_still_block(repo):
 def test_hooks_other_tools_put_over_the_stub_are_each_kept(repo):
     """Each time another tool writes its pre-commit over gitmem's stub, `init` chains the new one
     and keeps the one chained before: none is ever overwritten, and uninstall names them."""
-    hooks = repo.path / ".git/hooks"
+    hooks = repo.path / ".husky/_"  # where git runs hooks from now, and init installed them
     for version in "ABC":
         (hooks / "pre-commit").write_text(f"#!/bin/sh\necho HOOK-{version}\n")
         (hooks / "pre-commit").chmod(0o755)
@@ -339,11 +355,18 @@ def test_a_hooks_path_set_after_init_is_said_when_a_session_starts(repo):
     repo.write("a.py", "Y = 2\n")
     repo.commit_all("drop f again")  # a declaration gone while the stubs run: retired
     assert repo.entries()[entry]["status"] == "revoked"
+    # A hook manager that replaces pre-commit alone (lefthook install): said too.
+    hooks = repo.path / ".husky/_"  # where git runs hooks from now, and init installed them
+    (hooks / "pre-commit").rename(hooks / "pre-commit.old")
+    (hooks / "pre-commit").write_text("#!/bin/sh\nlefthook run pre-commit\n")
+    claude.start(source="resume")
+    assert len(claude.notices) == 2 and "lacks gitmem's pre-commit hook" in claude.notices[1]
     # The team's committed hooks, to which they added gitmem's command as `init` asks: nothing to say.
-    repo.write(".githooks/post-commit", "#!/bin/sh\nmake -s lint-msg\npython3 -m gitmem.githooks.on_commit post-commit\n")
+    for name in ("pre-commit", "post-commit"):
+        repo.write(f".githooks/{name}", f"#!/bin/sh\nmake -s lint-msg\npython3 -m gitmem.githooks.on_commit {name}\n")
     repo.git("config", "core.hooksPath", ".githooks")
     claude.start(source="resume")
-    assert len(claude.notices) == 1
+    assert len(claude.notices) == 2
 
 
 def test_shared_hooks_path_outside_the_repository_is_refused(repo, tmp_path):

@@ -85,10 +85,15 @@ if [ "$GITMEM_HOOK" = pre-commit ] || [ "$GITMEM_HOOK" = post-applypatch ]; then
     for entry in .gitmem/entries/*.yaml; do
       [ "$entry" -nt "$anchored" ] && { fresh=; break; }
     done
+    # One line, whole only when it ends with its mark: a crash can leave it cut short or empty, and
+    # a cut one sourced here would stop every commit with a syntax error (read and case are builtins).
+    paths=
+    [ -n "$fresh" ] && { IFS= read -r paths < "$anchored" || paths=; }
+    case $paths in *" # gitmem:end") ;; *) fresh= ;; esac
   fi
   if [ "$GITMEM_HOOK" = pre-commit ]; then
     if [ -n "$fresh" ]; then
-      . "$anchored"  # sets the positional parameters to the anchored paths, quoted for sh
+      eval "$paths"  # sets the positional parameters to the anchored paths, quoted for sh
       git diff-index --cached --quiet HEAD -- .gitmem/entries "$@" 2>/dev/null && exit 0  # most commits: one question
     fi
     # Entry files are staged (written by hand, say): post-commit has the store's gate judge them.
@@ -106,7 +111,7 @@ if [ "$GITMEM_HOOK" = pre-commit ] || [ "$GITMEM_HOOK" = post-applypatch ]; then
   elif [ -n "$fresh" ]; then
     for waiting in "$state"/pending/*.json; do break; done
     if [ ! -e "$waiting" ]; then
-      . "$anchored"  # -r: without it a folder of an anchored path (src/) matches when anything in it changed
+      eval "$paths"  # -r: without it a folder of an anchored path (src/) matches when anything in it changed
       git diff-tree -r --no-commit-id --quiet HEAD -- .gitmem/entries "$@" 2>/dev/null && exit $status
     fi
   fi

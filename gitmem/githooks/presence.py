@@ -15,7 +15,7 @@ import os
 from gitmem.base.locate import inside
 
 MARKER = "# gitmem: managed hook stub"  # the first lines of every stub gitmem installs
-PROBE = "post-commit"  # a hook every `gitmem init` installs
+PROBES = ("pre-commit", "post-commit")  # hooks every `gitmem init` installs; a hook manager replaces pre-commit first
 RUNS_GITMEM = "gitmem.githooks.on_commit"  # what `gitmem init` asks a team's own hooks to run
 _MOVES_HOOKS = (b"hookspath", b"include")  # config text that may put the hooks folder elsewhere
 _CONFIG_ENV = ("GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT")  # `git -c` and its environment form
@@ -31,17 +31,24 @@ def hooks_not_run(worktree: str, git_dir: str, common_dir: str) -> str | None:
     folder = _hooks_folder(worktree, git_dir, common_dir)
     if folder is None:
         return None
-    try:
-        with open(os.path.join(folder, PROBE), encoding="utf-8", errors="replace") as file:
-            text = file.read(64 * 1024)
-        if is_stub(text) or RUNS_GITMEM in text:  # a shared or committed hook the team added gitmem to
-            return None
-    except OSError:
-        pass
+    lacking = [name for name in PROBES if not _runs_gitmem(os.path.join(folder, name))]
+    if not lacking:
+        return None
     shown = os.path.relpath(folder, worktree) if inside(folder, os.path.normpath(worktree)) else folder
-    return (f"gitmem: git runs hooks from {shown}, which lacks gitmem's hooks (core.hooksPath set or the "
+    which = "gitmem's hooks" if len(lacking) == len(PROBES) else f"gitmem's {lacking[0]} hook"
+    return (f"gitmem: git runs hooks from {shown}, which lacks {which} (core.hooksPath set or the "
             "hooks replaced since `gitmem init`?): entries' anchors are not re-checked on commit, merge or "
             "rebase. Run `gitmem init` (`gitmem status` says more).")
+
+
+def _runs_gitmem(path: str) -> bool:
+    """The hook is gitmem's stub, or a shared or committed hook the team added gitmem to."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as file:
+            text = file.read(64 * 1024)
+    except OSError:
+        return False
+    return is_stub(text) or RUNS_GITMEM in text
 
 
 def _hooks_folder(worktree: str, git_dir: str, common_dir: str) -> str | None:

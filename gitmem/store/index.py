@@ -102,9 +102,10 @@ def rebuild(repo: RepoPaths, previous: dict[str, Any] | None = None,
         # An entry file left half-edited may be anchored anywhere (its staged version is
         # re-checked): every commit starts the re-check while one is left so.
         anchored = sorted(files_anchored) + (["."] if index["half_edited"] else [])
-        # Sourced by the pre-commit stub: `set -- ':(literal)path' ...` needs no process to read.
+        # Read by the pre-commit stub as one line it evals: `set -- ':(literal)path' ... # gitmem:end`
+        # (the mark tells a whole line from one a crash cut short); it needs no process to read.
         quoted = " ".join("'" + (":(literal)" + p).replace("'", "'\\''") + "'" for p in anchored)
-        write_atomic(os.path.join(state_dir(repo), ANCHORED_PATHS_FILE), f"set -- {quoted}\n")
+        write_atomic(os.path.join(state_dir(repo), ANCHORED_PATHS_FILE), f"set -- {quoted} # gitmem:end\n")
     except OSError:
         pass  # a read-only state folder: the index is still right for this process
     return index
