@@ -258,7 +258,12 @@ def test_init_configures_the_driver_and_uninstall_removes_it(repo):
         repo.git("config", "merge.gitmem-entries.driver")
     assert repo.git("check-attr", "merge", "--", ".gitmem/entries/x.yaml").strip().endswith("merge: gitmem-entries")
     assert "gitmem-entries" not in (repo.path / ".git/info/attributes").read_text()
+    assert repo.git("config", "diff.gitmem.cachetextconv").strip() == "true"  # git keeps what it rendered
+    repo.gitmem("add", "law", "Use tabs.")
+    repo.git("log", "-p", "-1")
+    assert repo.git("show-ref", "refs/notes/textconv/gitmem", check=False)
     repo.gitmem("uninstall")
+    assert not repo.git("show-ref", "refs/notes/textconv/gitmem", check=False)
     assert repo.git("config", "--get-regexp", "^merge\\.gitmem-entries\\.", check=False) == ""
     assert not (repo.path / ".git/info/attributes").exists()  # init made it: uninstall takes it away
 

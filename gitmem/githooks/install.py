@@ -25,6 +25,8 @@ HOOK_NAMES = ("pre-commit", "prepare-commit-msg", "post-commit", "post-merge", "
               "post-applypatch")
 ORIG_SUFFIX = ".gitmem-orig"
 TEXTCONV_KEY = "diff.gitmem.textconv"
+TEXTCONV_CACHE_KEY = "diff.gitmem.cachetextconv"
+TEXTCONV_CACHE_REF = "refs/notes/textconv/gitmem"
 ATTRIBUTES = ".gitmem/.gitattributes"
 # Entry files merge through gitmem.githooks.merge_entries (a retirement or move both branches made
 # merges cleanly). Set in the committed attributes file with the diff driver: a clone whose
@@ -144,6 +146,10 @@ def install(repo: RepoPaths, python: str | None = None) -> list[str]:
     if git.config_get(repo.worktree, TEXTCONV_KEY) != textconv:
         git.config_set(repo.worktree, TEXTCONV_KEY, textconv)
         done.append("configured textconv for entry diffs")
+    if git.config_get(repo.worktree, TEXTCONV_CACHE_KEY) != "true":
+        # one interpreter per entry file shown: `git show` of a commit of 200 entries took seconds
+        # every time; git keeps what it rendered (refs/notes/textconv/gitmem, local), per command
+        git.config_set(repo.worktree, TEXTCONV_CACHE_KEY, "true")
     attributes = repo.worktree / ATTRIBUTES
     if not attributes.exists():
         attributes.parent.mkdir(parents=True, exist_ok=True)
@@ -252,6 +258,7 @@ def uninstall(repo: RepoPaths) -> list[str]:
     if git.config_get(repo.worktree, TEXTCONV_KEY):
         git.config_unset(repo.worktree, TEXTCONV_KEY)
         git.git(repo.worktree, "config", "--remove-section", "diff.gitmem", check=False)
+        git.git(repo.worktree, "update-ref", "-d", TEXTCONV_CACHE_REF, check=False)
         done.append("removed the textconv setting")
     if git.unset_merge_driver(repo, MERGE_DRIVER, [MERGE_ATTRIBUTE]):
         done.append("removed the AGENTS.md merge driver")
