@@ -201,8 +201,9 @@ def run(repo: Path, *args: str, input: bytes | None = None,
 def refresh_index(repo: Path, paths: Iterable[str]) -> None:
     """Record the work-tree files' stat data for `paths` in the index (GIT_INDEX_FILE's, in a hook):
     an entry written with `update-index --index-info` has none, and git then reads a clean file as
-    changed (`git diff-index`, `git apply --index`, sparse checkout). Best effort: a git holding
-    the index lock this instant leaves it for git's own next refresh."""
+    changed (`git diff-index`, `git apply --index`, sparse checkout). Only for files whose content
+    is the index's: for an entry without stat data, git's refresh stages the work tree's content.
+    Best effort: a git holding the index lock this instant leaves it for git's own next refresh."""
     paths = list(paths)
     if paths:
         subprocess.run(["git", "update-index", "-q", "--refresh", "--", *paths], cwd=repo, capture_output=True)

@@ -264,7 +264,7 @@ def test_existing_user_hook_still_runs_and_can_still_block(repo):
 def test_hooks_other_tools_put_over_the_stub_are_each_kept(repo):
     """Each time another tool writes its pre-commit over gitmem's stub, `init` chains the new one
     and keeps the one chained before: none is ever overwritten, and uninstall names them."""
-    hooks = repo.path / ".husky/_"  # where git runs hooks from now, and init installed them
+    hooks = repo.path / ".git/hooks"
     for version in "ABC":
         (hooks / "pre-commit").write_text(f"#!/bin/sh\necho HOOK-{version}\n")
         (hooks / "pre-commit").chmod(0o755)

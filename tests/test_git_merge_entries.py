@@ -275,7 +275,7 @@ def test_an_entry_rewritten_in_place_is_rechecked(app_repo):
     app_repo.git("add", "src/other.py")
     app_repo.git("commit", "-q", "-m", "add other.py")
     anchored = app_repo.path / ".git/gitmem/anchored-paths.sh"
-    assert anchored.read_text() == "set -- ':(literal)src/app.py'\n"
+    assert anchored.read_text() == "set -- ':(literal)src/app.py' # gitmem:end\n"
     folder = os.stat(path.parent).st_mtime_ns
     time.sleep(0.05)  # past the list's mtime on a coarse clock
     # re-point the entry at other.py::h, saved in place as editors do: the folder does not change
@@ -285,7 +285,7 @@ def test_an_entry_rewritten_in_place_is_rechecked(app_repo):
         handle.truncate()
     assert os.stat(path.parent).st_mtime_ns == folder
     app_repo.git("commit", "-q", "-am", "point the hazard at h")
-    assert anchored.read_text() == "set -- ':(literal)src/other.py'\n"
+    assert anchored.read_text() == "set -- ':(literal)src/other.py' # gitmem:end\n"
     app_repo.git("rm", "-q", "src/other.py")
     app_repo.git("commit", "-q", "-m", "remove other.py")
     retired = app_repo.entries()[entry]

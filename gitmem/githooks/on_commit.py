@@ -113,6 +113,7 @@ def _stage_outcomes(repo: RepoPaths, outcomes: Sequence[Outcome],
         sets_of[path] = sets
         print(f"gitmem: {outcome.action} {outcome.entry.id} ({outcome.detail})", file=sys.stderr)
     git.git(repo.worktree, "update-index", "--index-info", input="".join(lines).encode("utf-8"))
+    in_index = []  # files written as the index now has them: their stat data is recorded
     for path, text, blob, current, sets in worktree:
         file = repo.worktree / path
         try:
@@ -121,6 +122,7 @@ def _stage_outcomes(repo: RepoPaths, outcomes: Sequence[Outcome],
             continue
         if (data is None and blob is None and not file.exists()) or (data is not None and _blob_id(data) == blob):
             write_atomic(file, text)
+            in_index.append(path)
         elif data is not None and current is not None:
             # The developer's unstaged version: gitmem's change goes onto it too, or their next
             # `git commit -a` would commit the entry back as it was.
@@ -129,7 +131,7 @@ def _stage_outcomes(repo: RepoPaths, outcomes: Sequence[Outcome],
                 warn_unmerged(path, "unstaged", sets)
             else:
                 write_atomic(file, merged)
-    git.refresh_index(repo.worktree, [w[0] for w in worktree])
+    git.refresh_index(repo.worktree, in_index)
     return sets_of
 
 

@@ -11,22 +11,27 @@ from gitmem.store.yaml_files import LoadResult, parse_entry_text
 ENTRIES_PREFIX = ".gitmem/entries/"
 
 
+_PARSED: dict[tuple[str, str], Entry | EntryError] = {}  # (path, blob) -> what it reads as, per process
+
+
 def entries_at(repo: RepoPaths, rev: str | None) -> LoadResult:
-    """The store as committed at `rev` (None: empty, e.g. before the first commit)."""
+    """The store as committed at `rev` (None: empty, e.g. before the first commit). A blob is parsed
+    once per process (`gitmem check` asks for the same commit's store more than once)."""
     result = LoadResult()
     if rev is None:
         return result
-    blobs = git.tree_blob_ids(repo.worktree, rev, [ENTRIES_PREFIX])
-    contents = git.read_blobs(repo.worktree, blobs.values())
+    blobs = {p: b for p, b in git.tree_blob_ids(repo.worktree, rev, [ENTRIES_PREFIX]).items() if p.endswith(".yaml")}
+    contents = git.read_blobs(repo.worktree, [b for p, b in blobs.items() if (p, b) not in _PARSED])
     for path, blob in sorted(blobs.items()):
-        if not path.endswith(".yaml"):
-            continue
-        try:
-            result.entries.append(parse_entry_text(contents[blob].decode("utf-8"), path))
-        except UnicodeDecodeError:
-            result.errors.append(EntryError(path, None, "not valid UTF-8"))
-        except EntryError as exc:
-            result.errors.append(exc)
+        if (path, blob) not in _PARSED:
+            try:
+                _PARSED[path, blob] = parse_entry_text(contents[blob].decode("utf-8"), path)
+            except UnicodeDecodeError:
+                _PARSED[path, blob] = EntryError(path, None, "not valid UTF-8")
+            except EntryError as exc:
+                _PARSED[path, blob] = exc
+        found = _PARSED[path, blob]
+        (result.errors if isinstance(found, EntryError) else result.entries).append(found)  # type: ignore[arg-type]
     return result
 
 

@@ -907,6 +907,7 @@ def _write_worktree(repo: RepoPaths, journal: Mapping[str, Any]) -> None:
     before: Mapping[str, str | None] = journal.get("before") or {}
     carry: Mapping[str, Any] = journal.get("carry") or {}
     owned_paths = set(journal.get("owned") or [])
+    in_index: list[str] = []  # files written as the index has them: their stat data is recorded
     for path, text in (journal.get("texts") or {}).items():
         file = repo.worktree / path
         try:
@@ -931,9 +932,10 @@ def _write_worktree(repo: RepoPaths, journal: Mapping[str, Any]) -> None:
                 file.unlink()
         else:
             write_atomic(file, text)
+            in_index.append(path)
         if text is None and path in owned_paths:
             _forget_owned(repo, path)
-    git.refresh_index(repo.worktree, [p for p, t in (journal.get("texts") or {}).items() if t is not None])
+    git.refresh_index(repo.worktree, in_index)
 
 
 def _onto_unstaged(repo: RepoPaths, path: str, data: bytes, carry: Mapping[str, Any]) -> None:
