@@ -237,9 +237,10 @@ def merge_driver_command(python: str, module: str, args: str = "%O %A %B") -> st
     environment removed or moved, gitmem uninstalled from it), git's own 3-way text merge with the
     usual conflict markers, so a merge never "conflicts" with only our side in the file and no
     markers."""
-    # One interpreter start per file (a merge may bring hundreds): it exits 97 when gitmem is gone.
-    code = (f'import sys, importlib.util; sys.exit(97) if importlib.util.find_spec("gitmem") is None else None; '
-            f'from {module} import main; sys.exit(main(sys.argv[1:]))')
+    # One interpreter start per file (a merge may bring hundreds): it exits 97 when the driver
+    # cannot be imported (gitmem gone, another version without it, a broken dependency).
+    code = (f"import sys\ntry:\n    from {module} import main\nexcept Exception:\n    sys.exit(97)\n"
+            "sys.exit(main(sys.argv[1:]))")
     return (f"p={shlex.quote(python)}; if [ -x \"$p\" ]; then \"$p\" -I -c '{code}' {args}; rc=$?; "
             "[ $rc -eq 97 ] || exit $rc; fi; "
             "git merge-file -q -L ours:%P -L base:%P -L theirs:%P --marker-size=%L %A %O %B")

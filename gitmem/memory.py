@@ -13,7 +13,14 @@ from gitmem.errors import EntryError, GitmemError, UnknownEntry
 from gitmem.store import index, pending
 from gitmem.store.commit import Change, CommitResult, FileChange, record, subject_for
 from gitmem.store.entry import KINDS, SOURCES, Anchor, Entry, Trigger, date_problem, new_id, now_iso
-from gitmem.store.yaml_files import DEFAULT_CONFIG, LoadResult, Store, check_config, parse_entry_text
+from gitmem.store.yaml_files import (
+    DEFAULT_CONFIG,
+    LoadResult,
+    Store,
+    check_anchor_inside,
+    check_config,
+    parse_entry_text,
+)
 
 # Environment variables agents set in the shells they run commands in.
 AGENT_SHELLS = (("CLAUDECODE", "Claude Code"), ("GEMINI_CLI", "Gemini CLI"),
@@ -106,7 +113,11 @@ class Memory:
             try:
                 if not isinstance(data, dict):
                     raise EntryError(rel, None, "not read (run `gitmem check`)")
-                result.entries.append(Entry.from_dict(data, rel))
+                entry = Entry.from_dict(data, rel)
+                # checked again here: the index is rebuilt when entry files change, and a folder
+                # replaced by a link out of the repository changes none of them
+                check_anchor_inside(self.repo, entry, rel)
+                result.entries.append(entry)
             except GitmemError as exc:  # an index written by another version: its own words
                 result.errors.append(exc if isinstance(exc, EntryError) else EntryError(rel, None, str(exc)))
         waiting = self.pending_entries()

@@ -173,6 +173,8 @@ def test_apply_patch_through_the_shell_tool_is_read_as_a_patch(gm):
     planted = ("apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: .gitmem/entries/20260101-0a1b2c3d.yaml\n"
                "+id: 20260101-0a1b2c3d\n*** End Patch\nEOF")
     assert "may not edit gitmem's memory files" in (Codex(gm.path, "s3").refusal("Bash", planted) or "")
+    as_argument = "apply_patch '" + planted.split("\n", 1)[1].rsplit("\n", 1)[0] + "'"  # the patch as argv[1]
+    assert "may not edit gitmem's memory files" in (Codex(gm.path, "s5").refusal("Bash", as_argument) or "")
     rollout = gm.path / ".rollout.jsonl"
     forged = f"*** Begin Patch\n*** Update File: {rollout}\n@@\n+{{}}\n*** End Patch\n"
     assert "this session's transcript" in (Codex(gm.path, "s4").refusal("apply_patch", forged) or "")

@@ -198,6 +198,17 @@ def test_agents_md_markers_in_a_code_block_or_after_a_bom_are_read_as_they_are_m
     assert updated.startswith("\ufeff" + BEGIN) and newer in updated and updated.count(BEGIN) == 1
 
 
+def test_a_fence_in_an_entry_or_left_open_by_the_developer_hides_no_marker(gm):
+    gm.gitmem("init", "--agent", "claude-code", "--agent", "agents-md")
+    gm.write("AGENTS.md", "# Project\n\nExample:\n\n```sh\nmake test\n" + gm.read("AGENTS.md"))  # never closed
+    gm.commit_all("agents")
+    release = add_entry(gm, "ritual", "Release steps:\n```sh\nmake release")  # its body opens a fence
+    newer = add_entry(gm, "law", "Never log tokens.")
+    text = gm.read("AGENTS.md")
+    assert text.count(BEGIN) == 1 and release in text and newer in text
+    assert gm.gitmem("check").returncode == 0
+
+
 def test_agents_md_linked_out_of_the_repository_is_not_written_through(gm, tmp_path):
     outside = tmp_path / "sibling-AGENTS.md"
     outside.write_text(f"# another repository\n{BEGIN}\n{END}\n")

@@ -379,3 +379,20 @@ def test_add_in_a_repository_that_never_ran_init_is_refused(repo):
     proc = repo.gitmem("add", "law", "Use tabs.", check=False)
     assert proc.returncode == 1 and "no .gitmem/ here: run `gitmem init` first" in proc.stderr
     assert not (repo.path / ".gitmem").exists() and repo.git("log", "--oneline").count("\n") == 1
+
+
+def test_an_anchor_that_a_link_now_leads_out_of_the_repository_is_reported(repo, tmp_path):
+    # the folder replaced by a link after the entry was recorded: no entry file changed
+    repo.with_gitmem({"src/a.py": "def f():\n    return 1\n"})
+    entry = repo.gitmem("add", "law", "f stays pure", "--anchor", "src/a.py::f").stdout.split()[0]
+    assert entry in repo.gitmem("list").stdout  # the compiled index now holds it
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "a.py").write_text("def f():\n    return 1\n")
+    import shutil
+
+    shutil.rmtree(repo.path / "src")
+    (repo.path / "src").symlink_to(outside)
+    listed = repo.gitmem("list")
+    assert entry not in listed.stdout and "leads out of the repository" in listed.stderr
+    assert repo.gitmem("check", check=False).returncode == 1

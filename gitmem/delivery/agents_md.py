@@ -105,20 +105,23 @@ Section = tuple[int, int, int, int]  # begin line start, its end, end line start
 _FENCES = ("```", "~~~")
 
 
-def _markers(text: str) -> list[tuple[bool, int, int]]:
+def _markers(text: str, fences: bool = True) -> list[tuple[bool, int, int]]:
     """(is a begin marker, where its line starts, where it ends) for each marker line outside a
-    fenced code block (where a file shows the markers as an example); a byte-order mark before
-    the first line is not part of it."""
+    fenced code block of the developer's text (where a file shows the markers as an example); a
+    byte-order mark before the first line is not part of it. Inside gitmem's own section fences
+    mean nothing (an entry may quote the start of one), and a fence the file never closes is no
+    fence (a slip of the developer's, which would hide gitmem's section)."""
     found: list[tuple[bool, int, int]] = []
     pos = 0
     fence = ""
+    inside = False
     for n, raw in enumerate(text.split("\n")):
         after = min(pos + len(raw) + 1, len(text))
         line = raw[1:] if n == 0 and raw.startswith("\ufeff") else raw
         start = pos + len(raw) - len(line)
         pos += len(raw) + 1
         opening = line.lstrip(" ")
-        if len(line) - len(opening) <= 3 and opening.startswith(_FENCES):
+        if fences and not inside and len(line) - len(opening) <= 3 and opening.startswith(_FENCES):
             run = opening[:len(opening) - len(opening.lstrip(opening[0]))]
             if not fence:
                 fence = run
@@ -126,8 +129,9 @@ def _markers(text: str) -> list[tuple[bool, int, int]]:
                 fence = ""
             continue
         if not fence and (_is_begin(line) or _is_end(line)):
-            found.append((_is_begin(line), start, after))
-    return found
+            inside = _is_begin(line)
+            found.append((inside, start, after))
+    return _markers(text, fences=False) if fence else found
 
 
 def _layout(text: str) -> tuple[Section | None, str | None]:

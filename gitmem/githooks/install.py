@@ -146,10 +146,9 @@ def install(repo: RepoPaths, python: str | None = None) -> list[str]:
     if git.config_get(repo.worktree, TEXTCONV_KEY) != textconv:
         git.config_set(repo.worktree, TEXTCONV_KEY, textconv)
         done.append("configured textconv for entry diffs")
-    if git.config_get(repo.worktree, TEXTCONV_CACHE_KEY) != "true":
-        # one interpreter per entry file shown: `git show` of a commit of 200 entries took seconds
-        # every time; git keeps what it rendered (refs/notes/textconv/gitmem, local), per command
-        git.config_set(repo.worktree, TEXTCONV_CACHE_KEY, "true")
+    if git.config_get(repo.worktree, TEXTCONV_CACHE_KEY):  # set by an earlier version: see textconv_command
+        git.config_unset(repo.worktree, TEXTCONV_CACHE_KEY)
+        git.git(repo.worktree, "update-ref", "-d", TEXTCONV_CACHE_REF, check=False)
     attributes = repo.worktree / ATTRIBUTES
     if not attributes.exists():
         attributes.parent.mkdir(parents=True, exist_ok=True)
@@ -183,9 +182,14 @@ def _unused(path: Path) -> Path:
 def textconv_command(python: str) -> str:
     """The entry diff driver's command (git appends the file): gitmem's rendering while the
     interpreter `gitmem init` recorded is there and still has gitmem; else the file as it is, so
-    `git diff`, `git show` and `git log -p` never fail because a virtual environment went away."""
-    script = (f'p={shlex.quote(python)}; if [ -x "$p" ] && "$p" -I -m gitmem.githooks.textconv "$1" 2>/dev/null; '
-              'then :; else cat "$1"; fi')
+    `git diff`, `git show` and `git log -p` never fail because a virtual environment went away.
+    No site import (-S, gitmem's folder given as the hook stubs give it): git starts one per entry
+    file shown. Git's textconv cache stays off: it would keep a plain rendering made while the
+    interpreter was gone (hidden characters unshown) for as long as the command is unchanged."""
+    code = ("import os, sys; sys.path[:0] = sys.argv.pop(1).split(os.pathsep); "
+            "from gitmem.githooks.textconv import main; sys.exit(main())")
+    script = (f'p={shlex.quote(python)}; if [ -x "$p" ] && "$p" -I -S -c "{code}" {shlex.quote(_import_root())} '
+              '"$1" 2>/dev/null; then :; else cat "$1"; fi')
     return f"sh -c {shlex.quote(script)} gitmem-textconv"
 
 

@@ -10,13 +10,14 @@ patch saved with `git diff > wip.patch` applies again (`gitmem diff` is the pros
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 
 def main() -> int:
+    """Git runs this once per entry file it shows (no pathlib: its import is most of a start)."""
     from gitmem.judge.normalise import visible
 
-    sys.stdout.write(visible(Path(sys.argv[1]).read_bytes().decode("utf-8", "replace")))
+    with open(sys.argv[1], "rb") as handle:
+        sys.stdout.write(visible(handle.read().decode("utf-8", "replace")))
     return 0
 
 

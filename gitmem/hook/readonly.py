@@ -932,6 +932,10 @@ def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str 
             return reason
     name = os.path.basename(words[i])
     rest = words[i + 1:]
+    if name in ("apply_patch", "applypatch"):  # Codex's, given the patch as its argument
+        for path in (p for text in rest for p in _patch_paths(text)):
+            if in_memory(path, base, roots):
+                return REASON.format(what=f"edit gitmem's memory files (a patch to {path})")
     # what a command is told to leave alone (`--exclude .gitmem`, `--ignore-pattern '.gitmem/**'`)
     # and the script of a stream editor (`sed -i 's/.gitmem/.memory/' docs/x.md`) name no target
     kept = [w for k, w in enumerate(rest) if not (k and _excluding(rest[k - 1]))]
