@@ -344,8 +344,9 @@ def test_a_job_file_written_again_under_its_name_is_read_again(paths, project):
     queue._write_new(path, first.to_dict())
     assert queue.pending(paths) == [first]
     again = queue.Job("s", 0, "/t.jsonl", queue.PRIORITY_FINAL, enqueued=2.0, worktree=str(project.path))
-    os.unlink(path)
-    queue._write_new(path, again.to_dict())
+    replacement = path + ".new"
+    queue._write_new(replacement, again.to_dict())  # another file (inode) in its place
+    os.replace(replacement, path)
     assert queue.pending(paths) == [again]
     os.unlink(path)
     assert queue.pending(paths) == [] and path not in queue._READ

@@ -404,10 +404,11 @@ class Claim:
         self.release()
 
 
-# Jobs already read, by file path: (the file's identity, the job). A job file is written once and
-# never changed, so a writer working through a long backlog reads each file once, not once per
-# claim. Identity is inode, size and change time: a file system reuses a freed inode at once.
-_READ: dict[str, tuple[tuple[int, int, int], Job]] = {}
+# Jobs already read, by file path: (the file's inode, the job). A job file is written once and never
+# changed, so a writer working through a long backlog reads each file once, not once per claim. The
+# inode comes with the directory listing (no stat per file); a name is never written again once its
+# job is done (planning skips a done or failed key), so a reused inode cannot bring back an old job.
+_READ: dict[str, tuple[int, Job]] = {}
 
 
 def pending(repo: RepoPaths) -> list[Job]:
@@ -420,15 +421,10 @@ def pending(repo: RepoPaths) -> list[Job]:
         found = []
     for entry in found:
         known = _READ.get(entry.path)
-        try:
-            info = entry.stat()
-        except OSError:
-            continue  # gone this instant: finished
-        identity = (info.st_ino, info.st_size, info.st_ctime_ns)
-        job = known[1] if known is not None and known[0] == identity else \
-            Job.from_dict(fastjson.read_file(entry.path))
+        inode = entry.inode()
+        job = known[1] if known is not None and known[0] == inode else Job.from_dict(fastjson.read_file(entry.path))
         if job is not None:
-            _READ[entry.path] = (identity, job)
+            _READ[entry.path] = (inode, job)
             jobs.append(job)
         else:
             broken.append(entry.name[:-len(".json")])
