@@ -536,12 +536,18 @@ def test_an_entry_picked_without_commit_is_checked_in_the_commit_that_adds_it(ap
 
 # -- 4. an amend or a squash that brings the declaration back ----------------------------------
 
-def test_amend_that_restores_the_declaration_undoes_the_retirement(app_repo):
-    r = app_repo
+def retired_by_a_commit(r, message: str) -> str:
+    """An entry on g, retired by the commit (`message`) that drops g."""
     entry = add(r, "hazard", "g is slow", "src/app.py::g")
     r.write("src/app.py", WITHOUT_G)
-    r.git("commit", "-q", "-a", "-m", "drop g")
+    r.git("commit", "-q", "-a", "-m", message)
     assert status_at(r, entry) == "revoked"
+    return entry
+
+
+def test_amend_that_restores_the_declaration_undoes_the_retirement(app_repo):
+    r = app_repo
+    entry = retired_by_a_commit(r, "drop g")
     r.write("src/app.py", APP.replace("return 1", "return 10"))
     r.git("commit", "-q", "--amend", "-a", "-m", "refactor f (g kept after all)")
     assert subjects(r, 2) == ["gitmem: re-check anchors after amend: 0 retired, 0 re-anchored, 1 restored",
@@ -557,10 +563,7 @@ def test_amend_that_restores_the_declaration_undoes_the_retirement(app_repo):
 def test_amend_that_completes_a_move_reanchors_instead_of_retiring(app_repo):
     # the first commit deleted g; the amend adds it to another file: one commit of both re-anchors
     r = app_repo
-    entry = add(r, "hazard", "g is slow", "src/app.py::g")
-    r.write("src/app.py", WITHOUT_G)
-    r.git("commit", "-q", "-a", "-m", "move g")
-    assert status_at(r, entry) == "revoked"
+    entry = retired_by_a_commit(r, "move g")
     r.write("src/other.py", "def g():\n    return 2\n")
     r.git("add", "src/other.py")
     r.git("commit", "-q", "--amend", "-m", "move g to other.py")
