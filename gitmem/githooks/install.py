@@ -25,8 +25,6 @@ HOOK_NAMES = ("pre-commit", "prepare-commit-msg", "post-commit", "post-merge", "
               "post-applypatch")
 ORIG_SUFFIX = ".gitmem-orig"
 TEXTCONV_KEY = "diff.gitmem.textconv"
-TEXTCONV_CACHE_KEY = "diff.gitmem.cachetextconv"
-TEXTCONV_CACHE_REF = "refs/notes/textconv/gitmem"
 ATTRIBUTES = ".gitmem/.gitattributes"
 # Entry files merge through gitmem.githooks.merge_entries (a retirement or move both branches made
 # merges cleanly). Set in the committed attributes file with the diff driver: a clone whose
@@ -146,9 +144,6 @@ def install(repo: RepoPaths, python: str | None = None) -> list[str]:
     if git.config_get(repo.worktree, TEXTCONV_KEY) != textconv:
         git.config_set(repo.worktree, TEXTCONV_KEY, textconv)
         done.append("configured textconv for entry diffs")
-    if git.config_get(repo.worktree, TEXTCONV_CACHE_KEY):  # set by an earlier version: see textconv_command
-        git.config_unset(repo.worktree, TEXTCONV_CACHE_KEY)
-        git.git(repo.worktree, "update-ref", "-d", TEXTCONV_CACHE_REF, check=False)
     attributes = repo.worktree / ATTRIBUTES
     if not attributes.exists():
         attributes.parent.mkdir(parents=True, exist_ok=True)
@@ -262,7 +257,6 @@ def uninstall(repo: RepoPaths) -> list[str]:
     if git.config_get(repo.worktree, TEXTCONV_KEY):
         git.config_unset(repo.worktree, TEXTCONV_KEY)
         git.git(repo.worktree, "config", "--remove-section", "diff.gitmem", check=False)
-        git.git(repo.worktree, "update-ref", "-d", TEXTCONV_CACHE_REF, check=False)
         done.append("removed the textconv setting")
     if git.unset_merge_driver(repo, MERGE_DRIVER, [MERGE_ATTRIBUTE]):
         done.append("removed the AGENTS.md merge driver")

@@ -550,18 +550,22 @@ def _restorations(repo: RepoPaths, rewritten: Sequence[str], head: str) -> list[
             return snap.exists(anchor.path)
         return find(snap.declarations(anchor.path), anchor.symbol) is not None
 
-    def moved_in(new: str, parent: str, anchor: Anchor) -> Anchor | None:
+    changed_by: dict[str, list[str]] = {}  # a rewritten commit -> the files it changed (asked once)
+
+    def moved_in(new: str, parent: str, in_new: Snapshot, anchor: Anchor) -> Anchor | None:
         """Where the one declaration with the anchor's body is, in a file the rewritten commit
-        changed, at `new` and at HEAD alike."""
+        `new` changed, at that commit (`in_new`) and at HEAD alike."""
         if anchor.symbol is None or not anchor.fingerprint:
             return None
-        changed = git.git_text(repo.worktree, "diff", "--name-only", "--no-renames", parent, new, check=False).split()
-        places = [(p, d) for p in changed if not p.startswith(".gitmem/") for d in at_head.declarations(p)
+        if new not in changed_by:
+            changed_by[new] = git.git_text(repo.worktree, "diff", "--name-only", "--no-renames", parent, new,
+                                           check=False).split()
+        places = [(p, d) for p in changed_by[new] if not p.startswith(".gitmem/") for d in at_head.declarations(p)
                   if d.fingerprint == anchor.fingerprint]
         if len(places) != 1:
             return None
         path, decl = places[0]
-        if find(Snapshot(repo, new).declarations(path), decl.name) is None:
+        if find(in_new.declarations(path), decl.name) is None:
             return None
         return anchor_of(path, language_for_path(path), decl)
 
@@ -595,7 +599,7 @@ def _restorations(repo: RepoPaths, rewritten: Sequence[str], head: str) -> list[
             restored = replace(current, status=old.status, revocation=old.revocation)
             if resolves(in_new, anchor) and resolves(at_head, anchor):
                 found.append((Outcome(restored, "restored", f"{anchor} is still there"), current))
-            elif (target := moved_in(new, parent, anchor)) is not None:
+            elif (target := moved_in(new, parent, in_new, anchor)) is not None:
                 # the amend or fixup completed a move the first commit began (deleted here, added there)
                 found.append((Outcome(restored.reanchored(target, "same body found where the rewritten commit "
                                                           "moved it"), "restored", f"{anchor} → {target}"), current))

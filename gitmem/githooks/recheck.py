@@ -256,17 +256,13 @@ def _related(gained: _Gained, item: _Lost, path: str, decl: Declaration) -> bool
     """Whether a declaration of the same name elsewhere keeps enough of the old body's own words
     (identifiers, numbers, strings beyond the language's) to be it, moved and perhaps edited. A body
     too small to tell, or one no longer known (the anchor was stale before), lets the name decide."""
-    import difflib
-
     if item.old is None:
         return True
     old_words = _words(_masked(gained.before.content(item.path), item.old), language_for_path(item.path))
     if len(old_words) < KEPT_WORDS_AT_LEAST:
         return True
     new_words = _words(_masked(gained.after.content(path), decl), language_for_path(path))
-    matcher = difflib.SequenceMatcher(None, old_words, new_words, autojunk=False)
-    kept = sum(block.size for block in matcher.get_matching_blocks())
-    return kept / len(old_words) >= NAME_KEPT_SHARE_AT_LEAST
+    return _kept(old_words, new_words) / len(old_words) >= NAME_KEPT_SHARE_AT_LEAST
 
 
 def _settle(options: dict[int, list[tuple[float, Target]]], margin: float) -> dict[int, Target]:
@@ -333,11 +329,18 @@ def _alike(old: bytes, old_language: str | None, new: bytes, new_language: str |
     old_words, new_words = _words(old, old_language), _words(new, new_language)
     if not old_words:
         return 0.0
-    matcher = difflib.SequenceMatcher(None, old_words, new_words, autojunk=False)
-    kept = sum(block.size for block in matcher.get_matching_blocks())
+    kept = _kept(old_words, new_words)
     if kept < KEPT_WORDS_AT_LEAST or kept / len(old_words) < KEPT_SHARE_AT_LEAST:
         return 0.0
     return 2 * kept / (len(old_words) + len(new_words))
+
+
+def _kept(old_words: list[bytes], new_words: list[bytes]) -> int:
+    """How many of the old body's words the new one keeps, in order."""
+    import difflib
+
+    matcher = difflib.SequenceMatcher(None, old_words, new_words, autojunk=False)
+    return sum(block.size for block in matcher.get_matching_blocks())
 
 
 # Identifiers, numbers and string literals: the words of a body.

@@ -44,9 +44,10 @@ def seen(transcript: str) -> tuple[set[str], set[str]] | None:
             size = os.fstat(handle.fileno()).st_size
             if size > MAX_BYTES:
                 handle.seek(size - MAX_BYTES)
-            data = handle.read(MAX_BYTES)
-            if size > MAX_BYTES:
+                data = handle.read(MAX_BYTES)
                 data = data[data.find(b"\n") + 1:]  # from the first whole record
+            else:
+                data = handle.read(MAX_BYTES)
     except (OSError, TypeError, ValueError):
         return None
     compacted = max(data.rfind(mark) for mark in COMPACTED)

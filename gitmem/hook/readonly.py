@@ -797,10 +797,7 @@ def _nested_denial(words: list[str], base: str, roots: tuple[str, ...], depth: i
         elif name == "trap" and j == _command_start(words) and rest:  # `trap 'rm -rf .gitmem' EXIT`
             reason = command_denial(rest[0], base, roots, depth + 1)
         elif name in _SHELLS or name == "script":  # script(1) runs its -c/--command in a shell
-            code = next((rest[k + 1] for k, flag in enumerate(rest[:-1])
-                         if (flag.startswith("-") and not flag.startswith("--") and "c" in flag)
-                         or flag == "--command"), None)
-            code = code or next((w.partition("=")[2] for w in rest if w.startswith("--command=")), None)
+            code = _command_option(rest)
             reason = command_denial(code, base, roots, depth + 1) if code else None
         elif name.rstrip("0123456789.") in _INTERPRETERS:  # python3.11, lua5.4
             code = " ".join(rest[k + 1] for k, flag in enumerate(rest[:-1]) if flag in _INLINE_CODE)
@@ -818,10 +815,26 @@ def shell_code(words: list[str]) -> str | None:
     name, rest = os.path.basename(words[0]), words[1:]
     if name == "eval":
         return " ".join(rest) or None
-    if name not in _SHELLS:
-        return None
-    return next((rest[k + 1] for k, flag in enumerate(rest[:-1])
+    return _command_option(rest) if name in _SHELLS else None
+
+
+def _command_option(args: list[str]) -> str | None:
+    """The code a shell (or script(1)) is given to run: `-c CODE`, `-lc CODE`, `--command CODE`,
+    `--command=CODE`."""
+    code = next((args[k + 1] for k, flag in enumerate(args[:-1])
                  if (flag.startswith("-") and not flag.startswith("--") and "c" in flag) or flag == "--command"), None)
+    return code or next((w.partition("=")[2] for w in args if w.startswith("--command=")), None)
+
+
+def _in_place(args: list[str]) -> bool:
+    """A stream editor's in-place flag: -i alone or among short flags (sed -Ei), --in-place."""
+    return any((w[:1] == "-" and w[:2] != "--" and "i" in w) or w.startswith(("--in-place", "--inplace"))
+               for w in args)
+
+
+def _writes_by_flag(name: str, args: list[str]) -> bool:
+    """A formatter or linter told to write the files it is given (prettier --write, eslint --fix)."""
+    return name in _WRITE_FLAGS and any(w.split("=", 1)[0] in _WRITE_FLAGS[name] for w in args)
 
 
 MAX_FILE_OPERANDS = 24  # words of a command line looked at as files, at most
@@ -854,13 +867,11 @@ def file_operands(command: str) -> list[tuple[str, bool]]:
             written = _copy_destinations(name, rest, ".") if name != "mv" else plain[-1:]
         elif name in _IN_PLACE:
             edited = _edited(name, rest)
-            in_place = any((w[:1] == "-" and w[:2] != "--" and "i" in w) or w.startswith(("--in-place", "--inplace"))
-                           for w in rest)
-            written, plain = (edited, edited) if in_place else ([], edited)
+            written, plain = (edited, edited) if _in_place(rest) else ([], edited)
         elif name in _EDITORS:
             plain = [w for w in plain if not w.startswith("+")]
             written = [] if any(w in ("-R", "-M") for w in rest) else plain
-        elif name in _WRITERS or (name in _WRITE_FLAGS and any(w.split("=", 1)[0] in _WRITE_FLAGS[name] for w in rest)):
+        elif name in _WRITERS or _writes_by_flag(name, rest):
             written = plain
         for word in plain:
             found.setdefault(word, False)
@@ -987,10 +998,9 @@ def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str 
         return None  # it archives or lists memory: a read
     if name in _WRITERS or name == "dd":
         return REASON.format(what=f"change gitmem's memory files ({name} {target})")
-    if name in _IN_PLACE and any((w[:1] == "-" and w[:2] != "--" and "i" in w)
-                                 or w.startswith(("--in-place", "--inplace")) for w in rest):
+    if name in _IN_PLACE and _in_place(rest):
         return REASON.format(what=f"edit gitmem's memory files in place ({name} -i {target})")
-    if name in _WRITE_FLAGS and any(w.split("=", 1)[0] in _WRITE_FLAGS[name] for w in rest):
+    if _writes_by_flag(name, rest):
         return REASON.format(what=f"change gitmem's memory files ({name} {target})")
     if name in ("awk", "gawk") and any("inplace" in w for w in rest):
         return REASON.format(what=f"edit gitmem's memory files in place ({name} -i inplace {target})")

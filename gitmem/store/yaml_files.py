@@ -250,19 +250,6 @@ class Store:
             return []
         return sorted(p for p in self.entries_dir.iterdir() if p.suffix == ".yaml")
 
-    def load(self) -> LoadResult:
-        """Every entry that validates; every one that doesn't becomes an error, never an abort."""
-        result = LoadResult()
-        for path in self.files():
-            rel = path.relative_to(self.repo.worktree).as_posix()
-            try:
-                entry = parse_entry_text(read_entry_file(path, rel), rel)
-                check_anchor_inside(self.repo, entry, rel)
-                result.entries.append(entry)
-            except EntryError as exc:
-                result.errors.append(exc)
-        return result
-
     def get(self, entry_id: str) -> Entry:
         path = self.path_of(entry_id)
         if not path.is_file():

@@ -132,7 +132,7 @@ def _scan(path: str | os.PathLike[str], start: int) -> tuple[list[Turn], int]:
             continue
         if (text := _prompt(message)) is not None:
             close()
-            index = numbers.get(str(message.get("id")), count) if numbers else count
+            index = numbers.get(str(message.get("id")), count)
             stamp = message.get("timestamp")
             user = (index, text, stamp if isinstance(stamp, str) else None) if index >= start else None
             replies = []

@@ -26,7 +26,6 @@ from gitmem.delivery.agents import jsonc, owned
 from gitmem.delivery.claude_settings import (
     has_gitmem_hook,
     parse_settings,
-    read_settings,
     with_groups,
     without_gitmem_hooks,
 )
@@ -42,6 +41,7 @@ _SCRIPT = ('h="$(git rev-parse --path-format=absolute --git-common-dir 2>/dev/nu
 COMMAND = f"sh -c {shlex.quote(_SCRIPT)}"
 
 Settings = dict[str, Any]
+_COMMENTED = "left {rel} alone: its \"hooks\" holds comments; remove gitmem's hooks by hand"
 Group = tuple[str, str | None, dict[str, Any]]  # (event, matcher, hook handler)
 
 
@@ -67,8 +67,7 @@ def _parse(data: bytes | None, comments: bool) -> tuple[Settings, str | None]:
 
 
 def _read(path: Path, comments: bool) -> tuple[Settings, str | None]:
-    if not comments:
-        return read_settings(path)
+    """The file's JSON object as _parse reads it ({} when absent), or {} and why it cannot be read."""
     try:
         return _parse(read_plain(path) if path.exists() else None, comments)
     except OSError as exc:
@@ -155,7 +154,7 @@ def uninstall(repo: RepoPaths, rel: str, what: str, *, comments: bool = False) -
             return None
         data = _serialised(now, cleaned, comments)
         if data is None:
-            kept.append(f"left {rel} alone: its \"hooks\" holds comments; remove gitmem's hooks by hand")
+            kept.append(_COMMENTED.format(rel=rel))
         return now if data is None else data
 
     outcome = owned.restore(repo, rel, undo)
@@ -170,7 +169,7 @@ def uninstall(repo: RepoPaths, rel: str, what: str, *, comments: bool = False) -
         path = repo.worktree / rel
         data = _serialised(current, cleaned, comments)
         if data is None:
-            return [f"left {rel} alone: its \"hooks\" holds comments; remove gitmem's hooks by hand"]
+            return [_COMMENTED.format(rel=rel)]
         if cleaned or jsonc.has_comments(current.decode("utf-8")):
             path.write_bytes(data)
         else:

@@ -51,8 +51,8 @@ def loads(text: str) -> Any:
     return json.loads(strip_comments(text))
 
 
-def _members(plain: str) -> tuple[int, int, dict[str, tuple[int, int, int]]]:
-    """In comment-free `plain` holding one JSON object: the positions of its `{` and `}`, and for each
+def _members(plain: str) -> tuple[int, dict[str, tuple[int, int, int]]]:
+    """In comment-free `plain` holding one JSON object: the position of its `{`, and for each
     top-level key, (where its member starts, where its value starts, where its value ends)."""
     i = _skip(plain, 0)
     if not plain.startswith("{", i):
@@ -71,7 +71,7 @@ def _members(plain: str) -> tuple[int, int, dict[str, tuple[int, int, int]]]:
         i = _skip(plain, value_end)
         if plain.startswith(",", i):
             i = _skip(plain, i + 1)
-    return opening, i, found
+    return opening, found
 
 
 def _skip(text: str, i: int) -> int:
@@ -93,7 +93,7 @@ def replace_member(text: str, key: str, value: Any) -> str | None:
     """`text` with its top-level `key` set to `value` (added first when it has none); None when the
     old value holds a comment, which writing the new one would drop."""
     plain = strip_comments(text)
-    opening, _, found = _members(plain)
+    opening, found = _members(plain)
     if key in found:
         start, value_start, value_end = found[key]
         if plain[value_start:value_end] != text[value_start:value_end]:
@@ -112,7 +112,7 @@ def remove_member(text: str, key: str) -> str | None:
     """`text` without its top-level `key` (unchanged when it has none); None when the member holds
     a comment."""
     plain = strip_comments(text)
-    _, _, found = _members(plain)
+    _, found = _members(plain)
     if key not in found:
         return text
     start, value_start, value_end = found[key]
