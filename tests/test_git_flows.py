@@ -477,6 +477,49 @@ def test_am_of_a_removal_retires_in_a_follow_up_commit(app_repo, tmp_path):
     assert r.git("status", "--porcelain") == "" and not (r.path / ".git/rebase-apply").exists()
 
 
+def test_the_background_retry_outlasts_a_finishing_am_that_reads_as_a_rebase(app_repo):
+    """`git am` deletes its state folder file by file: for a moment `rebase-apply/` is there without
+    `applying`, which reads as a rebase. The retry gives up only on a state that lasts."""
+    from gitmem.base.paths import find_repo
+    from gitmem.store.commit import RETRY_LOCK, retry_in_background
+
+    r = app_repo
+    teardown = r.path / ".git/rebase-apply"
+    teardown.mkdir()
+    (teardown / "last").write_text("1\n")
+    entry = add(r, "law", "Use fetch, never axios.")
+    assert len(pending(r)) == 1
+    lock = r.path / ".git/gitmem" / RETRY_LOCK
+    retry_in_background(find_repo(str(r.path)))
+    deadline = time.monotonic() + 30
+    while not lock.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.3)  # its first look saw the folder
+    (teardown / "last").unlink()
+    teardown.rmdir()
+    wait_until_settled(r)
+    assert subjects(r, 1) == ["gitmem: record law: Use fetch, never axios."] and status_at(r, entry) == "active"
+
+
+def test_the_background_retry_gives_up_on_a_rebase_that_lasts(app_repo):
+    from gitmem.base.files import is_locked
+    from gitmem.base.paths import find_repo
+    from gitmem.store.commit import RETRY_FOR_S, RETRY_LOCK, retry_in_background
+
+    r = app_repo
+    (r.path / ".git/rebase-apply").mkdir()
+    add(r, "law", "Use fetch, never axios.")
+    lock = r.path / ".git/gitmem" / RETRY_LOCK
+    retry_in_background(find_repo(str(r.path)))
+    started = time.monotonic()
+    while not lock.exists() and time.monotonic() - started < 30:
+        time.sleep(0.02)
+    while is_locked(lock) and time.monotonic() - started < RETRY_FOR_S:
+        time.sleep(0.05)
+    assert not is_locked(lock) and len(pending(r)) == 1  # left for the rebase's own hook
+    assert time.monotonic() - started < RETRY_FOR_S / 2
+
+
 
 @pytest.mark.parametrize("main_change", ["drop g", "rename g to h"])
 @pytest.mark.parametrize("how", ["cherry-pick", "am"])

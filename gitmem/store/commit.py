@@ -1088,6 +1088,7 @@ def _retry_for(repo: RepoPaths) -> None:
     try:
         with FileLock(local(repo) / RETRY_LOCK, blocking=False):
             deadline = time.monotonic() + RETRY_FOR_S
+            lasting: str | None = None
             while time.monotonic() < deadline:
                 reason = flush_quietly(repo)
                 if reason is None:
@@ -1095,8 +1096,14 @@ def _retry_for(repo: RepoPaths) -> None:
 
                     index.current(repo)
                     return
-                if not any(word in reason for word in RETRY_WHILE):
+                if any(word in reason for word in RETRY_WHILE):
+                    lasting = None
+                elif reason == lasting:
                     return  # a merge or a detached HEAD: its own hook commits it later
+                else:
+                    # Seen once, it may be git tidying up: a finishing `git am` deletes its state
+                    # folder file by file and reads, for a moment, as a rebase. Given up if it lasts.
+                    lasting = reason
                 time.sleep(1.0)
     except BlockingIOError:
         pass
