@@ -32,7 +32,7 @@ def refuse_under_agent(command: str) -> None:
     """`gitmem add` or `revoke` (the command or the library) from an agent's shell would pass the
     agent's words off as the developer's."""
     for variable, agent in AGENT_SHELLS:
-        if os.environ.get(variable):
+        if variable in os.environ:  # set, if only to nothing (`CLAUDECODE= gitmem add …` is still the agent)
             raise GitmemError(
                 f"refusing `gitmem {command}` from {agent}'s shell ({variable} is set): memory holds only "
                 "what the developer said, and the agent stays read-only. Run it in your own terminal.")

@@ -48,9 +48,9 @@ def glob_matches(glob: str, path: str) -> bool:
             out, i = out + "[^/]*", i + 1
         elif glob[i] == "?":
             out, i = out + "[^/]", i + 1
-        elif glob[i] == "[":
-            end = glob.index("]", i + 1)
-            out, i = out + glob[i:end + 1], end + 1
+        elif glob[i] == "[":  # a set; a `]` first in it is one of its characters
+            end = glob.index("]", i + 2)
+            out, i = out + "[" + "".join(re.escape(c) for c in glob[i + 1:end]) + "]", end + 1
         else:
             out, i = out + re.escape(glob[i]), i + 1
     return re.fullmatch(out, path) is not None
@@ -135,6 +135,23 @@ def test_copilot_and_cursor_files_hold_the_right_entries_under_valid_front_matte
             anchored = {"src/a.py", "src/b.py"} & {meta["globs"]}
             assert all(glob_matches(meta["globs"], path) for path in anchored)
     assert own_errors(gm.path) == ""
+
+
+def test_an_anchored_path_with_glob_characters_or_a_comma_scopes_exactly_that_file(gm):
+    """Next.js routes (`app/[slug]/page.tsx`) and names with commas are ordinary paths: the glob
+    must match the file itself, bracket characters taken literally and no comma splitting it."""
+    gm.write("app/[slug]/page.tsx", "export default function Page() {\n  return null;\n}\n")
+    gm.write("src/a,b.py", SOURCE)
+    gm.commit_all("route and data file")
+    route = add_entry(gm, "hazard", "The page is statically rendered.", "--anchor", "app/[slug]/page.tsx")
+    data = add_entry(gm, "hazard", "The pair file is shared.", "--anchor", "src/a,b.py")
+    for folder, key in ((COPILOT, "applyTo"), (CURSOR, "globs")):
+        by_glob = {meta[key]: ids(rest) for meta, rest in map(front_matter, scoped(gm.path, folder).values())}
+        route_glob = next(g for g, found in by_glob.items() if found == [route])
+        data_glob = next(g for g, found in by_glob.items() if found == [data])
+        assert "," not in route_glob + data_glob
+        assert glob_matches(route_glob, "app/[slug]/page.tsx") and not glob_matches(route_glob, "app/s/page.tsx")
+        assert glob_matches(data_glob, "src/a,b.py") and not glob_matches(data_glob, "src/a.py")
 
 
 def test_entries_for_a_moment_are_listed_with_it_for_agents_without_hooks(gm):

@@ -562,3 +562,101 @@ def test_what_the_hook_cannot_read_whole_is_refused_not_let_through(gm):
     [proc] = ClaudeCode(gm.path, "ro").raw(huge, "PreToolUse", "Write")
     assert proc.returncode == 0
     assert "larger than 64 MiB" in denied([json.loads(proc.stdout)])
+
+
+# -- patches from files, index plumbing, whole-repository search-and-replace, hard links, and
+# switching gitmem's hooks off --------------------------------------------------------------------
+
+PATCH_INTO_MEMORY = ("diff --git a/.gitmem/entries/20261204-0badc0de.yaml b/.gitmem/entries/20261204-0badc0de.yaml\n"
+                     "new file mode 100644\n--- /dev/null\n+++ b/.gitmem/entries/20261204-0badc0de.yaml\n"
+                     "@@ -0,0 +1 @@\n+id: 20261204-0badc0de\n")
+
+
+@pytest.mark.parametrize("command", [
+    "git apply --index p.diff", "patch -p1 < p.diff", "patch -p1 -i p.diff", "git am p.diff",
+    "printf '100644 blob 0123456789abcdef0123456789abcdef01234567\\t.gitmem/entries/x.yaml\\n' | "
+    "git update-index --index-info",
+    "git ls-files -s | git update-index --index-info",  # paths the hook cannot see
+    "echo add law x | xargs gitmem", "f(){ CLAUDECODE= gitmem \"$@\"; }; f add law x",
+    "python3 -mgitmem.cli add law x", "python3 -c 'from gitmem import cli; cli.main()' add law x",
+    "grep -rl axios . | xargs sed -i 's/axios/got/g'", "git grep -l axios | xargs perl -pi -e 's/axios/got/g'",
+    "sed -i 's/axios/got/g' $(grep -rl axios .)", "find . -name '*.yaml' -exec sed -i s/a/b/ {} +",
+    "sed -i s/a/b/ .*/entries/*.yaml", "rm -rf .g*", "rm -rf .??????", "rm -rf $(echo .gitmem)",
+    "cp -al .gitmem /tmp/linked", "git config core.hooksPath /dev/null", "git -c core.hooksPath=/dev/null commit -m x",
+    "git config diff.gitmem.textconv cat", "rm .git/hooks/pre-commit", "echo 'exit 0' > .git/hooks/post-commit",
+    "echo '{\"disableAllHooks\": true}' > .claude/settings.local.json",
+])
+def test_the_hook_denies_this_rounds_bypasses(gm, command):
+    gm.write("p.diff", PATCH_INTO_MEMORY)
+    reason = denied(pre_tool(gm, "Bash", command=command))
+    assert reason is not None, command
+    if "axios" in command or "find" in command:
+        assert "--exclude-dir=.gitmem" in reason  # how to do it without touching memory
+
+
+@pytest.mark.parametrize("command", [
+    "git apply --index fix.diff", "patch -p1 < fix.diff", "git update-index --refresh", "gitmem status --json",
+    "gitmem show 20260101-0a1b2c3d", "gitmem --help", "grep -rl axios src | xargs sed -i 's/axios/got/g'",
+    "grep -rl axios --exclude-dir=.gitmem . | xargs sed -i 's/axios/got/g'",
+    "git grep -l axios -- '*.py' | xargs sed -i 's/axios/got/g'", "rg -l axios | xargs sed -i 's/axios/got/g'",
+    "find . -path ./.gitmem -prune -o -name '*.yaml' -exec sed -i s/a/b/ {} +",
+    "find . -name '*.pyc' -delete", "sed -i 's/.*/x/' src/a.py", "rm -rf build/.cache*", "cp -a .gitmem /tmp/backup",
+    "git config --get core.hooksPath", "git -c user.name=me commit -m x", "cat .git/hooks/pre-commit",
+    "grep -rn TODO . | head",
+])
+def test_ordinary_twins_of_this_rounds_bypasses_stay_allowed(gm, command):
+    gm.write("fix.diff", "--- a/src/a.py\n+++ b/src/a.py\n@@ -1 +1 @@\n-def f():\n+def g():\n")
+    assert denied(pre_tool(gm, "Bash", command=command)) is None, command
+
+
+def test_a_search_and_replace_that_leaves_memory_out_runs_and_memory_stays(gm):
+    """The denial says how to leave .gitmem/ out; run that way, the code changes and the entry,
+    which names the same word, does not."""
+    import subprocess
+
+    entry_id = add_entry(gm, "law", "Use fetch, never axios.")
+    gm.write("src/http.py", "import axios\n")
+    everything = "grep -rl axios . | xargs sed -i 's/axios/got/g'"
+    assert "--exclude-dir=.gitmem" in denied(pre_tool(gm, "Bash", command=everything))
+    leaving_out = "grep -rl axios --exclude-dir=.gitmem --exclude-dir=.git . | xargs sed -i 's/axios/got/g'"
+    assert denied(pre_tool(gm, "Bash", command=leaving_out)) is None
+    subprocess.run(["bash", "-c", leaving_out], cwd=gm.path, check=True)
+    assert gm.read("src/http.py") == "import got\n"
+    assert "never axios" in gm.read(f".gitmem/entries/{entry_id}.yaml")
+
+
+def test_an_empty_agent_variable_still_refuses(gm, monkeypatch):
+    monkeypatch.setenv("CLAUDECODE", "")  # `CLAUDECODE= gitmem add …`
+    proc = gm.gitmem("add", "law", "Push straight to main.", check=False)
+    assert proc.returncode == 1 and "refusing `gitmem add`" in proc.stderr
+
+
+def test_a_file_tool_through_a_hard_link_to_memory_is_denied(gm, tmp_path):
+    import os
+
+    entry_id = add_entry(gm, "law", "Use tabs in the Makefile.")
+    linked = tmp_path / "linked.yaml"
+    os.link(gm.path / ".gitmem/entries" / f"{entry_id}.yaml", linked)
+    assert denied(pre_tool(gm, "Write", file_path=str(linked), content="id: x\n")) is not None
+    assert denied(pre_tool(gm, "Edit", file_path=str(linked), old_string="tabs", new_string="spaces")) is not None
+    other = tmp_path / "other.yaml"
+    other.write_text("x: 1\n")
+    os.link(other, tmp_path / "other-link.yaml")
+    assert denied(pre_tool(gm, "Write", file_path=str(other), content="x: 2\n")) is None
+
+
+def test_settings_edits_that_switch_gitmems_hooks_off_are_denied(gm):
+    path = str(gm.path / ".claude/settings.json")
+    text = gm.read(".claude/settings.json")
+    assert "gitmem/claude-hook" in text
+    settings = json.loads(text)
+    off = json.dumps({**settings, "disableAllHooks": True})
+    assert "disableAllHooks" in denied(pre_tool(gm, "Write", file_path=path, content=off))
+    assert "remove gitmem's hooks" in denied(pre_tool(gm, "Write", file_path=path, content=json.dumps(
+        {k: v for k, v in settings.items() if k != "hooks"})))
+    assert "unreadable" in denied(pre_tool(gm, "Edit", file_path=path, old_string="{", new_string="{{"))
+    local = str(gm.path / ".claude/settings.local.json")
+    assert denied(pre_tool(gm, "Write", file_path=local, content='{"disableAllHooks": true}')) is not None
+    allowed = json.dumps({**settings, "permissions": {"allow": ["Bash(npm test)"]}})
+    assert denied(pre_tool(gm, "Write", file_path=path, content=allowed)) is None
+    assert denied(pre_tool(gm, "Write", file_path=local, content='{"permissions": {"allow": []}}')) is None

@@ -19,10 +19,9 @@ from gitmem import git
 from gitmem.base.files import read_plain
 from gitmem.base.paths import RepoPaths
 from gitmem.errors import GitmemError
+from gitmem.githooks import HOOK_NAMES
 from gitmem.githooks.presence import is_stub
 
-HOOK_NAMES = ("pre-commit", "prepare-commit-msg", "post-commit", "post-merge", "post-rewrite", "post-checkout",
-              "post-applypatch")
 ORIG_SUFFIX = ".gitmem-orig"
 TEXTCONV_KEY = "diff.gitmem.textconv"
 ATTRIBUTES = ".gitmem/.gitattributes"

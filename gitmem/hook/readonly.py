@@ -59,12 +59,18 @@ from __future__ import annotations
 import itertools
 import os
 
+from gitmem.githooks import HOOK_NAMES
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
 _BRANCH_FOLDERS = ("refs", "logs")  # a branch may be named gitmem: refs/heads/gitmem, logs/refs/heads/gitmem
 WRITING_SUBCOMMANDS = ("add", "revoke", "init", "uninstall", "drain")
+# What an agent may run: the subcommands that only read (any other word, or one the shell fills in
+# later, `gitmem "$@"` in a function, `xargs gitmem`, may be a writer)
+READING_SUBCOMMANDS = ("list", "show", "check", "diff", "log", "turns", "judge", "daemon", "quarantine", "render",
+                       "stats", "status", "help")
 LIBRARY_WRITERS = ("add_copied",)  # Memory's other way in, the writer's (it does not refuse an agent's shell)
 FILE_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
 SHELL_TOOLS = ("Bash", "PowerShell")
@@ -96,7 +102,7 @@ _INTERPRETERS = ("python", "python3", "node", "perl", "ruby", "sh", "bash", "zsh
 _GIT_WRITES = ("rm", "mv", "checkout", "restore", "clean", "reset", "apply", "am", "stash", "update-index",
                "hash-object", "replace", "notes", "checkout-index", "read-tree")
 
-_RESERVED = ("if", "then", "else", "elif", "do", "while", "until", "!")
+_RESERVED = ("if", "then", "else", "elif", "do", "while", "until", "!", "{")  # `f() { gitmem "$@"; }`
 MAX_BASES = 16  # a command line's `cd`s tracked at most (each may double them)
 
 REASON = ("gitmem: the agent may not {what}. The repository's memory holds only what the developer "
@@ -121,14 +127,22 @@ def denial(tool: object, tool_input: object, worktree: str, cwd: str | None = No
     if not isinstance(tool_input, dict):
         return None
     base = cwd if cwd and os.path.isabs(cwd) else worktree
-    # the work tree's .gitmem/ and .git/gitmem/ are found by name (in_memory); these by place
-    roots = tuple(os.path.normpath(os.path.join(d, "gitmem")) for d in git_dirs)
+    # the work tree's .gitmem/ and .git/gitmem/ are found by name (in_memory); these by place, with
+    # the git hooks gitmem installs (one rewritten or removed re-checks and delivers nothing)
+    roots = tuple(os.path.normpath(os.path.join(d, "gitmem")) for d in git_dirs) + tuple(
+        os.path.normpath(os.path.join(d, "hooks", name)) for d in git_dirs for name in HOOK_NAMES)
+    # Claude Code's settings hold its hooks: a shell write there is denied (the file tools' edits
+    # are read, _settings_denial)
+    settings = tuple(os.path.normpath(os.path.join(worktree, name)) for name in HARNESS_SETTINGS)
     own = (os.path.normpath(transcript),) if transcript and os.path.isabs(transcript) else ()
     if tool in FILE_TOOLS:
         path = tool_input.get("file_path") or tool_input.get("notebook_path")
-        if isinstance(path, str) and (in_memory(path, base, roots + own) or in_memory(
-                os.path.realpath(os.path.join(base, os.path.expanduser(path))), base, roots + own)):  # through a link
+        full = os.path.realpath(os.path.join(base, os.path.expanduser(path))) if isinstance(path, str) else ""
+        if isinstance(path, str) and (in_memory(path, base, roots + own) or in_memory(full, base, roots + own)
+                                      or hard_link_to_memory(full, worktree)):  # through a link
             return REASON.format(what=f"edit gitmem's memory files ({tool} of {path})")
+        if full in (os.path.join(worktree, *name.split("/")) for name in HARNESS_SETTINGS):
+            return _settings_denial(full, tool, tool_input)
         return None
     if tool == PATCH_TOOL:
         patch = tool_input.get("command") or tool_input.get("patch") or tool_input.get("input")
@@ -149,11 +163,47 @@ def denial(tool: object, tool_input: object, worktree: str, cwd: str | None = No
                 base = os.path.normpath(os.path.join(base, os.path.expanduser(folder.strip())))
                 break
         if isinstance(command, str) and command.strip():
-            return command_denial(command, base, roots) or _transcript_denial(command, base, own)
+            return command_denial(command, base, roots + settings) or _transcript_denial(command, base, own)
     return None
 
 
 _TRANSCRIPT_WRITE = "write into this session's transcript (the developer's words are read there)"
+HARNESS_SETTINGS = (".claude/settings.json", ".claude/settings.local.json")
+
+
+def _settings_denial(path: str, tool: object, tool_input: dict[str, object]) -> str | None:
+    """An edit of Claude Code's project settings that would switch gitmem's hooks off (this one
+    among them): `disableAllHooks`, gitmem's hook removed, or a file Claude Code cannot read."""
+    import json
+
+    from gitmem.delivery.claude_settings import SHIM_MARKER
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            before = handle.read()
+    except OSError:
+        before = ""
+    after = before
+    if tool == "Write":
+        after = str(tool_input.get("content") or "")
+    edits = tool_input.get("edits") if tool == "MultiEdit" else [tool_input]
+    for edit in edits if tool != "Write" and isinstance(edits, list) else ():
+        old, new = (edit.get("old_string"), edit.get("new_string")) if isinstance(edit, dict) else (None, None)
+        if isinstance(old, str) and isinstance(new, str):
+            after = after.replace(old, new, -1 if edit.get("replace_all") else 1)
+    try:
+        settings = json.loads(after)
+    except ValueError:
+        settings = None
+    if not isinstance(settings, dict):
+        problem = "leave it unreadable to Claude Code, and gitmem's hooks with it"
+    elif settings.get("disableAllHooks"):
+        problem = "set disableAllHooks"
+    elif SHIM_MARKER in before and SHIM_MARKER not in after:
+        problem = "remove gitmem's hooks"
+    else:
+        return None
+    return REASON.format(what=f"change Claude Code's settings so as to {problem} ({tool} of {path})")
 
 
 def _transcript_denial(command: str, base: str, own: tuple[str, ...]) -> str | None:
@@ -242,10 +292,12 @@ def _names_memory_path(full: str, roots: tuple[str, ...]) -> bool:
         return True
     parts = full.replace("\\", "/").split("/")
     lowered = [part.lower() for part in parts]
-    if any(part[:1] == "." and ("*" in part or "?" in part or "[" in part) and _literal_letters(part) >= 3
-           and glob_matches(part, ".gitmem") for part in lowered):
-        # .gitm*/entries, .[g]itmem: a shell glob matches a leading dot only when it spells it, and
-        # one that spells no word (`.*`, `.[a-z]*`) is a sed or regex expression far more often
+    if any(part[:1] == "." and ("*" in part or "?" in part or "[" in part) and glob_matches(part, ".gitmem")
+           and (_literal_letters(part) >= 3 or os.path.isdir("/".join([*parts[:i], ".gitmem"])))
+           for i, part in enumerate(lowered)):
+        # .gitm*/entries, .[g]itmem: a shell glob matches a leading dot only when it spells it; one
+        # that spells no word (`.*`, `.??????`, `.g*`) is a sed or regex expression far more often,
+        # so it counts where a .gitmem folder is there for it to match
         return True
     return ".gitmem" in lowered or any(part == ".git" and _git_state(parts[i + 1:], "/".join(parts[:i + 1]))
                                        for i, part in enumerate(lowered))
@@ -382,7 +434,7 @@ def segments(command: str) -> list[str]:
     return [text for text, _, _ in _pieces(command)]
 
 
-def _pieces(command: str) -> list[tuple[str, str, list[tuple[str, bool]]]]:
+def _pieces(command: str, base: str | None = None) -> list[tuple[str, str, list[tuple[str, bool]]]]:
     """(simple command, the character that ends it, its here-documents) for each simple command
     of a command line. A here-document is (body, whether the shell expands it: an unquoted
     delimiter, where `$(…)` and backquotes in the body run); its lines are taken out of the
@@ -409,8 +461,8 @@ def _pieces(command: str) -> list[tuple[str, str, list[tuple[str, bool]]]]:
         if quote != "'" and not unclosed and (ch == "`" or command[i:i + 2] == "$(") and command[i:i + 3] != "$((":
             inner, after = _substitution(command, i)
             if after > i:  # its command is read on its own; in this word it stands for some path
-                lifted.extend(_pieces(inner))
-                current.append(_placeholder(inner))
+                lifted.extend(_pieces(inner, base))
+                current.append(_placeholder(inner, base))
                 i = after
                 continue
             unclosed = True  # none after it closes either: no second scan to the end
@@ -511,11 +563,21 @@ def _after_body(command: str, pos: int, delimiter: str, strip: bool) -> int:
     return len(command)
 
 
-def _placeholder(inner: str) -> str:
+def _placeholder(inner: str, base: str | None = None) -> str:
     """What a command substitution stands for inside a path: the git dir when it asks git for it
-    (`$(git rev-parse --git-dir)/gitmem/…`), else a folder of unknown name (the top level, `pwd`:
-    `$(git rev-parse --show-toplevel)/.gitmem/…` is still a path into memory)."""
-    return ".git" if any(flag in inner for flag in ("--git-dir", "--git-common-dir", "--absolute-git-dir")) else "_"
+    (`$(git rev-parse --git-dir)/gitmem/…`); memory when it names memory or lists its files
+    (`$(echo .gitmem)`, `$(grep -rl axios .)`: read from `base`); else a folder of unknown name
+    (the top level, `pwd`: `$(git rev-parse --show-toplevel)/.gitmem/…` is still a path into memory)."""
+    if any(flag in inner for flag in ("--git-dir", "--git-common-dir", "--absolute-git-dir")):
+        return ".git"
+    if names_memory(inner):
+        return ".gitmem"
+    if base is not None and any(_lists_memory(_words(text), base, ()) for text, _, _ in _pieces(inner)):
+        return _LISTED
+    return "_"
+
+
+_LISTED = ".gitmem/(files-a-command-substitution-lists)"  # one word: no space, no `$`
 
 
 def _heredoc_operator(command: str, i: int) -> tuple[str, bool, bool] | None:
@@ -569,7 +631,7 @@ def command_denial(command: str, base: str, roots: tuple[str, ...], depth: int =
     bases = [base]
     command = expand_variables(command)
     piped, piped_memory = "", False  # what the command before a `|` writes; whether it lists memory's files
-    for segment, end, docs in _pieces(command):
+    for segment, end, docs in _pieces(command, base):
         words = _past_keywords(_words(segment.replace("$", " ")))
         stdin = [body for body, _ in docs] + [words[k + 1] for k in range(len(words) - 1) if words[k] == "<<<"]
         if piped:
@@ -579,7 +641,9 @@ def command_denial(command: str, base: str, roots: tuple[str, ...], depth: int =
             continue
         for here in bases:
             reason = (_segment_denial(words, here, roots) or _nested_denial(words, here, roots, depth)
-                      or _stdin_denial(words, stdin, docs, listed, here, roots, depth))
+                      or _patch_file_denial(words, here, roots)
+                      or _stdin_denial(words, stdin + _redirected_input(words, here), docs, listed, here, roots,
+                                       depth))
             if reason:
                 return reason
         if end == "|":
@@ -607,7 +671,12 @@ def _stdin_denial(words: list[str], stdin: list[str], docs: list[tuple[str, bool
     operands = _operands(words)
     if listed and operands and operands[0] == "xargs" and any(
             os.path.basename(w) in _WRITERS or os.path.basename(w) in _IN_PLACE for w in operands[1:]):
-        return REASON.format(what="change gitmem's memory files (… | xargs …)")
+        return REASON.format(what="change gitmem's memory files (… | xargs …): the files listed include "
+                                  "the developer's entries") + _SEARCH_ADVICE
+    if _git_index_from_stdin(operands) and (not stdin or names_memory("\n".join(stdin), roots)):
+        # `printf '100644 blob …\t.gitmem/entries/x.yaml' | git update-index --index-info`; from
+        # where the hook cannot read, the paths are unknown (agents have no need of this plumbing)
+        return REASON.format(what="change gitmem's memory files (git update-index reading paths on stdin)")
     if not stdin:
         return None
     code = "\n".join(stdin)
@@ -629,6 +698,52 @@ def _applies_patch(operands: list[str]) -> bool:
     names = [os.path.basename(w) for w in operands if not w.startswith("-")]
     return any(n in ("patch", "apply_patch", "applypatch") for n in names[:2]) or any(
         a in ("git", "git.exe") and b in ("apply", "am") for a, b in itertools.pairwise(names))
+
+
+def _git_index_from_stdin(operands: list[str]) -> bool:
+    """git update-index --index-info / --stdin, checkout-index --stdin: index entries or paths on stdin."""
+    names = [os.path.basename(w) for w in operands]
+    return any(a in ("git", "git.exe") and b in ("update-index", "checkout-index")
+               for a, b in itertools.pairwise(names)) and any(w in ("--index-info", "--stdin") for w in operands)
+
+
+MAX_READ_BYTES = 4 << 20  # a patch or script file the hook reads to see what it names, at most
+
+
+def _file_text(word: str, base: str) -> str | None:
+    """The text of the file a command reads (`< p.diff`, `git apply p.diff`), when it is a regular
+    file of at most MAX_READ_BYTES; else None."""
+    path = os.path.join(base, os.path.expanduser(word))
+    try:
+        if not os.path.isfile(path) or os.path.getsize(path) > MAX_READ_BYTES:
+            return None
+        with open(path, "rb") as handle:
+            return handle.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+
+
+def _redirected_input(words: list[str], base: str) -> list[str]:
+    """What a command reads on stdin from a file (`patch -p1 < p.diff`, `python3 < fix.py`)."""
+    return [text for k, w in enumerate(words[:-1]) if w in ("<", "0<")
+            and (text := _file_text(words[k + 1], base)) is not None]
+
+
+def _patch_file_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str | None:
+    """A patch applied from a file named on the command line (`git apply --index p.diff`, `git am
+    0001.patch`, `patch -i p.diff`, patch's second operand): the files it changes, read from it."""
+    operands = _operands(words)
+    if not _applies_patch(operands):
+        return None
+    for word in operands[1:]:
+        value = word.partition("=")[2] if word.startswith("--input=") else word
+        if value.startswith("-") or value in ("apply", "am"):
+            continue
+        text = _file_text(value, base)
+        for path in _patch_paths(text) if text else ():
+            if in_memory(path, base, roots):
+                return REASON.format(what=f"edit gitmem's memory files (a patch to {path}, in {value})")
+    return None
 
 
 def _stdin_reader(words: list[str]) -> tuple[str, str]:
@@ -720,14 +835,104 @@ def _output_text(words: list[str], stdin: list[str]) -> str:
 
 
 def _lists_memory(words: list[str], base: str, roots: tuple[str, ...]) -> bool:
-    """Whether a command's output names memory's files (for xargs): find on them or with a pattern
-    naming gitmem's state, ls/echo/printf/git ls-files of them."""
+    """Whether a command's output names memory's files (for xargs, or a command substitution):
+    find on them or with a pattern naming gitmem's state, ls/echo/printf/git ls-files of them; and
+    a search of the whole repository that does not leave .gitmem/ out (`grep -rl axios .`,
+    `git grep -l axios`, `find . -name '*.yaml'`: an ordinary search-and-replace would rewrite
+    the developer's entries)."""
     operands = _operands(words)
     name = os.path.basename(operands[0]) if operands else ""
     if name == "find":
-        return any(in_memory(w, base, roots) for w in operands[1:]) or _find_patterns_state(operands[1:])
-    return name in ("ls", "echo", "printf", "git", "grep", "rg") and any(
-        in_memory(w, base, roots) for w in operands[1:])
+        return any(in_memory(w, base, roots) for w in operands[1:]) or _find_patterns_state(operands[1:]) \
+            or _find_reaches_memory(operands[1:], base)
+    if name in ("ls", "echo", "printf", "git", "grep", "rg") and any(in_memory(w, base, roots) for w in operands[1:]):
+        return True
+    return _searches_memory(name, operands[1:], base)
+
+
+# grep's options whose value is the next word, and the flags that make it search folders
+_GREP_VALUES = ("-e", "-f", "-m", "-A", "-B", "-C", "--regexp", "--file", "--max-count", "--include", "--exclude",
+                "--exclude-dir", "-g", "--glob", "--iglob", "-t", "--type", "-T", "--type-not")
+_SEARCH_ADVICE = ("; leave .gitmem/ out of the search (grep --exclude-dir=.gitmem, rg without --hidden, "
+                  "git grep … -- ':!.gitmem', find … -path ./.gitmem -prune -o …)")
+
+
+def _searches_memory(name: str, args: list[str], base: str) -> bool:
+    """Whether grep -r, rg --hidden, git grep or git ls-files searches a folder holding .gitmem/
+    without leaving it out: its output may name the developer's entries."""
+    if _leaves_memory_out(args):
+        return False
+    if name in ("git", "git.exe"):
+        sub = next((a for a in args if not a.startswith("-")), "")
+        if sub not in ("grep", "ls-files"):
+            return False
+        rest = args[args.index(sub) + 1:]
+        if "--" in rest:
+            specs = rest[rest.index("--") + 1:]
+        else:
+            values = _search_operands(rest)
+            specs = values[1:] if sub == "grep" and not any(a in ("-e", "-f") for a in rest) else values
+        return not specs or any(_holds_memory(w, base) or _pathspec_matches_memory(w) for w in specs)
+    if name in ("grep", "egrep", "fgrep"):
+        recursive = any(a in ("--recursive", "--dereference-recursive") or (a[:1] == "-" and a[1:2] != "-"
+                                                                            and ("r" in a or "R" in a)) for a in args)
+        if not recursive:
+            return False
+    elif name == "rg":  # it leaves hidden folders out unless told otherwise
+        if not any(a in ("--hidden", "-.", "--no-ignore-dot") or a.startswith("-uu") for a in args):
+            return False
+    else:
+        return False
+    values = _search_operands(args)
+    folders = values if any(a in ("-e", "-f", "--regexp", "--file") for a in args) else values[1:]
+    return not folders or any(_holds_memory(w, base) for w in folders)
+
+
+def _leaves_memory_out(args: list[str]) -> bool:
+    """`--exclude-dir=.gitmem`, `--exclude-dir .gitmem`, rg's `-g '!.gitmem'`, git's `':!.gitmem'`."""
+    for k, arg in enumerate(args):
+        low = arg.lower()
+        if "gitmem" not in low:
+            continue
+        flag = args[k - 1] if k else ""
+        if low.startswith(("--exclude", ":!", ":^", ":(exclude")) or flag.startswith("--exclude") or (
+                flag in ("-g", "--glob", "--iglob") and low.startswith("!")) or low.startswith(("--glob=!", "-g!")):
+            return True
+    return False
+
+
+def _search_operands(args: list[str]) -> list[str]:
+    """A search command's operands, less its options and their values."""
+    out, k = [], 0
+    while k < len(args):
+        if args[k] in _GREP_VALUES:
+            k += 2
+            continue
+        if not args[k].startswith("-"):
+            out.append(args[k])
+        k += 1
+    return out
+
+
+def _holds_memory(folder: str, base: str) -> bool:
+    """Whether `folder` (as a command given it reads it) is a folder that holds .gitmem/."""
+    full = os.path.normpath(os.path.join(base, os.path.expanduser(folder)))
+    return os.path.isdir(os.path.join(full, ".gitmem"))
+
+
+def _find_reaches_memory(args: list[str], base: str) -> bool:
+    """Whether find starts in a folder holding .gitmem/, does not keep out of it (a -prune or -not
+    naming it) and its name patterns, if any, match an entry file (`-name '*.yaml'`, not `'*.py'`)."""
+    if any("gitmem" in a.lower() for a in args):
+        return False
+    starts = list(itertools.takewhile(lambda w: w[:1] not in ("-", "(", "!"), args)) or ["."]
+    if not any(_holds_memory(w, base) for w in starts):
+        return False
+    names = [args[k + 1] for k, a in enumerate(args[:-1]) if a in ("-name", "-iname")]
+    paths = [args[k + 1] for k, a in enumerate(args[:-1]) if a in ("-path", "-ipath", "-wholename", "-iwholename")]
+    return all(any(glob_matches(p.lower(), sample) for p in patterns for sample in samples) for patterns, samples in (
+        (names, [os.path.basename(s) for s in _MEMORY_SAMPLES]), (paths, ["./" + s for s in _MEMORY_SAMPLES]))
+        if patterns)
 
 
 def expand_variables(command: str) -> str:
@@ -913,7 +1118,10 @@ def _runs_gitmem_writer(code: str) -> bool:
     names = [os.path.basename(t).strip(".") for t in tokens]
     if not any(n in ("gitmem", "gitmem.exe") or n.startswith("gitmem.") for n in names):
         return False
-    return any(n.rsplit(".", 1)[-1] in WRITING_SUBCOMMANDS + LIBRARY_WRITERS for n in names)
+    # the command line's interface itself (`from gitmem import cli; cli.main()` with the
+    # subcommand among the interpreter's arguments) runs whatever it is given
+    return any(n.rsplit(".", 1)[-1] in (*WRITING_SUBCOMMANDS, *LIBRARY_WRITERS, "cli", "__main__", "runpy")
+               for n in names)
 
 
 def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str | None:
@@ -931,12 +1139,20 @@ def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str 
     for word in words[:i]:
         if _assignment(word) and word.upper().startswith("GIT_CONFIG") and _runs_gitmem_writer(word.partition("=")[2]):
             return REASON.format(what="define a git alias that writes gitmem's memory (in the environment)")
+        if _assignment(word) and word.upper().startswith(("GIT_CONFIG_KEY", "GIT_CONFIG_PARAMETERS")) and \
+                any(key in word.lower() for key in _HOOK_KEYS):
+            return REASON.format(what="run git without gitmem's hooks or drivers (in the environment)")
     # gitmem itself, wherever it stands (behind sudo -u x, uv run, python -m gitmem.cli, ...).
     for j, word in enumerate(words):
+        # run as the command (not a path among another's arguments: `git -C vendor/gitmem pull`), its
+        # subcommand must be one that reads; behind xargs its arguments come on stdin
+        run = j == i or "xargs" in (os.path.basename(w) for w in words[:j])
         if os.path.basename(word.strip("()\"'")) in ("gitmem", "gitmem.exe"):
-            reason = _gitmem_denial(words[j + 1:])
+            reason = _gitmem_denial(words[j + 1:], run, "xargs" in words[:j])
         elif word == "-m" and words[j + 1:j + 2] in (["gitmem"], ["gitmem.cli"]):
-            reason = _gitmem_denial(words[j + 2:])
+            reason = _gitmem_denial(words[j + 2:], True, "xargs" in words[:j])
+        elif word in ("-mgitmem", "-mgitmem.cli"):
+            reason = _gitmem_denial(words[j + 1:], True, "xargs" in words[:j])
         else:
             continue
         if reason:
@@ -963,7 +1179,9 @@ def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str 
                     return reason
         kept = kept[:next((k for k, w in enumerate(kept) if w[:1] in ("-", "(", "!")), len(kept))]
     mentions = [w for w in kept if in_memory(w, base, roots)]
-    if name in _COPIERS:  # only the destination is written
+    if name in _COPIERS and _links(name, rest):  # `cp -al .gitmem /tmp/x`: a later write there is one into memory
+        mentions = [w for w in kept if not w.startswith("-") and in_memory(w, base, roots)]
+    elif name in _COPIERS:  # only the destination is written
         mentions = [w for w in _copy_destinations(name, rest, base) if in_memory(w, base, roots)]
     if name == "dd":
         mentions = [w[3:] for w in rest if w.startswith("of=") and in_memory(w[3:], base, roots)]
@@ -983,6 +1201,9 @@ def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str 
         return REASON.format(what=f"write into gitmem's memory files ({name} -o …)")
     if name == "find" and _find_patterns_state(rest) and _find_changes(rest):
         return REASON.format(what="change gitmem's memory files (find naming gitmem's state with -delete/-exec)")
+    if name == "find" and _find_changes(rest) and _find_reaches_memory(rest, base):
+        return REASON.format(what="change gitmem's memory files (find -exec/-delete over a folder holding "
+                                  ".gitmem/)") + _SEARCH_ADVICE
     if name in _EDITORS and any(names_memory(w, roots) and not in_memory(w, base, roots)
                                 and not w.startswith(("+/", "+?")) for w in rest):  # `+/.gitmem`: a search
         # a script given to the editor (`vim -es -c 'w! .gitmem/…'`, `vim +'w …'`, emacs --eval)
@@ -992,14 +1213,15 @@ def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str 
             return _runs_code("that names gitmem's memory files")
         return None
     target = mentions[0]
+    advice = _SEARCH_ADVICE if target == _LISTED else ""
     if name in _EDITORS and any(w in ("-R", "-M") for w in rest):
         return None  # read-only
     if name == "tar" and not _extracts(rest):
         return None  # it archives or lists memory: a read
     if name in _WRITERS or name == "dd":
-        return REASON.format(what=f"change gitmem's memory files ({name} {target})")
+        return REASON.format(what=f"change gitmem's memory files ({name} {target})") + advice
     if name in _IN_PLACE and _in_place(rest):
-        return REASON.format(what=f"edit gitmem's memory files in place ({name} -i {target})")
+        return REASON.format(what=f"edit gitmem's memory files in place ({name} -i {target})") + advice
     if _writes_by_flag(name, rest):
         return REASON.format(what=f"change gitmem's memory files ({name} {target})")
     if name in ("awk", "gawk") and any("inplace" in w for w in rest):
@@ -1009,6 +1231,33 @@ def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str 
     if name in _INTERPRETERS:
         return _runs_code(f"on gitmem's memory files ({name} {target})")
     return None
+
+
+def _links(name: str, args: list[str]) -> bool:
+    """Whether cp or rsync makes hard links to what it copies (cp -l/--link, rsync --link-dest)."""
+    if name == "rsync":
+        return any(a.startswith("--link-dest") for a in args)
+    return name == "cp" and any(a == "--link" or (a[:1] == "-" and a[1:2] != "-" and "l" in a) for a in args)
+
+
+def hard_link_to_memory(path: str, worktree: str) -> bool:
+    """Whether `path` is a hard link to one of the work tree's memory files (another name for the
+    same file, which no path check sees)."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return False
+    if found.st_nlink < 2 or not os.path.isfile(path):
+        return False
+    for folder, _, files in os.walk(os.path.join(worktree, ".gitmem")):
+        for file in files:
+            try:
+                other = os.stat(os.path.join(folder, file))
+            except OSError:
+                continue
+            if (other.st_dev, other.st_ino) == (found.st_dev, found.st_ino):
+                return True
+    return False
 
 
 def _extracts(args: list[str]) -> bool:
@@ -1193,10 +1442,15 @@ def _find_changes(args: list[str]) -> bool:
     return False
 
 
-def _gitmem_denial(args: list[str]) -> str | None:
+def _gitmem_denial(args: list[str], run: bool, behind_xargs: bool) -> str | None:
+    """`run`: gitmem is the command run (else the word may be a path: only a writer's name counts)."""
     sub = next((a for a in args if not a.startswith("-")), None)
     if sub in WRITING_SUBCOMMANDS:
         return REASON.format(what=f"run `gitmem {sub}`")
+    if sub is None and behind_xargs:
+        return REASON.format(what="run gitmem with a subcommand read from stdin (xargs gitmem)")
+    if run and sub is not None and sub not in READING_SUBCOMMANDS:
+        return REASON.format(what=f"run gitmem with a subcommand the hook cannot read ({sub.strip()!r})")
     return None
 
 
@@ -1220,8 +1474,11 @@ def _git_denial(args: list[str], mentions: list[str]) -> str | None:
         len(values) == 1 and not any(a.startswith(("--unset", "--add", "--replace", "--remove", "--rename", "--edit"))
                                      or a == "-e" for a in rest))  # a key alone: git prints it
     if sub == "config" and not reads and any(  # an include's file may set gitmem's keys
-            a.lower() == "gitmem" or a.lower().startswith(("gitmem.", "include.", "includeif.")) for a in rest):
-        return REASON.format(what="change gitmem's git configuration")
+            a.lower() == "gitmem" or a.lower().startswith(_GITMEM_KEYS) for a in rest):
+        return REASON.format(what="change gitmem's git configuration (its hooks, diff and merge drivers)")
+    # `git -c core.hooksPath=/dev/null commit`: that commit would run none of gitmem's hooks
+    if any(k == "-c" and v.lower().startswith(_HOOK_KEYS) for k, v in itertools.pairwise(args[:i + 1])):
+        return REASON.format(what="run git without gitmem's hooks or drivers (git -c core.hooksPath=…)")
     if sub == "config" and not reads and any(a.lower().startswith("alias.") for a in rest) \
             and any(names_memory(a) or _runs_gitmem_writer(a) for a in rest):
         return REASON.format(what="define a git alias that changes gitmem's memory")
@@ -1231,6 +1488,9 @@ def _git_denial(args: list[str], mentions: list[str]) -> str | None:
 
 
 _MEMORY_SAMPLES = (".gitmem/entries/20260101-00000000.yaml", ".gitmem/config.yaml")
+# git configuration gitmem's hooks and drivers depend on (an include may set any of them)
+_HOOK_KEYS = ("core.hookspath", "diff.gitmem", "merge.gitmem")
+_GITMEM_KEYS = ("gitmem.", "include.", "includeif.", *_HOOK_KEYS)
 
 
 def _pathspec_matches_memory(word: str) -> bool:

@@ -177,8 +177,10 @@ def body(rules: delivery_rules.CompiledRules, scope: Scope, moments: bool = Fals
 
 
 def path_glob(path: str) -> str:
-    """A glob that matches exactly `path`: glob metacharacters in it are bracketed."""
-    return "".join(f"[{c}]" if c in _GLOB_SPECIAL else c for c in path)
+    """A glob that matches `path`: glob metacharacters in it are bracketed, and a comma, which
+    both Cursor's `globs` and Copilot's `applyTo` read as a separator between globs (no escape),
+    becomes `?` (the path, and names that differ there alone)."""
+    return "".join(f"[{c}]" if c in _GLOB_SPECIAL else "?" if c == "," else c for c in path)
 
 
 def yaml_scalar(text: str, *, plain_ok: bool = True) -> str:
