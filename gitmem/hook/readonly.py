@@ -1146,9 +1146,9 @@ def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str 
     for j, word in enumerate(words):
         # run as the command (not a path among another's arguments: `git -C vendor/gitmem pull`), its
         # subcommand must be one that reads; behind xargs its arguments come on stdin
-        run = j == i or "xargs" in (os.path.basename(w) for w in words[:j])
+        as_command = j == i or "xargs" in (os.path.basename(w) for w in words[:j])
         if os.path.basename(word.strip("()\"'")) in ("gitmem", "gitmem.exe"):
-            reason = _gitmem_denial(words[j + 1:], run, "xargs" in words[:j])
+            reason = _gitmem_denial(words[j + 1:], as_command, "xargs" in words[:j])
         elif word == "-m" and words[j + 1:j + 2] in (["gitmem"], ["gitmem.cli"]):
             reason = _gitmem_denial(words[j + 2:], True, "xargs" in words[:j])
         elif word in ("-mgitmem", "-mgitmem.cli"):
@@ -1442,14 +1442,14 @@ def _find_changes(args: list[str]) -> bool:
     return False
 
 
-def _gitmem_denial(args: list[str], run: bool, behind_xargs: bool) -> str | None:
-    """`run`: gitmem is the command run (else the word may be a path: only a writer's name counts)."""
+def _gitmem_denial(args: list[str], as_command: bool, behind_xargs: bool) -> str | None:
+    """`as_command`: gitmem is the command run (else the word may be a path: only a writer's name counts)."""
     sub = next((a for a in args if not a.startswith("-")), None)
     if sub in WRITING_SUBCOMMANDS:
         return REASON.format(what=f"run `gitmem {sub}`")
     if sub is None and behind_xargs:
         return REASON.format(what="run gitmem with a subcommand read from stdin (xargs gitmem)")
-    if run and sub is not None and sub not in READING_SUBCOMMANDS:
+    if as_command and sub is not None and sub not in READING_SUBCOMMANDS:
         return REASON.format(what=f"run gitmem with a subcommand the hook cannot read ({sub.strip()!r})")
     return None
 
