@@ -882,3 +882,20 @@ def test_background_task_notices_and_agent_notifications_are_not_typed_turns(tmp
 def test_shared_checkpointed_sessions_yield_no_harness_record_as_a_turn(name: str, typed: list[str]) -> None:
     turns = read_turns(shared_transcript(name))
     assert [t.user for t in turns] == typed
+
+
+def test_a_line_nested_deeper_than_the_parser_goes_is_skipped(tmp_path: Path) -> None:
+    """A record nested thousands of arrays deep makes json raise RecursionError: skipped like any
+    unreadable line, the turns around it still read (it stopped the machine's writer for good)."""
+    from test_capture_helpers import Transcript
+
+    transcript = Transcript(tmp_path / "s.jsonl", "0b5e7a10-3c2d-4e5f-8a9b-0123456789ab", tmp_path)
+    transcript.prompt("Always use UTC in the database layer.")
+    transcript.say("OK.")
+    with transcript.path.open("a", encoding="utf-8") as handle:
+        handle.write('{"type":"attachment","attachment":' + "[" * 100_000 + "]" * 100_000 + "}\n")
+        handle.write('{"task_id":' + "[" * 100_000 + "]" * 100_000 + "}\n")
+    transcript.prompt("Never log card numbers.")
+    transcript.say("Understood.")
+    assert [t.user for t in read_turns(transcript.path)] == ["Always use UTC in the database layer.",
+                                                               "Never log card numbers."]

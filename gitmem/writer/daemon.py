@@ -276,8 +276,14 @@ def _next_claim(repos: Iterable[RepoPaths]) -> tuple[RepoPaths, Any] | None:
     """The most urgent job nobody holds across `repos` (Stop/SessionEnd first, then oldest), claimed."""
     ranked = []
     for n, repo in enumerate(repos):
-        queue.plan(repo)
-        jobs = queue.pending(repo)
+        try:
+            queue.plan(repo)
+            jobs = queue.pending(repo)
+        except Exception:  # one repository's failure (logged) never stops the writer for the others
+            from gitmem.base import faillog
+
+            faillog.record(repo.state, "writer: planning jobs")
+            continue
         if jobs:
             ranked.append(((jobs[0].priority, jobs[0].enqueued, n), repo))
     for _, repo in sorted(ranked, key=lambda r: r[0]):

@@ -169,7 +169,7 @@ def _is_task_notice(text: str) -> bool:
         return False
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested deeper than the parser goes
         return False
     return isinstance(data, dict) and "task_id" in data and any(k in data for k in _TASK_NOTICE_KEYS[1:])
 
@@ -306,7 +306,7 @@ def _scan(path: str | os.PathLike[str], start: int) -> tuple[list[Turn], int]:
                     continue  # thinking / tool_use only: nothing visible
                 try:
                     rec = loads(line)
-                except ValueError:  # includes JSONDecodeError and UnicodeDecodeError
+                except (ValueError, RecursionError):  # JSONDecodeError, UnicodeDecodeError; nested too deep
                     continue
                 if not isinstance(rec, dict):
                     continue
