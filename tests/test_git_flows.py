@@ -577,6 +577,27 @@ def test_an_entry_picked_without_commit_is_checked_in_the_commit_that_adds_it(ap
     assert r.git("status", "--porcelain") == ""
 
 
+@pytest.mark.parametrize("bring", ["merge --squash", "checkout the file"])
+def test_an_entry_a_commit_adds_is_checked_though_the_anchored_list_is_fresh(app_repo, bring):
+    """The stub's shortcut (no anchored file staged, its list of them fresh) once let an entry file
+    the commit adds through unchecked: a squash merge, a file checked out of another branch."""
+    r = app_repo
+    r.git("switch", "-q", "-c", "feature")
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    r.git("switch", "-q", "main")
+    r.write("src/app.py", WITHOUT_G)
+    r.git("commit", "-q", "-a", "-m", "drop g")
+    if bring == "merge --squash":
+        r.git("merge", "-q", "--squash", "feature")
+    else:
+        r.git("checkout", "feature", "--", entry_file(entry))
+    r.gitmem("list")  # any gitmem command may write the list of anchored paths afresh
+    r.git("commit", "-q", "-m", "take the note on g")
+    landed = r.git("show", f"HEAD:{entry_file(entry)}")
+    assert status_in(landed) == "revoked" and "where this commit applied this entry" in landed
+    assert r.git("status", "--porcelain") == ""
+
+
 # -- 4. an amend or a squash that brings the declaration back ----------------------------------
 
 def retired_by_a_commit(r, message: str) -> str:

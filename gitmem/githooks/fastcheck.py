@@ -148,6 +148,10 @@ def untouched(worktree: str, git_dir: str, common_dir: str) -> tuple[bool, list[
     anchors = _anchors(worktree, os.path.join(git_dir, "gitmem"))
     if not anchors:
         return False, []
+    added = _git(worktree, ["diff-index", "--cached", "--name-only", "--diff-filter=A", "HEAD", "--",
+                            ".gitmem/entries"])
+    if added is None or added.strip():
+        return False, []  # an entry file the commit adds is checked where it lands: the full re-check
     specs = [":(literal)" + p for p in anchors]
     raw = _git(worktree, ["diff-index", "--cached", "-z", "--no-renames", "HEAD", "--", *specs])
     if raw is None:
