@@ -994,3 +994,14 @@ def test_the_warnings_waiting_for_a_commit_keep_the_latest_few(app_repo):
         keep_warnings(repo, f"gitmem: committed pending 'x' (abc)\ngitmem: WARNING: warning {n}\n")
     lines = (local(repo) / WARNINGS_FILE).read_text(encoding="utf-8").splitlines()
     assert lines == [f"gitmem: WARNING: warning {n}" for n in range(5, WARNINGS_KEPT + 5)]
+
+
+def test_a_pending_entry_never_becomes_the_root_of_an_orphan_branch(app_repo):
+    r = app_repo
+    r.git("switch", "-q", "--detach", "HEAD")
+    add(r, "law", "Use fetch, never axios.")
+    assert len(pending(r)) == 1
+    r.git("switch", "-q", "--orphan", "fresh")
+    r.gitmem("list")  # a gitmem command commits what is pending where it may
+    assert r.git("rev-parse", "--verify", "-q", "HEAD", check=False) == ""  # no commit of gitmem's
+    assert len(pending(r)) == 1

@@ -274,9 +274,28 @@ def busy(repo: RepoPaths, finishing: Sequence[str] = (), *, own_index_lock: bool
         return "HEAD is detached"
     if (repo.git_dir / "HEAD.lock").exists() or (repo.common_dir / f"{ref}.lock").exists():
         return f"{ref} is locked by another git process"
+    if _unborn_beside_others(repo, ref):
+        return "HEAD is on a branch with no commit yet (git switch --orphan)"
     if committing_pid(repo) is not None:
         return "a git commit is in progress"
     return None
+
+
+def _unborn_beside_others(repo: RepoPaths, ref: str) -> bool:
+    """HEAD on a branch with no commit while the repository has others (`git switch --orphan`): a
+    commit of gitmem's would become the root of the developer's new history. (A new repository's
+    first commit may be gitmem's.) Files only: this is asked while polling."""
+    if (repo.common_dir / ref).exists():
+        return False
+    packed = repo.common_dir / "packed-refs"
+    try:
+        text = packed.read_text(encoding="utf-8", errors="replace") if packed.exists() else ""
+    except OSError:
+        return False
+    if f" {ref}\n" in text:
+        return False
+    heads = repo.common_dir / "refs" / "heads"
+    return "refs/heads/" in text or (heads.is_dir() and any(heads.iterdir()))
 
 
 def committing_pid(repo: RepoPaths) -> int | None:
