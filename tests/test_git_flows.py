@@ -1005,3 +1005,29 @@ def test_a_pending_entry_never_becomes_the_root_of_an_orphan_branch(app_repo):
     r.gitmem("list")  # a gitmem command commits what is pending where it may
     assert r.git("rev-parse", "--verify", "-q", "HEAD", check=False) == ""  # no commit of gitmem's
     assert len(pending(r)) == 1
+
+
+@pytest.mark.parametrize("how", ["rebase", "merge"])
+def test_an_autostash_is_applied_before_gitmems_follow_up(app_repo, how):
+    """`git rebase --autostash` / `git merge --autostash` re-apply the developer's stashed edits
+    after post-rewrite / post-merge: gitmem's re-check waits for that, then goes onto their edit,
+    instead of committing first and leaving the stash in conflict."""
+    r = app_repo
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    path = entry_file(entry)
+    r.git("switch", "-q", "-c", "feature")
+    r.write("feat.txt", "feat\n")
+    r.commit_all("feature work")
+    r.git("switch", "-q", "main")
+    drop_g_without_hooks(r)
+    r.git("switch", "-q", "feature")
+    mine = r.read(path) + "ticket: T-9\n"
+    r.write(path, mine)  # the developer's unstaged edit of the entry
+    args = ["rebase", "--autostash", "main"] if how == "rebase" else ["merge", "--autostash", "--no-edit", "main"]
+    code, err = git_err(r, *args)
+    assert code == 0 and "conflict" not in err.lower(), err
+    wait_until_settled(r)
+    assert status_at(r, entry) == "revoked"
+    text = r.read(path)
+    assert status_in(text) == "revoked" and "ticket: T-9" in text  # their edit, with the retirement
+    assert r.git("stash", "list") == "" and r.git("status", "--porcelain").splitlines() == [f" M {path}"]

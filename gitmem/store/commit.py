@@ -77,7 +77,10 @@ TRANSIENT = ("locked", "git commit")  # busy reasons worth waiting for
 # What the background retry waits out: those, another gitmem committing, a cherry-pick or revert
 # and a `git am` (series that go on from their own copy of the index: a commit of ours between two
 # of their commits would make git refuse the next, or leave the index behind the work tree).
-RETRY_WHILE = (*TRANSIENT, "another gitmem", "a cherry-pick", "a revert", "a am ")
+RETRY_WHILE = (*TRANSIENT, "another gitmem", "a cherry-pick", "a revert", "a am ", "autostash")
+# A rebase's or merge's --autostash, re-applied once its post-rewrite or post-merge hook is over:
+# a commit of ours before that would make the developer's stashed edits conflict with it.
+AUTOSTASH_MARKERS = ("rebase-merge/autostash", "rebase-apply/autostash", "MERGE_AUTOSTASH")
 
 
 class Busy(GitmemError):
@@ -269,6 +272,8 @@ def busy(repo: RepoPaths, finishing: Sequence[str] = (), *, own_index_lock: bool
     operation = git.operation_in_progress(repo.git_dir, finishing)
     if operation:
         return f"a {operation} is in progress"
+    if any((repo.git_dir / marker).exists() for marker in AUTOSTASH_MARKERS):
+        return "the developer's autostash waits to be applied"
     ref = head_ref(repo)
     if ref is None:
         return "HEAD is detached"
