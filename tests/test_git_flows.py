@@ -845,16 +845,22 @@ def test_a_follow_up_leaves_an_unstaged_edit_of_the_same_fields_and_names_it(app
     assert "WARNING" in err and path in err and "unstaged" in err
 
 
-def staged_beside_a_pending_recheck(repo, edit):
-    """A re-check kept pending on a detached HEAD; the developer stages their own version of the
-    entry file (`edit`) and makes a branch there, where the pending follow-up is committed."""
+def feature_beside_a_removal_of_g(repo):
+    """An entry on g; a `feature` branch with work of its own; main then drops g (no gitmem there).
+    Returns the entry and its file; main is checked out."""
     entry = add(repo, "hazard", "g is slow", "src/app.py::g")
-    path = entry_file(entry)
     repo.git("switch", "-q", "-c", "feature")
     repo.write("feat.txt", "feat\n")
     repo.commit_all("feature work")
     repo.git("switch", "-q", "main")
     drop_g_without_hooks(repo)
+    return entry, entry_file(entry)
+
+
+def staged_beside_a_pending_recheck(repo, edit):
+    """A re-check kept pending on a detached HEAD; the developer stages their own version of the
+    entry file (`edit`) and makes a branch there, where the pending follow-up is committed."""
+    entry, path = feature_beside_a_removal_of_g(repo)
     repo.git("switch", "-q", "--detach", "feature")
     repo.git("rebase", "-q", "main")
     assert len(pending(repo)) == 1
@@ -1013,16 +1019,9 @@ def test_an_autostash_is_applied_before_gitmems_follow_up(app_repo, how):
     after post-rewrite / post-merge: gitmem's re-check waits for that, then goes onto their edit,
     instead of committing first and leaving the stash in conflict."""
     r = app_repo
-    entry = add(r, "hazard", "g is slow", "src/app.py::g")
-    path = entry_file(entry)
-    r.git("switch", "-q", "-c", "feature")
-    r.write("feat.txt", "feat\n")
-    r.commit_all("feature work")
-    r.git("switch", "-q", "main")
-    drop_g_without_hooks(r)
+    entry, path = feature_beside_a_removal_of_g(r)
     r.git("switch", "-q", "feature")
-    mine = r.read(path) + "ticket: T-9\n"
-    r.write(path, mine)  # the developer's unstaged edit of the entry
+    r.write(path, r.read(path) + "ticket: T-9\n")  # the developer's unstaged edit of the entry
     args = ["rebase", "--autostash", "main"] if how == "rebase" else ["merge", "--autostash", "--no-edit", "main"]
     code, err = git_err(r, *args)
     assert code == 0 and "conflict" not in err.lower(), err
