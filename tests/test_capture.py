@@ -547,3 +547,64 @@ def test_a_reply_the_transcript_has_not_flushed_yet_comes_from_the_stop_payload(
     daemon.drain(paths)
     seen = {r["turn"]: r["assistant"] for r in _log(tmp_path)}
     assert seen == {0: "Let me look at the handlers.\n\n" + final, 1: "Done."}
+
+
+def _other_project(tmp_path):
+    from conftest import GitRepo
+
+    (tmp_path / "other").mkdir()
+    other = GitRepo(tmp_path / "other")
+    other.git("init", "-q", "-b", "main")
+    return other.with_gitmem({"README.md": "other\n"})
+
+
+def _user_turns(paths) -> list[tuple[int, str]]:
+    return [(j.turn, j.user) for j in queue.pending(paths)]
+
+
+def test_a_turn_typed_in_a_sibling_repository_is_judged_there_alone(paths, project, tmp_path):
+    """The agent moved into another gitmem repository mid-session: each turn is judged once, in
+    the repository the transcript says it was typed in (a rule "in this repo" stays this repo's)."""
+    other = _other_project(tmp_path)
+    other_paths = find_repo(other.path)
+    tp = tmp_path / "s.jsonl"
+    t = Transcript(tp, SESSION, project.path)
+    t.prompt("Going forward, never store money as floats in this repo.")
+    t.say("OK.")
+    _hook(paths, payload("Stop", SESSION, tp, project.path))
+    t.cwd = str(other.path)
+    t.prompt("Never commit the generated docs in this one.")
+    t.say("OK.")
+    _hook(other_paths, payload("Stop", SESSION, tp, other.path))
+    queue.plan(paths)
+    queue.plan(other_paths)
+    assert _user_turns(paths) == [(0, "Going forward, never store money as floats in this repo.")]
+    assert _user_turns(other_paths) == [(1, "Never commit the generated docs in this one.")]
+
+
+def test_a_turn_whose_stop_reached_another_repository_is_handed_back(paths, project, tmp_path):
+    """The Stop of a turn typed in A reached B's queue (the session's folder had moved by then): B
+    tells A, whose planning takes it; B judges nothing of it."""
+    other = _other_project(tmp_path)
+    other_paths = find_repo(other.path)
+    tp = tmp_path / "s.jsonl"
+    t = Transcript(tp, SESSION, project.path)
+    t.prompt("Never import from src.legacy.")
+    t.say("OK.")
+    _hook(other_paths, payload("Stop", SESSION, tp, other.path))
+    queue.plan(other_paths)
+    assert _user_turns(other_paths) == []
+    queue.plan(paths)
+    assert _user_turns(paths) == [(0, "Never import from src.legacy.")]
+    queue.plan(other_paths)
+    assert _user_turns(other_paths) == []
+
+
+def test_a_turn_typed_in_a_linked_worktree_stays_with_its_repository(paths, project, tmp_path):
+    from gitmem.writer.queue import _typed_elsewhere
+
+    linked = tmp_path / "linked"
+    project.git("worktree", "add", "-q", str(linked), "-b", "side")
+    assert _typed_elsewhere(paths, str(linked)) is None
+    assert _typed_elsewhere(paths, str(project.path / "src")) is None
+    assert _typed_elsewhere(paths, str(tmp_path / "gone")) is None

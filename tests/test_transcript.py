@@ -141,11 +141,29 @@ EXPECTED_REAL: dict[str, list[Turn]] = {
 }
 
 
+def _typed_where(path: Path) -> dict[str, str]:
+    """Each record's folder by its uuid: a typed prompt's turn carries its record's."""
+    records = []
+    for line in path.read_bytes().splitlines():
+        try:
+            records.append(json.loads(line))
+        except ValueError:  # the broken lines a fixture holds on purpose
+            continue
+    return {r["uuid"]: r["cwd"] for r in records if isinstance(r, dict) and "uuid" in r and "cwd" in r}
+
+
+def _where_checked(path: Path, turns: list[Turn]) -> list[Turn]:
+    """The turns less their folder, once each typed prompt's is checked against its record's."""
+    where = _typed_where(path)
+    assert all(t.cwd == where.get(t.user_uuid) for t in turns if t.user_uuid is not None)
+    return [dataclasses.replace(t, cwd=None) for t in turns]
+
+
 @pytest.mark.parametrize("name", list(EXPECTED_REAL), ids=lambda name: f"shared:{name}")
 def test_real_transcript_turns(name: str) -> None:
     path = shared_transcript(name)
     turns = read_turns(path)
-    assert turns == EXPECTED_REAL[name]
+    assert _where_checked(path, turns) == EXPECTED_REAL[name]
     assert last_turn_index(path) == len(turns) - 1
     assert read_turns(str(path)) == turns  # str and PathLike both accepted
 
@@ -215,7 +233,7 @@ def test_fixture_transcript_turns(name: str) -> None:
     path = FIXTURES / name
     assert path.is_file(), f"project fixture {path} missing"
     turns = read_turns(path)
-    assert turns == EXPECTED_OWN[name]
+    assert _where_checked(path, turns) == EXPECTED_OWN[name]
     assert last_turn_index(path) == len(turns) - 1
     assert read_turns(str(path)) == turns  # str and PathLike both accepted
 
@@ -686,7 +704,8 @@ def expected_turns(ids: dict[str, str]) -> list[Turn]:
 
 
 def _blank_typed_timestamps(turns: list[Turn]) -> list[Turn]:
-    return [dataclasses.replace(t, timestamp=t.timestamp if t.user_uuid is None else None) for t in turns]
+    """Timestamps and folders of typed prompts left out (checked against their records)."""
+    return [dataclasses.replace(t, timestamp=t.timestamp if t.user_uuid is None else None, cwd=None) for t in turns]
 
 
 @pytest.mark.parametrize("spaced", [False, True], ids=["compact-json", "spaced-json"])
@@ -699,7 +718,7 @@ def test_full_synthetic_session(tmp_path: Path, spaced: bool) -> None:
     by_uuid = {r["uuid"]: r["timestamp"] for r in log.records if isinstance(r, dict) and "uuid" in r}
     for turn in turns:
         if turn.user_uuid is not None:
-            assert turn.timestamp == by_uuid[turn.user_uuid]
+            assert turn.timestamp == by_uuid[turn.user_uuid] and turn.cwd == _typed_where(path)[turn.user_uuid]
     assert last_turn_index(path) == 5
     # Nothing that was dropped leaks into any turn.
     blob = "\n".join(t.user + "\n" + t.assistant for t in turns)

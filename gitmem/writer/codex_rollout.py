@@ -82,7 +82,7 @@ def _scan(path: str | os.PathLike[str], start: int) -> tuple[list[Turn], int]:
                     continue
                 try:
                     rec = json.loads(line)
-                except ValueError:
+                except (ValueError, RecursionError):  # RecursionError: nested deeper than json goes
                     continue
                 payload = rec.get("payload") if isinstance(rec, dict) else None
                 if not isinstance(payload, dict):

@@ -313,10 +313,15 @@ def _plan_session(repo: RepoPaths, dirs: dict[str, str], session: str,
                   and isinstance(s.get("reply"), str) and isinstance(s.get("time"), (int, float))
                   and (last_start is None or s["time"] >= last_start)), None) if count == len(turns) else None
     created = 0
+    elsewhere: dict[str, RepoPaths] = {}  # other repositories where turns of this session were typed
     for n, turn in enumerate(turns[:count]):
         key = job_key(session, turn.index)
         if os.path.exists(os.path.join(dirs["done"], key)) or \
                 os.path.exists(os.path.join(dirs["failed"], f"{key}.json")):
+            continue
+        other = _typed_elsewhere(repo, turn.cwd)
+        if other is not None:
+            elsewhere.setdefault(os.fspath(other.common_dir), other)
             continue
         job = Job(session, turn.index, transcript, PRIORITY_FINAL if final else PRIORITY_PROMPT,
                   float(min(times)), event, float(max(times)), reply if turn is turns[-1] else None,
@@ -324,11 +329,33 @@ def _plan_session(repo: RepoPaths, dirs: dict[str, str], session: str,
                   turns[n + 1].timestamp if n + 1 < len(turns) else None, worktree)
         if _write_new(os.path.join(dirs["ready"], f"{key}.json"), job.to_dict()):
             created += 1
+    for other in elsewhere.values():  # told, that repository's planning takes them (its own watermark)
+        signal(other, session, event or "Stop", transcript)
     watermark = turns[count - 1].index + 1
     fastjson.write_file(state_path, {"session": session, "next": watermark, "transcript": transcript,
                                      "worktree": worktree, "updated": time.time()})
     _prune_done(dirs["done"], skey, watermark)
     return created
+
+
+def _typed_elsewhere(repo: RepoPaths, cwd: str | None) -> RepoPaths | None:
+    """The other gitmem repository a turn was typed in (the agent had moved into a sibling one),
+    where it is judged, never in both; None for this one's (its linked worktrees included: they
+    share this queue), an unknown folder, or one no longer there."""
+    if not cwd or not os.path.isdir(cwd):
+        return None
+    from gitmem.base.locate import locate
+
+    found = locate(cwd)
+    if found is None or not os.path.isdir(os.path.join(found[0], ".gitmem")) or \
+            os.path.realpath(found[2]) == os.path.realpath(repo.common_dir):
+        return None
+    from gitmem.base.paths import find_repo
+
+    try:
+        return find_repo(found[0])
+    except Exception:  # not a repository gitmem can serve: judged here, as before
+        return None
 
 
 def _prune_done(done: str, skey: str, watermark: int) -> None:

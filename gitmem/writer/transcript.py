@@ -97,6 +97,7 @@ class Turn:
     user_uuid: str | None
     timestamp: str | None
     truncated: bool
+    cwd: str | None = None  # the session's folder when it was typed, where the transcript says
 
 
 # A user text block starting with one of these (after lstrip) is written by
@@ -248,13 +249,14 @@ def _is_sidechain_path(path: str) -> bool:
 class _Open:
     """A turn being collected."""
 
-    __slots__ = ("index", "parts", "timestamp", "user", "uuid")
+    __slots__ = ("cwd", "index", "parts", "timestamp", "user", "uuid")
 
-    def __init__(self, index: int, user: str, uuid: str | None, timestamp: str | None) -> None:
+    def __init__(self, index: int, user: str, uuid: str | None, timestamp: str | None, cwd: str | None) -> None:
         self.index = index
         self.user = user
         self.uuid = uuid
         self.timestamp = timestamp
+        self.cwd = cwd
         self.parts: list[str] = []
 
     def close(self) -> Turn:
@@ -267,6 +269,7 @@ class _Open:
             user_uuid=self.uuid,
             timestamp=self.timestamp,
             truncated=cut_user or cut_assistant,
+            cwd=self.cwd,
         )
 
 
@@ -285,11 +288,11 @@ def _scan(path: str | os.PathLike[str], start: int) -> tuple[list[Turn], int]:
     pending: list[tuple[str, str | None]] = []  # queued (content, enqueue timestamp)
     loads = json.loads
 
-    def begin(user: str, uuid: str | None, timestamp: str | None) -> None:
+    def begin(user: str, uuid: str | None, timestamp: str | None, cwd: str | None = None) -> None:
         nonlocal current, count
         if current is not None:
             turns.append(current.close())
-        current = _Open(count, user, uuid, timestamp) if count >= start else None
+        current = _Open(count, user, uuid, timestamp, cwd) if count >= start else None
         count += 1
 
     with handle:
@@ -341,10 +344,12 @@ def _scan(path: str | os.PathLike[str], start: int) -> tuple[list[Turn], int]:
                         continue
                     uuid = rec.get("uuid")
                     stamp = rec.get("timestamp")
+                    cwd = rec.get("cwd")
                     begin(
                         text,
                         uuid if isinstance(uuid, str) else None,
                         stamp if isinstance(stamp, str) else None,
+                        cwd if isinstance(cwd, str) and cwd else None,
                     )
                 elif kind == "queue-operation":
                     op = rec.get("operation")
