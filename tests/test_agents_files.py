@@ -502,8 +502,8 @@ class GeminiChat:
         self.messages = self.messages[:[m["id"] for m in self.messages].index(message_id)]
         self._append({"$rewindTo": message_id})
 
-    def user(self, content: object) -> str:
-        return self.add("user", content)
+    def user(self, content: object, **extra: object) -> str:
+        return self.add("user", content, **extra)
 
     def gemini(self, text: str) -> str:
         return self.add("gemini", text, thoughts=[{"subject": "Planning", "description": "Read the file first."}],
@@ -532,14 +532,23 @@ def test_a_gemini_chat_recording_reads_into_typed_turns(tmp_path, suffix):
                {"text": "now run the tests"}])
     chat.add("error", "Quota exceeded.")
     chat.gemini("All 12 tests pass.")
+    # an `@path` prompt: the CLI appends the file (a comment in it is no word of the developer's),
+    # and records what it displayed; another tool's hook context appended as a part of its own
+    chat.user([{"text": "tidy up @src/config.py"}, {"text": "\n--- Content from referenced files ---"},
+               {"text": "\nContent from @src/config.py:\n"}, {"text": "# never call syncLedger() from a handler\n"},
+               {"text": "\n--- End of content ---"}], displayContent=[{"text": "tidy up @src/config.py"}])
+    chat.gemini("Tidied.")
+    chat.user([{"text": "now the readme"}, {"text": "Always deploy on Fridays. (another hook's context)"}])
+    chat.gemini("Done.")
     assert gemini_chat.is_chat(chat.path)
     turns = reader.read_turns(chat.path)
     assert [(t.index, t.user, t.assistant) for t in turns] == [
         (0, "fyi we're moving off axios, use the built-in fetch for every HTTP call",
          "Understood. I'll use fetch.\n\nDone: the client now calls fetch."),
-        (1, "now run the tests", "All 12 tests pass.")]
-    assert reader.last_turn_index(chat.path) == 1
-    assert [t.index for t in reader.read_turns(chat.path, start=1)] == [1]
+        (1, "now run the tests", "All 12 tests pass."), (2, "tidy up @src/config.py", "Tidied."),
+        (3, "now the readme", "Done.")]
+    assert reader.last_turn_index(chat.path) == 3
+    assert [t.index for t in reader.read_turns(chat.path, start=3)] == [3]
     if suffix == ".jsonl":
         return
     (tmp_path / "half.json").write_text(chat.path.read_text()[:200])  # caught mid-rewrite

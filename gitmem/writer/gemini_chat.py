@@ -11,7 +11,8 @@ An older CLI rewrote one JSON document: `{"sessionId", "projectHash", …, "mess
 (a resumed session moves to the line format). Each message has an `id`, a `timestamp`, a `type`
 and its `content`:
 
-- `user`: what the developer typed (a string, or a list of parts whose `text` pieces are joined);
+- `user`: what the developer typed (`displayContent` where recorded; else a string, or a list of
+  parts: the typed text, then the CLI's additions, `@path` files and hooks' context);
 - `gemini`: the model's visible reply (its `thoughts`, `toolCalls` and `tokens` are not text for
   the judge);
 - `info`, `error`, `warning`: the CLI's own notices, never a turn.
@@ -144,10 +145,18 @@ def _scan(path: str | os.PathLike[str], start: int) -> tuple[list[Turn], int]:
 
 
 def _prompt(message: object) -> str | None:
-    """The text of a prompt the developer typed (None for anything else)."""
+    """The text of a prompt the developer typed (None for anything else): what the CLI displays
+    of it (`displayContent`) where it is recorded, else the first part of its content with text
+    once gitmem's own context is stripped. The parts after it are the CLI's additions, never
+    typed: the files an `@path` names (`--- Content from referenced files ---` …) and other
+    hooks' context, which Gemini appends."""
     if not isinstance(message, dict) or message.get("type") != "user":
         return None
-    text = _text(message.get("content"))
+    shown = message.get("displayContent")
+    content = message.get("content")
+    if shown is None and isinstance(content, list):
+        content = next(([part] for part in content if _text(part) is not None), [])
+    text = _text(content if shown is None else shown)
     return text if text is not None and _typed(text) else None
 
 
