@@ -409,6 +409,23 @@ def test_gemini_gets_the_repository_block_in_gemini_md_and_anchored_entries_afte
     assert own_errors(gm.path) == ""
 
 
+def test_gemini_read_many_files_delivers_the_entries_of_the_files_it_takes_in(gm):
+    """read_many_files names files, folders and globs: the anchored files among them get what a
+    read_file of each would bring, once."""
+    gm.gitmem("init", "--agent", "gemini")
+    hazard = add_entry(gm, "hazard", "g() must stay pure.", "--anchor", "src/a.py::g")
+    other = add_entry(gm, "hazard", "b.py is shared with the mobile app.", "--anchor", "src/b.py")
+    read = {"llmContent": SOURCE, "returnDisplay": ""}
+    for include in (["src/a.py"], ["src/*.py"], ["src/"], ["**/*.py"]):
+        got = gemini_hook(gm.path, "AfterTool", tool_name="read_many_files", tool_input={"include": include},
+                          tool_response=read)
+        assert sorted(got.active) == sorted([hazard] if include == ["src/a.py"] else [hazard, other]), include
+        assert not gemini_hook(gm.path, "PreCompress", trigger="auto")  # what was delivered may come again
+    assert not gemini_hook(gm.path, "AfterTool", tool_name="read_many_files", tool_input={"include": ["docs/"]},
+                           tool_response=read)
+    assert own_errors(gm.path) == ""
+
+
 def test_gemini_shell_commands_are_read_from_the_folder_its_tool_runs_them_in(gm, tmp_path):
     """run_shell_command's `dir_path`: `pytest test_b.py` there names src/test_b.py; a commit there,
     in another repository, gets none of this one's rituals."""

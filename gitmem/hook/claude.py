@@ -70,6 +70,8 @@ GEMINI_COMPRESS = "PreCompress"  # Gemini CLI is about to compress its context (
 # its tools by their Claude Code names. Answers keep Gemini's event name.
 GEMINI_EVENTS = {"AfterTool": "PreToolUse", "BeforeAgent": "UserPromptSubmit"}
 GEMINI_TOOLS = {"read_file": "Read", "write_file": "Write", "replace": "Edit", "run_shell_command": "Bash"}
+GEMINI_MANY_FILES = "read_many_files"  # its `include` names files, folders and globs
+MAX_MANY_FILES = 64  # files of one read_many_files call delivered for, at most
 GEMINI_CHECKED = "BeforeTool"  # Gemini CLI asks before a tool runs only to let a hook refuse it
 # handed to gitmem.hook.capture (Gemini CLI's as the Claude Code events they are: capture.GEMINI_EVENTS)
 CAPTURED = ("UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd", "BeforeAgent", "AfterTool", "AfterAgent")
@@ -384,6 +386,8 @@ class Hook:
         tool_input = self.payload.get("tool_input")
         if not isinstance(tool_input, dict):
             return []
+        if self.event == "AfterTool" and tool == GEMINI_MANY_FILES:
+            return [delivery_rules.Cue("read", path, done=True) for path in self._many_files(tool_input)]
         if self.event == "AfterTool" and isinstance(tool, str):
             tool = GEMINI_TOOLS.get(tool)
             new = _text(tool_input.get("new_string"))
@@ -410,6 +414,29 @@ class Hook:
         if tool == "Read" and path in compiled.symbol_anchored_paths(self.rules):
             self._fresh_ranges(path)  # refreshed if stale, ready for the edit that usually follows
         return [delivery_rules.Cue(FILE_TOOLS[tool], path, narrow=tool in REGION_TOOLS, done=self.event == "AfterTool")]
+
+    def _many_files(self, tool_input: Mapping[str, object]) -> list[str]:
+        """The repository's files Gemini's read_many_files read: those it names, and the anchored
+        ones its globs or folders take in (`src/**/*.py`, `src/`)."""
+        import fnmatch
+
+        names = tool_input.get("include") or tool_input.get("paths")
+        cwd = _text(self.payload.get("cwd"))
+        anchored = sorted(self.rules.get("anchored") or {})
+        found: list[str] = []
+        for name in names if isinstance(names, list) else []:
+            raw = _text(name)
+            path = relative(self.worktree, raw, cwd) if raw else None
+            if path is None:
+                continue
+            if any(ch in path for ch in "*?["):
+                patterns = (path, path.replace("**/", ""))  # `**/` also matches no folder at all
+                found += [a for a in anchored if any(fnmatch.fnmatchcase(a, p) for p in patterns)]
+            elif os.path.isdir(os.path.join(self.worktree, path)):
+                found += [a for a in anchored if a.startswith(path.rstrip("/") + "/") or path in ("", ".")]
+            else:
+                found.append(path)
+        return list(dict.fromkeys(found))[:MAX_MANY_FILES]
 
     def _shell_file_cues(self, command: str, bases: tuple[str, ...], done: bool) -> list[delivery_rules.Cue]:
         """The repository's files a shell command reads or writes (`cat f`, `sed -i … f`, `> f`),

@@ -51,7 +51,8 @@ GEMINI_HOOKS: list[hooks_json.Group] = [
     (event, matcher, {"name": "gitmem", "type": "command", "command": hooks_json.COMMAND,
                       "timeout": GEMINI_TIMEOUT_MS,
                       "description": "gitmem: the repository's memory for the file or prompt at hand"})
-    for event, matcher in (("AfterTool", "read_file|write_file|replace|run_shell_command"), ("BeforeAgent", None),
+    for event, matcher in (("AfterTool", "read_file|read_many_files|write_file|replace|run_shell_command"),
+                           ("BeforeAgent", None),
                            ("BeforeTool", "write_file|replace|run_shell_command"),  # refuses writes to memory
                            ("AfterAgent", None), ("SessionEnd", None),  # the turn is over: the writer reads it
                            ("PreCompress", None))]  # the context is compressed: entries come again
