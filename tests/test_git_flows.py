@@ -1030,3 +1030,34 @@ def test_an_autostash_is_applied_before_gitmems_follow_up(app_repo, how):
     text = r.read(path)
     assert status_in(text) == "revoked" and "ticket: T-9" in text  # their edit, with the retirement
     assert r.git("stash", "list") == "" and r.git("status", "--porcelain").splitlines() == [f" M {path}"]
+
+
+@pytest.mark.parametrize("failure", ["empty message", "commit-msg refuses"])
+def test_a_commit_that_never_happened_leaves_no_retirement_behind(app_repo, failure):
+    """pre-commit retired the entry on g and staged it; the commit then failed. The developer
+    drops the change; their next, unrelated commit must not carry the retirement of g, which is
+    still there: the next pre-commit takes back what the failed one staged and wrote."""
+    r = app_repo
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    r.write("src/app.py", WITHOUT_G)
+    env = {**os.environ, "GIT_EDITOR": "sh -c ': > \"$1\"' editor"}
+    if failure == "commit-msg refuses":
+        hook = r.path / ".git/hooks/commit-msg"
+        hook.write_text('#!/bin/sh\ngrep -q "^JIRA-" "$1" || { echo "need JIRA-" >&2; exit 1; }\n')
+        hook.chmod(0o755)
+        args = ["git", "commit", "-q", "-a", "-m", "drop g"]
+    else:
+        r.git("add", "src/app.py")
+        args = ["git", "commit", "-q"]
+    failed = subprocess.run(args, cwd=r.path, env=env, capture_output=True, text=True)
+    assert failed.returncode != 0 and "retired" in failed.stderr, failed
+    r.git("restore", "--staged", "--worktree", "src/app.py")  # the developer drops the change
+    r.write("docs/index.md", "more docs\n")
+    code, err = git_err(r, "commit", "-q", "-a", "-m", "JIRA-1 docs")
+    assert code == 0 and "was not made" in err, err
+    assert subjects(r, 1) == ["JIRA-1 docs"] and r.git("show", "--name-only", "--format=", "HEAD").split() == [
+        "docs/index.md"]
+    assert status_at(r, entry) == "active" and status_in(r.read(entry_file(entry))) == "active"
+    assert r.git("status", "--porcelain") == ""
+    code, err = git_err(r, "commit", "-q", "--allow-empty", "-m", "JIRA-2 again")
+    assert code == 0 and "was not made" not in err  # taken back once

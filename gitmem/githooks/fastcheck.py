@@ -25,6 +25,7 @@ subprocess, and the full re-check is waited for rather than exec'd.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -148,6 +149,9 @@ def untouched(worktree: str, git_dir: str, common_dir: str) -> tuple[bool, list[
     anchors = _anchors(worktree, os.path.join(git_dir, "gitmem"))
     if not anchors:
         return False, []
+    with contextlib.suppress(OSError):
+        if os.path.getsize(os.path.join(git_dir, "gitmem", "pre-commit-staged.json")):
+            return False, []  # an earlier commit was never made: the full pre-commit takes its changes back
     added = _git(worktree, ["diff-index", "--cached", "--name-only", "--diff-filter=A", "HEAD", "--",
                             ".gitmem/entries"])
     if added is None or added.strip():

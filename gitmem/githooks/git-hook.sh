@@ -20,7 +20,8 @@ state=.git/gitmem
 { [ "$GITMEM_HOOK" = pre-commit ] || [ "$GITMEM_HOOK" = prepare-commit-msg ]; } && [ -d "$state" ] && \
   { echo "$PPID" > "$state/committing"; } 2>/dev/null
 case "$GITMEM_HOOK" in  # the commit (or the merge's, the rebase's) is made
-  post-commit|post-merge|post-rewrite) [ -s "$state/committing" ] && { : > "$state/committing"; } 2>/dev/null ;;
+  post-commit|post-merge|post-rewrite) [ -s "$state/committing" ] && { : > "$state/committing"; } 2>/dev/null
+    [ -s "$state/pre-commit-staged.json" ] && { : > "$state/pre-commit-staged.json"; } 2>/dev/null ;;
 esac
 
 # What gitmem's background retry had to say (it has no terminal): shown once, before a commit.
@@ -80,7 +81,8 @@ if [ "$GITMEM_HOOK" = pre-commit ] || [ "$GITMEM_HOOK" = post-applypatch ]; then
   # mtime, not the folder's): `test -nt` is a builtin, so this is a few stats and no process.
   anchored="$state/anchored-paths.sh"
   fresh=
-  if [ -f "$anchored" ] && [ ! .gitmem/entries -nt "$anchored" ]; then
+  # A commit whose pre-commit changed entries was never made: Python takes those changes back.
+  if [ ! -s "$state/pre-commit-staged.json" ] && [ -f "$anchored" ] && [ ! .gitmem/entries -nt "$anchored" ]; then
     fresh=1
     for entry in .gitmem/entries/*.yaml; do
       [ "$entry" -nt "$anchored" ] && { fresh=; break; }

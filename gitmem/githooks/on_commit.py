@@ -151,6 +151,7 @@ def pre_commit(repo: RepoPaths) -> None:
         fastjson.write_file(os.path.join(_local(repo), IN_SERIES),
                             {"what": what, "from": git.rev_parse(repo.worktree, "CHERRY_PICK_HEAD") or ""})
         return
+    _undo_a_commit_that_never_happened(repo)
     changes = git.staged_changes(repo.worktree)
     entries = _entries(repo)
     committing = Snapshot(repo, None)
@@ -163,7 +164,14 @@ def pre_commit(repo: RepoPaths) -> None:
     added = set() if known_side else _entry_ids(changes, ("A", "C"))
     outcomes += landed([e for e in entries if e.id in added and e.id not in done], committing, "this commit")
     if outcomes:
+        from gitmem.store.yaml_files import Store
+
+        paths = [Store(repo).relpath_of(o.entry.id) for o in outcomes]
+        before = _index_and_files(repo, paths)
         staged = _stage_outcomes(repo, outcomes, {e.id: e for e in entries})
+        fastjson.write_file(os.path.join(_local(repo), STAGED_BY_PRE_COMMIT), {
+            "pid": _committing(repo), "head": git.rev_parse(repo.worktree, "HEAD"),
+            "files": {p: [before[p], after] for p, after in _index_and_files(repo, paths).items()}})
         index.current(repo)
         refreshed = _refresh_delivery(repo)
         git.stage(repo.worktree, refreshed)
@@ -181,6 +189,75 @@ def _entry_ids(changes: Sequence[Change], statuses: tuple[str, ...]) -> set[str]
 
 
 PARTIAL_COMMIT = "partial-commit.json"  # files pre-commit staged into a partial commit's index
+# What pre-commit staged and wrote: {"pid" of the git commit, "head", "files": {path: [[index blob,
+# file blob] before, after]}}. The stub empties it once the commit is made (post-commit); found full
+# by a later pre-commit, that commit never happened (an empty message, a failed signature, a
+# commit-msg hook's refusal) and gitmem's changes are taken back where they are still as it left them.
+STAGED_BY_PRE_COMMIT = "pre-commit-staged.json"
+
+
+def _committing(repo: RepoPaths) -> int:
+    """The pid of the `git commit` running this hook, as the stub noted it."""
+    from gitmem.store.commit import COMMITTING, local
+
+    try:
+        return int((local(repo) / COMMITTING).read_text(encoding="ascii").split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _index_and_files(repo: RepoPaths, paths: Sequence[str]) -> dict[str, list[str | None]]:
+    """Each path's blob in the index the commit is built from and in the work tree (written to
+    the object database, so either can be brought back); None where it has none."""
+    from gitmem import git
+
+    staged = git.index_blob_ids(repo.worktree, paths)
+    files = [p for p in paths if (repo.worktree / p).is_file()]
+    written = git.git_text(repo.worktree, "hash-object", "-w", "--", *files).split() if files else []
+    in_tree = dict(zip(files, written, strict=False))
+    return {p: [staged.get(p), in_tree.get(p)] for p in paths}
+
+
+def _undo_a_commit_that_never_happened(repo: RepoPaths) -> None:
+    """An earlier pre-commit's changes whose commit was never made: each file gitmem staged or
+    wrote that still is as gitmem left it goes back to what it was (an entry is never retired by
+    a commit that does not exist, nor carried into the next, unrelated one)."""
+    from gitmem import git
+    from gitmem.store.commit import _alive
+
+    path = os.path.join(_local(repo), STAGED_BY_PRE_COMMIT)
+    data = fastjson.read_file(path)
+    if not isinstance(data, dict) or not data:
+        return
+    pid = data.get("pid")
+    if isinstance(pid, int) and pid > 1 and _alive(pid):
+        return  # that commit is still being made (its editor open, in another terminal)
+    files = data.get("files") if data.get("head") == git.rev_parse(repo.worktree, "HEAD") else None
+    plan = {p: v for p, v in files.items() if isinstance(v, list) and len(v) == 2} if isinstance(files, dict) else {}
+    now = _index_and_files(repo, sorted(plan))
+    lines, undone = [], []
+    for file, (before, after) in plan.items():
+        if now[file][0] == after[0] and after[0] != before[0]:
+            lines.append(f"100644 {before[0]}\t{file}\n" if before[0] else f"0 {'0' * 40}\t{file}\n")
+            undone.append(file)
+        if now[file][1] == after[1] and after[1] != before[1]:
+            target = repo.worktree / file
+            if before[1]:
+                target.write_bytes(git.read_blobs(repo.worktree, [before[1]]).get(before[1], b""))
+            else:
+                target.unlink(missing_ok=True)
+            undone.append(file)
+    if lines:
+        git.git(repo.worktree, "update-index", "--index-info", input="".join(lines).encode("utf-8"))
+    with open(path, "w", encoding="utf-8"):
+        pass  # emptied, as the stub empties it: nothing to take back
+    if undone:
+        print(f"gitmem: the last commit was not made: took back what its pre-commit changed in "
+              f"{', '.join(sorted(set(undone)))}", file=sys.stderr)
+        from gitmem.store import index
+
+        index.current(repo)
+        git.stage(repo.worktree, _refresh_delivery(repo))
 IN_SERIES = "in-series.json"  # pre-commit left a series' commit to post-commit: {"what", "from"}
 # pre-commit saw entry files staged: post-commit starts the gate's job (the file holds the commit a
 # cherry-pick that stopped on a conflict copied them from, when this commit concludes one)
