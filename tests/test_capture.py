@@ -608,3 +608,29 @@ def test_a_turn_typed_in_a_linked_worktree_stays_with_its_repository(paths, proj
     assert _typed_elsewhere(paths, str(linked)) is None
     assert _typed_elsewhere(paths, str(project.path / "src")) is None
     assert _typed_elsewhere(paths, str(tmp_path / "gone")) is None
+
+
+def test_a_forked_session_judges_only_the_prompts_typed_after_the_fork(paths, project, tmp_path):
+    """`claude --fork-session` (and a resume into a new file) copies the earlier records, their ids
+    kept, under a new session id: the copied prompts were judged in the session they were typed in."""
+    first, second = SESSION, OTHER
+    ta = Transcript(tmp_path / f"{first}.jsonl", first, project.path)
+    for text in ("Always run make lint before pushing.", "Never call sync_ledger in a handler."):
+        ta.prompt(text)
+        ta.say("OK.")
+    _hook(paths, payload("SessionEnd", first, ta.path, project.path))
+    queue.plan(paths)
+    assert [j.turn for j in queue.pending(paths)] == [0, 1]
+    tb = Transcript(tmp_path / f"{second}.jsonl", second, project.path)
+    records = [json.loads(line) for line in ta.path.read_text().splitlines()]
+    tb.path.write_text("".join(json.dumps({**r, "sessionId": second} if "sessionId" in r else r) + "\n"
+                               for r in records))
+    tb.parent = records[-1].get("uuid")
+    tb.prompt("Now add a test for f.")
+    tb.say("Added.")
+    _hook(paths, payload("Stop", second, tb.path, project.path))
+    queue.plan(paths)
+    forked = [(j.turn, j.user) for j in queue.pending(paths) if j.session == second]
+    assert forked == [(2, "Now add a test for f.")]
+    queue.plan(paths)  # planned again: still once
+    assert len(queue.pending(paths)) == 3

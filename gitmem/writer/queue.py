@@ -79,7 +79,7 @@ def job_key(session: str, turn: int) -> str:
 
 def _dirs(repo: RepoPaths) -> dict[str, str]:
     base = root(repo)
-    return {name: os.path.join(base, name) for name in ("signals", "sessions", "ready", "done", "failed")}
+    return {name: os.path.join(base, name) for name in ("signals", "sessions", "ready", "done", "failed", "prompts")}
 
 
 def _tmp_for(path: str) -> str:
@@ -323,12 +323,20 @@ def _plan_session(repo: RepoPaths, dirs: dict[str, str], session: str,
         if other is not None:
             elsewhere.setdefault(os.fspath(other.common_dir), other)
             continue
+        # A forked or resumed session's file copies the earlier prompts with their records' ids:
+        # each prompt the developer typed is judged once, in the session it was first planned for.
+        prompt = os.path.join(dirs["prompts"], session_key(turn.user_uuid)) if turn.user_uuid else None
+        if prompt is not None and _planned_for_another(prompt, key):
+            continue
         job = Job(session, turn.index, transcript, PRIORITY_FINAL if final else PRIORITY_PROMPT,
                   float(min(times)), event, float(max(times)), reply if turn is turns[-1] else None,
                   turn.user, turn.assistant, turn.timestamp,
                   turns[n + 1].timestamp if n + 1 < len(turns) else None, worktree)
         if _write_new(os.path.join(dirs["ready"], f"{key}.json"), job.to_dict()):
             created += 1
+        if prompt is not None:
+            os.makedirs(dirs["prompts"], exist_ok=True)
+            _write_new(prompt, key)  # after the job: a crash between the two re-plans it, never loses it
     for other in elsewhere.values():  # told, that repository's planning takes them (its own watermark)
         signal(other, session, event or "Stop", transcript)
     watermark = turns[count - 1].index + 1
@@ -336,6 +344,15 @@ def _plan_session(repo: RepoPaths, dirs: dict[str, str], session: str,
                                      "worktree": worktree, "updated": time.time()})
     _prune_done(dirs["done"], skey, watermark)
     return created
+
+
+def _planned_for_another(prompt: str, key: str) -> bool:
+    """Whether the typed prompt whose marker is `prompt` was planned as another job than `key`."""
+    try:
+        with open(prompt, encoding="utf-8") as handle:
+            return fastjson.loads(handle.read()) != key
+    except (OSError, ValueError):
+        return False
 
 
 def _typed_elsewhere(repo: RepoPaths, cwd: str | None) -> RepoPaths | None:
@@ -529,14 +546,15 @@ def _quarantine_broken(dirs: dict[str, str], path: str) -> None:
 
 
 def prune(repo: RepoPaths, max_age_days: float = 30.0) -> int:
-    """Forget sessions untouched for `max_age_days`: watermarks, edit logs, stale done markers.
+    """Forget sessions untouched for `max_age_days`: watermarks, edit logs, stale done markers,
+    which prompts were planned (a fork of a session that old is judged again).
 
     A session resumed after that is re-planned from turn 0; the writer's commit-time check
     (same session, turn and body) keeps it from recording anything twice."""
     limit = time.time() - max_age_days * 86400
     removed = 0
     dirs = _dirs(repo)
-    folders = (dirs["sessions"], dirs["done"], os.path.join(os.fspath(repo.state), "events"))
+    folders = (dirs["sessions"], dirs["done"], dirs["prompts"], os.path.join(os.fspath(repo.state), "events"))
     for folder in folders:
         for name in _listdir(folder):
             path = os.path.join(folder, name)
