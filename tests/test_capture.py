@@ -634,3 +634,19 @@ def test_a_forked_session_judges_only_the_prompts_typed_after_the_fork(paths, pr
     assert forked == [(2, "Now add a test for f.")]
     queue.plan(paths)  # planned again: still once
     assert len(queue.pending(paths)) == 3
+
+
+def test_a_deleted_repository_is_dropped_from_the_writer_whatever_was_written_back(tmp_path):
+    """Deleted while its job was judged, a repository's path may get a file or two written back
+    (`.git/gitmem/…`): it has no HEAD, so the writer forgets it instead of serving it for good."""
+    import shutil
+
+    other = _other_project(tmp_path)
+    other_paths = find_repo(other.path)
+    daemon.register(other_paths)
+    assert [r.worktree for r in daemon.registered()] == [other_paths.worktree]
+    shutil.rmtree(other.path)
+    (other.path / ".git/gitmem").mkdir(parents=True)  # what a busy writer wrote back
+    (other.path / ".git/gitmem/index.json").write_text("{}")
+    assert daemon.registered() == []
+    assert daemon.registered() == []  # and its registration is gone

@@ -485,9 +485,9 @@ def test_a_session_in_a_linked_worktree_records_on_that_worktrees_branch(project
 
 
 def test_a_forked_conversation_does_not_bring_back_a_rule_the_developer_withdrew(project, tmp_path):
-    """A fork copies the conversation, rule included, under a new session id: its old turns are
-    judged again. A rule the developer revoked after saying it is not recorded again; what the
-    fork says anew is."""
+    """A fork copies the conversation, rule included, under a new session id: its old turns were
+    judged in the session they were typed in and are not judged again, so a rule the developer
+    revoked after saying it is not recorded again; what the fork says anew is."""
     tp = tmp_path / f"{SESSION_1}.jsonl"
     t = Transcript(tp, SESSION_1, project.path)
     t.prompt(RULE_PROMPT)
@@ -508,7 +508,7 @@ def test_a_forked_conversation_does_not_bring_back_a_rule_the_developer_withdrew
     fork.turn_end()
     _hook(project, payload("Stop", SESSION_2, forked, project.path))
     out = project.gitmem("drain").stdout
-    assert "judged 2 turns" in out and "recorded 1 entries" in out, out
+    assert "judged 1 turns" in out and "recorded 1 entries" in out, out
     bodies = {e["body"]: e["status"] for e in project.entries().values()}
     assert len(bodies) == 2 and bodies[project.entries()[old]["body"]] == "revoked"
     assert any("card numbers" in body and status == "active" for body, status in bodies.items())

@@ -370,7 +370,8 @@ def registered() -> list[RepoPaths]:
         path = os.path.join(folder, name)
         record = _read(path) if name.endswith(".json") else {}
         where = [record.get(k) for k in ("worktree", "git_dir", "common_dir")]
-        if all(isinstance(w, str) for w in where) and os.path.isdir(os.path.join(str(where[2]), "gitmem")):
+        if all(isinstance(w, str) for w in where) and os.path.isdir(os.path.join(str(where[2]), "gitmem")) \
+                and _still_there(RepoPaths(*(Path(str(w)) for w in where))):
             out.append(RepoPaths(*(Path(str(w)) for w in where)))
         elif name.endswith(".json"):
             try:
@@ -378,6 +379,12 @@ def registered() -> list[RepoPaths]:
             except FileNotFoundError:
                 pass
     return out
+
+
+def _still_there(repo: RepoPaths) -> bool:
+    """Whether the repository is still on disk (a deleted one keeps no HEAD, whatever a writer
+    that was busy with it when it went wrote back under its path)."""
+    return os.path.isfile(os.path.join(repo.common_dir, "HEAD")) and os.path.isdir(repo.worktree)
 
 
 def _key(repo: RepoPaths) -> str:
@@ -457,6 +464,8 @@ class _Writer:
         record.update(changes, time=time.time(), idle_timeout=self.info["idle_timeout"])
         rss, peak = _rss()
         record.update(rss_kib=rss, peak_rss_kib=peak)
+        if not _still_there(repo):
+            return  # deleted: its path gets nothing written back
         try:
             fastjson.write_file(_repo_file(repo, STATUS_FILE), record)
         except OSError:
@@ -598,7 +607,8 @@ class _Writer:
             try:
                 outcome = _judge(repo, held, judge, lock)
             except Exception:
-                faillog.record(repo.state, f"writer daemon: job {held.job.key}")
+                if _still_there(repo):  # else it was deleted while judged: nothing to tell it
+                    faillog.record(repo.state, f"writer daemon: job {held.job.key}")
                 continue  # released unfinished: retried, then parked in failed/
             last_work = time.monotonic()
             self.judge_store_soon(repo)
