@@ -1061,3 +1061,28 @@ def test_a_commit_that_never_happened_leaves_no_retirement_behind(app_repo, fail
     assert r.git("status", "--porcelain") == ""
     code, err = git_err(r, "commit", "-q", "--allow-empty", "-m", "JIRA-2 again")
     assert code == 0 and "was not made" not in err  # taken back once
+
+
+@pytest.mark.parametrize("how", ["fast-forward", "every commit dropped"])
+def test_a_rebase_with_nothing_to_replay_rechecks_anchors(app_repo, how):
+    """`git rebase up` when main has no commit of its own only checks `up` out (no post-rewrite
+    follows); so does an interactive rebase that drops every commit. The code the branch moved to
+    lacks g: its entry is retired in a follow-up once the rebase is over."""
+    r = app_repo
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    r.git("switch", "-q", "-c", "up")
+    drop_g_without_hooks(r)
+    r.git("switch", "-q", "main")
+    env = dict(os.environ)
+    if how == "every commit dropped":
+        r.write("notes.txt", "local\n")
+        r.git("-c", "core.hooksPath=/dev/null", "add", "notes.txt")
+        r.git("-c", "core.hooksPath=/dev/null", "commit", "-q", "-m", "local note")
+        env["GIT_SEQUENCE_EDITOR"] = "sed -i 's/^pick/drop/'"
+    proc = subprocess.run(["git", "rebase", *(["-i"] if how != "fast-forward" else []), "up"], cwd=r.path,
+                          env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc
+    wait_until_settled(r)
+    assert subjects(r, 2) == ["gitmem: re-check anchors after rebase: 1 retired, 0 re-anchored",
+                              "teammate: drop g (no gitmem)"]
+    assert status_at(r, entry) == "revoked" and r.git("status", "--porcelain") == ""

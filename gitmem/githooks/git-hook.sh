@@ -55,13 +55,15 @@ if [ "$GITMEM_HOOK" = post-commit ] || [ "$GITMEM_HOOK" = post-checkout ]; then
   # (pre-commit left it to this hook: in-series.json), after a cherry-pick or revert (git runs no pre-commit for them and leaves MERGE_MSG
   # while post-commit runs; a plain commit removes it first: their anchors are re-checked here),
   # or when a checkout changed the entries, a branch switch or `git checkout REV -- .gitmem/entries`
-  # (same HEAD: the work tree then differs from it); the gate judges what came in. Otherwise exit
-  # in shell, without Python.
+  # (same HEAD: the work tree then differs from it); the gate judges what came in; or when a
+  # rebase checks out its base with nothing to replay (a fast-forward, every commit dropped: no
+  # post-rewrite follows). Otherwise exit in shell, without Python.
   for waiting in "$state"/pending/*.json; do break; done
   if [ ! -e "$waiting" ] && { [ "$GITMEM_HOOK" = post-checkout ] || [ ! -f "$state/partial-commit.json" ]; } && \
      { { [ "$GITMEM_HOOK" = post-commit ] && { [ ! -f "${state%/gitmem}/MERGE_MSG" ] || [ -d "${state%/gitmem}/rebase-merge" ]; } && \
          [ ! -f "$state/entries-committed" ] && [ ! -f "$state/in-series.json" ]; } || \
        { [ "$GITMEM_HOOK" = post-checkout ] && \
+         { [ ! -f "${state%/gitmem}/rebase-merge/git-rebase-todo" ] || [ -s "${state%/gitmem}/rebase-merge/git-rebase-todo" ]; } && \
          { { [ "$1" = "$2" ] && git diff --quiet HEAD -- .gitmem/entries 2>/dev/null; } || \
            { [ "$1" != "$2" ] && git diff --quiet "$1" "$2" -- .gitmem/entries 2>/dev/null; }; }; }; }; then
     exit $status

@@ -350,6 +350,23 @@ def post_applypatch(repo: RepoPaths) -> None:
                          finishing=("am", "rebase") if last else (), brought_from="", defer=True)
 
 
+def _rebase_with_nothing_to_replay(repo: RepoPaths) -> None:
+    """A rebase that checks out its base with nothing left to replay (a fast-forward, or every
+    commit dropped) ends without post-rewrite: the branch moved from its old head to the base, and
+    its anchors are re-checked here, the follow-up kept pending until the rebase is over."""
+    from gitmem import git
+
+    state = repo.git_dir / "rebase-merge"
+    try:
+        if (state / "git-rebase-todo").read_text(encoding="utf-8").strip():
+            return  # commits to replay: post-rewrite re-checks them
+        old = (state / "orig-head").read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return
+    if old and git.rev_parse(repo.worktree, old):
+        after_history_change(repo, old, "rebase", defer=True)
+
+
 def _pick_source(repo: RepoPaths) -> str | None:
     """The commit a cherry-pick copied: git keeps CHERRY_PICK_HEAD while post-commit runs."""
     from gitmem import git
@@ -750,6 +767,7 @@ def main(argv: list[str] | None = None) -> int:
                 post_applypatch(repo)
         elif hook == "post-checkout":
             commit_pending(repo)
+            _rebase_with_nothing_to_replay(repo)
         if hook in ("post-commit", "post-merge", "post-rewrite", "post-checkout", "post-applypatch"):
             # a teammate's entries may have come in, or entries written by hand been committed
             from gitmem.judge.store_gate import judge_in_background
