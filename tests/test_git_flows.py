@@ -1086,3 +1086,23 @@ def test_a_rebase_with_nothing_to_replay_rechecks_anchors(app_repo, how):
     assert subjects(r, 2) == ["gitmem: re-check anchors after rebase: 1 retired, 0 re-anchored",
                               "teammate: drop g (no gitmem)"]
     assert status_at(r, entry) == "revoked" and r.git("status", "--porcelain") == ""
+
+
+@pytest.mark.parametrize("how", ["revert", "revert -n"])
+def test_reverting_a_retirement_whose_declaration_is_gone_retires_again(app_repo, how):
+    """Undoing gitmem's retirement of g brings the entry back active where g is still gone: it is
+    checked against the code it lands on and retired again, as a rebase dropping that commit is."""
+    r = app_repo
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    removal_on_a_branch(r)
+    r.git("merge", "-q", "--no-edit", "hotfix")
+    assert subjects(r, 1) == ["gitmem: re-check anchors after merge: 1 retired, 0 re-anchored"]
+    retiring = r.git("rev-parse", "HEAD").strip()
+    if how == "revert":
+        code, err = git_err(r, "revert", "--no-edit", retiring)
+    else:
+        r.git("revert", "-n", retiring)
+        code, err = git_err(r, "commit", "-q", "-m", "bring the note on g back")
+    assert code == 0, err
+    wait_until_settled(r)
+    assert status_at(r, entry) == "revoked" and r.git("status", "--porcelain") == ""

@@ -159,9 +159,10 @@ def pre_commit(repo: RepoPaths) -> None:
     # An entry file this commit adds came from elsewhere (`git cherry-pick -n`, a patch, a file
     # checked out of another branch): checked against the code it lands on, as `git am`'s are. A
     # merge's or a conflicted pick's are checked after the commit, from the side they came from.
+    # One it makes active again (a revert of a retirement), whatever its origin, where it lands.
     done = {o.entry.id for o in outcomes}
     known_side = any((repo.git_dir / name).exists() for name in ("MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD"))
-    added = set() if known_side else _entry_ids(changes, ("A", "C"))
+    added = (set() if known_side else _entry_ids(changes, ("A", "C"))) | _reactivated(repo, changes)
     outcomes += landed([e for e in entries if e.id in added and e.id not in done], committing, "this commit")
     if outcomes:
         from gitmem.store.yaml_files import Store
@@ -178,6 +179,29 @@ def pre_commit(repo: RepoPaths) -> None:
         if os.path.basename(os.environ.get("GIT_INDEX_FILE", "")).startswith("next-index-"):
             fastjson.write_file(os.path.join(_local(repo), PARTIAL_COMMIT),
                                 {"paths": [*staged, *refreshed], "sets": staged})
+
+
+def _reactivated(repo: RepoPaths, changes: Sequence[Change]) -> set[str]:
+    """Ids of entries this commit makes active again (`git revert -n` of a retirement, a file
+    checked out of an older commit): checked against the code they land on, as added ones are."""
+    from gitmem import git
+
+    modified = sorted(_entry_ids(changes, ("M",)))
+    if not modified:
+        return set()
+    from gitmem.store.yaml_files import Store
+
+    store = Store(repo)
+    paths = {store.relpath_of(i): i for i in modified}
+    head = git.tree_blob_ids(repo.worktree, "HEAD", list(paths))
+    staged = git.index_blob_ids(repo.worktree, list(paths))
+    texts = git.read_blobs(repo.worktree, [*head.values(), *staged.values()])
+
+    def status(blob: str | None) -> str:
+        text = texts.get(blob or "", b"").decode("utf-8", "replace")
+        return next((line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("status:")), "")
+
+    return {i for p, i in paths.items() if status(staged.get(p)) == "active" and status(head.get(p)) != "active"}
 
 
 def _entry_ids(changes: Sequence[Change], statuses: tuple[str, ...]) -> set[str]:
@@ -301,7 +325,8 @@ def post_commit(repo: RepoPaths, concluded_pick: str | None = None,
         series = (repo.git_dir / "sequencer").exists()
         after_history_change(repo, git.rev_parse(repo.worktree, "HEAD~1"), picked,
                              finishing=PICKING[:2] if series else PICKING,
-                             brought_from=(_pick_source(repo) or "") if picked == "cherry-pick" else None)
+                             # a revert's entries (a retirement it undoes) are checked where they land
+                             brought_from=(_pick_source(repo) or "") if picked == "cherry-pick" else "")
     elif concluded_pick and _reflog_subject(repo).startswith("commit (cherry-pick): "):
         series = (repo.git_dir / "sequencer").exists()
         after_history_change(repo, git.rev_parse(repo.worktree, "HEAD~1"), "cherry-pick",
