@@ -585,6 +585,8 @@ PATCH_INTO_MEMORY = ("diff --git a/.gitmem/entries/20261204-0badc0de.yaml b/.git
     "cp -al .gitmem /tmp/linked", "git config core.hooksPath /dev/null", "git -c core.hooksPath=/dev/null commit -m x",
     "git config diff.gitmem.textconv cat", "rm .git/hooks/pre-commit", "echo 'exit 0' > .git/hooks/post-commit",
     "echo '{\"disableAllHooks\": true}' > .claude/settings.local.json",
+    "find . -name '*.yaml' -not -path './vendor/*' -delete", "find . -maxdepth 1 -exec rm -rf {} +",
+    "rg --hidden -l -t yaml axios | xargs sed -i 's/axios/got/g'",
 ])
 def test_the_hook_denies_this_rounds_bypasses(gm, command):
     gm.write("p.diff", PATCH_INTO_MEMORY)
@@ -603,9 +605,18 @@ def test_the_hook_denies_this_rounds_bypasses(gm, command):
     "find . -name '*.pyc' -delete", "sed -i 's/.*/x/' src/a.py", "rm -rf build/.cache*", "cp -a .gitmem /tmp/backup",
     "git config --get core.hooksPath", "git -c user.name=me commit -m x", "cat .git/hooks/pre-commit",
     "grep -rn TODO . | head",
+    # searches whose own filters leave memory out
+    "grep -rl axios --include='*.py' . | xargs sed -i 's/axios/got/g'",
+    "rg --hidden -l -t py axios | xargs sed -i 's/axios/got/g'", "rg --hidden -l -g '*.py' a | xargs sed -i s/a/b/",
+    "find . -type f -not -path './.git*' -exec sed -i s/a/b/ {} +", "find . -type f ! -path '*/.*' -delete",
+    "find . -maxdepth 1 -name '*.yaml' -exec sed -i s/a/b/ {} +",
+    "git grep -l axios -- ':(exclude).gitmem' | xargs sed -i 's/axios/got/g'",
+    # patches only looked at
+    "git apply --check p.diff", "git apply --stat p.diff", "patch --dry-run -p1 < p.diff",
 ])
 def test_ordinary_twins_of_this_rounds_bypasses_stay_allowed(gm, command):
     gm.write("fix.diff", "--- a/src/a.py\n+++ b/src/a.py\n@@ -1 +1 @@\n-def f():\n+def g():\n")
+    gm.write("p.diff", PATCH_INTO_MEMORY)
     assert denied(pre_tool(gm, "Bash", command=command)) is None, command
 
 
@@ -657,6 +668,9 @@ def test_settings_edits_that_switch_gitmems_hooks_off_are_denied(gm):
     assert "unreadable" in denied(pre_tool(gm, "Edit", file_path=path, old_string="{", new_string="{{"))
     local = str(gm.path / ".claude/settings.local.json")
     assert denied(pre_tool(gm, "Write", file_path=local, content='{"disableAllHooks": true}')) is not None
+    reason = denied(pre_tool(gm, "Bash", command="jq '.x = 1' .claude/settings.json > /tmp/s && "
+                                                  "cp /tmp/s .claude/settings.json"))
+    assert "Claude Code's settings" in reason and "memory files" not in reason
     allowed = json.dumps({**settings, "permissions": {"allow": ["Bash(npm test)"]}})
     assert denied(pre_tool(gm, "Write", file_path=path, content=allowed)) is None
     assert denied(pre_tool(gm, "Write", file_path=local, content='{"permissions": {"allow": []}}')) is None

@@ -21,7 +21,12 @@ state=.git/gitmem
   { echo "$PPID" > "$state/committing"; } 2>/dev/null
 case "$GITMEM_HOOK" in  # the commit (or the merge's, the rebase's) is made
   post-commit|post-merge|post-rewrite) [ -s "$state/committing" ] && { : > "$state/committing"; } 2>/dev/null
-    [ -s "$state/pre-commit-staged.json" ] && { : > "$state/pre-commit-staged.json"; } 2>/dev/null ;;
+    # what this commit's own pre-commit staged is committed (another's, a commit that failed before
+    # a --no-verify one, is not: the next pre-commit sees it)
+    if [ -s "$state/pre-commit-staged.json" ]; then
+      owner=; { IFS= read -r owner < "$state/pre-commit-staged.json"; } 2>/dev/null
+      [ "$owner" = "$PPID" ] && { : > "$state/pre-commit-staged.json"; } 2>/dev/null
+    fi ;;
 esac
 
 # What gitmem's background retry had to say (it has no terminal): shown once, before a commit.

@@ -170,9 +170,11 @@ def pre_commit(repo: RepoPaths) -> None:
         paths = [Store(repo).relpath_of(o.entry.id) for o in outcomes]
         before = _index_and_files(repo, paths)
         staged = _stage_outcomes(repo, outcomes, {e.id: e for e in entries})
-        fastjson.write_file(os.path.join(_local(repo), STAGED_BY_PRE_COMMIT), {
-            "pid": _committing(repo), "head": git.rev_parse(repo.worktree, "HEAD"),
-            "files": {p: [before[p], after] for p, after in _index_and_files(repo, paths).items()}})
+        from gitmem.base.files import write_atomic
+
+        note = {"head": git.rev_parse(repo.worktree, "HEAD"),
+                "files": {p: [before[p], after] for p, after in _index_and_files(repo, paths).items()}}
+        write_atomic(os.path.join(_local(repo), STAGED_BY_PRE_COMMIT), f"{_committing(repo)}\n{fastjson.dumps(note)}\n")
         index.current(repo)
         refreshed = _refresh_delivery(repo)
         git.stage(repo.worktree, refreshed)
@@ -213,10 +215,11 @@ def _entry_ids(changes: Sequence[Change], statuses: tuple[str, ...]) -> set[str]
 
 
 PARTIAL_COMMIT = "partial-commit.json"  # files pre-commit staged into a partial commit's index
-# What pre-commit staged and wrote: {"pid" of the git commit, "head", "files": {path: [[index blob,
-# file blob] before, after]}}. The stub empties it once the commit is made (post-commit); found full
-# by a later pre-commit, that commit never happened (an empty message, a failed signature, a
-# commit-msg hook's refusal) and gitmem's changes are taken back where they are still as it left them.
+# What pre-commit staged and wrote: the pid of its `git commit` on the first line (the stub reads it
+# without Python), then {"head", "files": {path: [[index blob, file blob] before, after]}}. That
+# commit's post-commit empties it; found full by a later pre-commit, the commit never happened (an
+# empty message, a failed signature, a commit-msg hook's refusal) and gitmem's changes are taken
+# back where they are still as it left them.
 STAGED_BY_PRE_COMMIT = "pre-commit-staged.json"
 
 
@@ -250,11 +253,15 @@ def _undo_a_commit_that_never_happened(repo: RepoPaths) -> None:
     from gitmem.store.commit import _alive
 
     path = os.path.join(_local(repo), STAGED_BY_PRE_COMMIT)
-    data = fastjson.read_file(path)
-    if not isinstance(data, dict) or not data:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            owner, _, rest = handle.read().partition("\n")
+        data = fastjson.loads(rest) if rest.strip() else None
+    except (OSError, ValueError):
         return
-    pid = data.get("pid")
-    if isinstance(pid, int) and pid > 1 and _alive(pid):
+    if not isinstance(data, dict):
+        return
+    if owner.strip().isdigit() and int(owner) > 1 and _alive(int(owner)):
         return  # that commit is still being made (its editor open, in another terminal)
     files = data.get("files") if data.get("head") == git.rev_parse(repo.worktree, "HEAD") else None
     plan = {p: v for p, v in files.items() if isinstance(v, list) and len(v) == 2} if isinstance(files, dict) else {}

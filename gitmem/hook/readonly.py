@@ -163,7 +163,11 @@ def denial(tool: object, tool_input: object, worktree: str, cwd: str | None = No
                 base = os.path.normpath(os.path.join(base, os.path.expanduser(folder.strip())))
                 break
         if isinstance(command, str) and command.strip():
-            return command_denial(command, base, roots + settings) or _transcript_denial(command, base, own)
+            reason = command_denial(command, base, roots + settings) or _transcript_denial(command, base, own)
+            if reason and any(name in reason.replace("\\", "/") for name in HARNESS_SETTINGS):
+                return REASON.format(what="change Claude Code's settings from the shell: they hold gitmem's hooks "
+                                          "(an Edit of them that keeps those hooks is allowed)")
+            return reason
     return None
 
 
@@ -695,6 +699,8 @@ def _stdin_denial(words: list[str], stdin: list[str], docs: list[tuple[str, bool
 def _applies_patch(operands: list[str]) -> bool:
     """Whether the command applies a patch it reads on stdin: patch, git apply, git am, and Codex's
     `apply_patch <<'EOF'` (which Codex applies itself when its shell tool is given one)."""
+    if any(w in _PATCH_READS for w in operands):
+        return False  # it only reports what the patch would do
     names = [os.path.basename(w) for w in operands if not w.startswith("-")]
     return any(n in ("patch", "apply_patch", "applypatch") for n in names[:2]) or any(
         a in ("git", "git.exe") and b in ("apply", "am") for a, b in itertools.pairwise(names))
@@ -708,6 +714,7 @@ def _git_index_from_stdin(operands: list[str]) -> bool:
 
 
 MAX_READ_BYTES = 4 << 20  # a patch or script file the hook reads to see what it names, at most
+_PATCH_READS = ("--check", "--stat", "--numstat", "--summary", "--dry-run")  # modes that change no file
 
 
 def _file_text(word: str, base: str) -> str | None:
@@ -845,7 +852,8 @@ def _lists_memory(words: list[str], base: str, roots: tuple[str, ...]) -> bool:
     if name == "find":
         return any(in_memory(w, base, roots) for w in operands[1:]) or _find_patterns_state(operands[1:]) \
             or _find_reaches_memory(operands[1:], base)
-    if name in ("ls", "echo", "printf", "git", "grep", "rg") and any(in_memory(w, base, roots) for w in operands[1:]):
+    if name in ("ls", "echo", "printf", "git", "grep", "rg") and any(
+            in_memory(w, base, roots) for w in operands[1:] if not w.startswith((":!", ":^", ":(exclude"))):
         return True
     return _searches_memory(name, operands[1:], base)
 
@@ -883,9 +891,27 @@ def _searches_memory(name: str, args: list[str], base: str) -> bool:
             return False
     else:
         return False
+    if not _filters_admit_memory(args):
+        return False
     values = _search_operands(args)
     folders = values if any(a in ("-e", "-f", "--regexp", "--file") for a in args) else values[1:]
     return not folders or any(_holds_memory(w, base) for w in folders)
+
+
+def _filters_admit_memory(args: list[str]) -> bool:
+    """Whether grep's `--include` globs and rg's `-g` globs and `-t` types let an entry file
+    through (`--include='*.py'`, `-t py` do not; `-t yaml` does)."""
+    entry = os.path.basename(_MEMORY_SAMPLES[0])
+    for k, arg in enumerate(args):
+        flag, eq, value = arg.partition("=")
+        if not eq:
+            flag, value = arg, args[k + 1] if k + 1 < len(args) else ""
+        if flag in ("--include", "-g", "--glob", "--iglob") and value and not value.startswith("!") and \
+                not any(glob_matches(v.lower(), entry) for v in value.split(",")):
+            return False
+        if flag in ("-t", "--type") and value.lower() not in ("yaml", "yml", "all"):
+            return False
+    return True
 
 
 def _leaves_memory_out(args: list[str]) -> bool:
@@ -921,18 +947,27 @@ def _holds_memory(folder: str, base: str) -> bool:
 
 
 def _find_reaches_memory(args: list[str], base: str) -> bool:
-    """Whether find starts in a folder holding .gitmem/, does not keep out of it (a -prune or -not
-    naming it) and its name patterns, if any, match an entry file (`-name '*.yaml'`, not `'*.py'`)."""
+    """Whether find starts in a folder holding .gitmem/, does not keep out of it (a -prune naming
+    it, a negated pattern that matches it: `-not -path './.git*'`), goes deep enough, and its name
+    and path patterns, if any, all match an entry file (`-name '*.yaml'`, not `'*.py'`)."""
     if any("gitmem" in a.lower() for a in args):
         return False
     starts = list(itertools.takewhile(lambda w: w[:1] not in ("-", "(", "!"), args)) or ["."]
     if not any(_holds_memory(w, base) for w in starts):
         return False
-    names = [args[k + 1] for k, a in enumerate(args[:-1]) if a in ("-name", "-iname")]
-    paths = [args[k + 1] for k, a in enumerate(args[:-1]) if a in ("-path", "-ipath", "-wholename", "-iwholename")]
-    return all(any(glob_matches(p.lower(), sample) for p in patterns for sample in samples) for patterns, samples in (
-        (names, [os.path.basename(s) for s in _MEMORY_SAMPLES]), (paths, ["./" + s for s in _MEMORY_SAMPLES]))
-        if patterns)
+    depth = next((args[k + 1] for k, a in enumerate(args[:-1]) if a == "-maxdepth"), "")
+    # at depth 1 only the folder itself is within reach, deeper its files
+    samples = [".gitmem"] if depth == "1" else [] if depth == "0" else list(_MEMORY_SAMPLES)
+    for k, flag in enumerate(args[:-1]):
+        kind = "name" if flag in ("-name", "-iname") else "path" if flag in (
+            "-path", "-ipath", "-wholename", "-iwholename") else ""
+        if not kind:
+            continue
+        pattern = args[k + 1].lower()
+        matches = [s for s in samples if glob_matches(pattern, os.path.basename(s) if kind == "name" else "./" + s)]
+        negated = k > 0 and args[k - 1] in ("-not", "!")
+        samples = [s for s in samples if s not in matches] if negated else matches
+    return bool(samples)
 
 
 def expand_variables(command: str) -> str:
@@ -1143,16 +1178,17 @@ def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str 
                 any(key in word.lower() for key in _HOOK_KEYS):
             return REASON.format(what="run git without gitmem's hooks or drivers (in the environment)")
     # gitmem itself, wherever it stands (behind sudo -u x, uv run, python -m gitmem.cli, ...).
+    # Behind xargs (found once: a long command line is read in linear time) gitmem's arguments come
+    # on stdin; run as the command (not a path among another's arguments: `git -C vendor/gitmem
+    # pull`), its subcommand must be one that reads.
+    xargs = next((k for k, w in enumerate(words) if os.path.basename(w) == "xargs"), len(words))
     for j, word in enumerate(words):
-        # run as the command (not a path among another's arguments: `git -C vendor/gitmem pull`), its
-        # subcommand must be one that reads; behind xargs its arguments come on stdin
-        as_command = j == i or "xargs" in (os.path.basename(w) for w in words[:j])
         if os.path.basename(word.strip("()\"'")) in ("gitmem", "gitmem.exe"):
-            reason = _gitmem_denial(words[j + 1:], as_command, "xargs" in words[:j])
+            reason = _gitmem_denial(words[j + 1:], j == i or xargs < j, xargs < j)
         elif word == "-m" and words[j + 1:j + 2] in (["gitmem"], ["gitmem.cli"]):
-            reason = _gitmem_denial(words[j + 2:], True, "xargs" in words[:j])
+            reason = _gitmem_denial(words[j + 2:], True, xargs < j)
         elif word in ("-mgitmem", "-mgitmem.cli"):
-            reason = _gitmem_denial(words[j + 1:], True, "xargs" in words[:j])
+            reason = _gitmem_denial(words[j + 1:], True, xargs < j)
         else:
             continue
         if reason:
