@@ -558,6 +558,15 @@ def _other_project(tmp_path):
     return other.with_gitmem({"README.md": "other\n"})
 
 
+def _typed_beside_another_project(project, tmp_path, text):
+    """Another gitmem repository beside the project, and a session that typed `text` in the project."""
+    other = _other_project(tmp_path)
+    transcript = Transcript(tmp_path / "s.jsonl", SESSION, project.path)
+    transcript.prompt(text)
+    transcript.say("OK.")
+    return other, find_repo(other.path), transcript
+
+
 def _user_turns(paths) -> list[tuple[int, str]]:
     return [(j.turn, j.user) for j in queue.pending(paths)]
 
@@ -565,12 +574,9 @@ def _user_turns(paths) -> list[tuple[int, str]]:
 def test_a_turn_typed_in_a_sibling_repository_is_judged_there_alone(paths, project, tmp_path):
     """The agent moved into another gitmem repository mid-session: each turn is judged once, in
     the repository the transcript says it was typed in (a rule "in this repo" stays this repo's)."""
-    other = _other_project(tmp_path)
-    other_paths = find_repo(other.path)
-    tp = tmp_path / "s.jsonl"
-    t = Transcript(tp, SESSION, project.path)
-    t.prompt("Going forward, never store money as floats in this repo.")
-    t.say("OK.")
+    other, other_paths, t = _typed_beside_another_project(project, tmp_path,
+                                                          "Going forward, never store money as floats in this repo.")
+    tp = t.path
     _hook(paths, payload("Stop", SESSION, tp, project.path))
     t.cwd = str(other.path)
     t.prompt("Never commit the generated docs in this one.")
@@ -585,13 +591,8 @@ def test_a_turn_typed_in_a_sibling_repository_is_judged_there_alone(paths, proje
 def test_a_turn_whose_stop_reached_another_repository_is_handed_back(paths, project, tmp_path):
     """The Stop of a turn typed in A reached B's queue (the session's folder had moved by then): B
     tells A, whose planning takes it; B judges nothing of it."""
-    other = _other_project(tmp_path)
-    other_paths = find_repo(other.path)
-    tp = tmp_path / "s.jsonl"
-    t = Transcript(tp, SESSION, project.path)
-    t.prompt("Never import from src.legacy.")
-    t.say("OK.")
-    _hook(other_paths, payload("Stop", SESSION, tp, other.path))
+    other, other_paths, t = _typed_beside_another_project(project, tmp_path, "Never import from src.legacy.")
+    _hook(other_paths, payload("Stop", SESSION, t.path, other.path))
     queue.plan(other_paths)
     assert _user_turns(other_paths) == []
     queue.plan(paths)
