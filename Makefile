@@ -28,6 +28,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/commit_overhead.py
 	$(BIN)/python bench/hook_latency.py
+	$(BIN)/python bench/readonly_scaling.py
 	$(BIN)/python bench/encoder_pass.py
 	$(BIN)/python bench/encoder_threads.py
 
