@@ -31,6 +31,7 @@ import sys
 
 from gitmem.base import fastjson
 from gitmem.base.signature import committed_part, store_signature
+from gitmem.githooks import STAGED_BY_PRE_COMMIT
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -150,7 +151,7 @@ def untouched(worktree: str, git_dir: str, common_dir: str) -> tuple[bool, list[
     if not anchors:
         return False, []
     with contextlib.suppress(OSError):
-        if os.path.getsize(os.path.join(git_dir, "gitmem", "pre-commit-staged.json")):
+        if os.path.getsize(os.path.join(git_dir, "gitmem", STAGED_BY_PRE_COMMIT)):
             return False, []  # an earlier commit was never made: the full pre-commit takes its changes back
     added = _git(worktree, ["diff-index", "--cached", "--name-only", "--diff-filter=A", "HEAD", "--",
                             ".gitmem/entries"])

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from gitmem.base import faillog, fastjson
 from gitmem.base.paths import RepoPaths, find_repo
+from gitmem.githooks import STAGED_BY_PRE_COMMIT
 
 if TYPE_CHECKING:
     from gitmem.git import Change
@@ -171,10 +172,12 @@ def pre_commit(repo: RepoPaths) -> None:
         before = _index_and_files(repo, paths)
         staged = _stage_outcomes(repo, outcomes, {e.id: e for e in entries})
         from gitmem.base.files import write_atomic
+        from gitmem.store.commit import noted_committer
 
         note = {"head": git.rev_parse(repo.worktree, "HEAD"),
                 "files": {p: [before[p], after] for p, after in _index_and_files(repo, paths).items()}}
-        write_atomic(os.path.join(_local(repo), STAGED_BY_PRE_COMMIT), f"{_committing(repo)}\n{fastjson.dumps(note)}\n")
+        write_atomic(os.path.join(_local(repo), STAGED_BY_PRE_COMMIT),
+                     f"{noted_committer(repo)}\n{fastjson.dumps(note)}\n")
         index.current(repo)
         refreshed = _refresh_delivery(repo)
         git.stage(repo.worktree, refreshed)
@@ -191,7 +194,8 @@ def _reactivated(repo: RepoPaths, changes: Sequence[Change]) -> set[str]:
     modified = sorted(_entry_ids(changes, ("M",)))
     if not modified:
         return set()
-    from gitmem.store.yaml_files import Store
+    from gitmem.errors import GitmemError
+    from gitmem.store.yaml_files import Store, parse_entry_text
 
     store = Store(repo)
     paths = {store.relpath_of(i): i for i in modified}
@@ -199,11 +203,13 @@ def _reactivated(repo: RepoPaths, changes: Sequence[Change]) -> set[str]:
     staged = git.index_blob_ids(repo.worktree, list(paths))
     texts = git.read_blobs(repo.worktree, [*head.values(), *staged.values()])
 
-    def status(blob: str | None) -> str:
-        text = texts.get(blob or "", b"").decode("utf-8", "replace")
-        return next((line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("status:")), "")
+    def active(path: str, blob: str | None) -> bool:
+        try:
+            return blob is not None and parse_entry_text(texts.get(blob, b"").decode("utf-8", "replace"), path).active
+        except GitmemError:
+            return False
 
-    return {i for p, i in paths.items() if status(staged.get(p)) == "active" and status(head.get(p)) != "active"}
+    return {i for p, i in paths.items() if active(p, staged.get(p)) and not active(p, head.get(p))}
 
 
 def _entry_ids(changes: Sequence[Change], statuses: tuple[str, ...]) -> set[str]:
@@ -215,22 +221,6 @@ def _entry_ids(changes: Sequence[Change], statuses: tuple[str, ...]) -> set[str]
 
 
 PARTIAL_COMMIT = "partial-commit.json"  # files pre-commit staged into a partial commit's index
-# What pre-commit staged and wrote: the pid of its `git commit` on the first line (the stub reads it
-# without Python), then {"head", "files": {path: [[index blob, file blob] before, after]}}. That
-# commit's post-commit empties it; found full by a later pre-commit, the commit never happened (an
-# empty message, a failed signature, a commit-msg hook's refusal) and gitmem's changes are taken
-# back where they are still as it left them.
-STAGED_BY_PRE_COMMIT = "pre-commit-staged.json"
-
-
-def _committing(repo: RepoPaths) -> int:
-    """The pid of the `git commit` running this hook, as the stub noted it."""
-    from gitmem.store.commit import COMMITTING, local
-
-    try:
-        return int((local(repo) / COMMITTING).read_text(encoding="ascii").split()[0])
-    except (OSError, ValueError, IndexError):
-        return 0
 
 
 def _index_and_files(repo: RepoPaths, paths: Sequence[str]) -> dict[str, list[str | None]]:
@@ -266,15 +256,17 @@ def _undo_a_commit_that_never_happened(repo: RepoPaths) -> None:
     files = data.get("files") if data.get("head") == git.rev_parse(repo.worktree, "HEAD") else None
     plan = {p: v for p, v in files.items() if isinstance(v, list) and len(v) == 2} if isinstance(files, dict) else {}
     now = _index_and_files(repo, sorted(plan))
+    restore = {f for f, (before, after) in plan.items() if now[f][1] == after[1] and after[1] != before[1]}
+    texts = git.read_blobs(repo.worktree, [plan[f][0][1] for f in restore if plan[f][0][1]])
     lines, undone = [], []
     for file, (before, after) in plan.items():
         if now[file][0] == after[0] and after[0] != before[0]:
             lines.append(f"100644 {before[0]}\t{file}\n" if before[0] else f"0 {'0' * 40}\t{file}\n")
             undone.append(file)
-        if now[file][1] == after[1] and after[1] != before[1]:
+        if file in restore:
             target = repo.worktree / file
             if before[1]:
-                target.write_bytes(git.read_blobs(repo.worktree, [before[1]]).get(before[1], b""))
+                target.write_bytes(texts.get(before[1], b""))
             else:
                 target.unlink(missing_ok=True)
             undone.append(file)

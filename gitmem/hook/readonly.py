@@ -141,7 +141,7 @@ def denial(tool: object, tool_input: object, worktree: str, cwd: str | None = No
         if isinstance(path, str) and (in_memory(path, base, roots + own) or in_memory(full, base, roots + own)
                                       or hard_link_to_memory(full, worktree)):  # through a link
             return REASON.format(what=f"edit gitmem's memory files ({tool} of {path})")
-        if full in (os.path.join(worktree, *name.split("/")) for name in HARNESS_SETTINGS):
+        if full in settings:
             return _settings_denial(full, tool, tool_input)
         return None
     if tool == PATCH_TOOL:
@@ -149,11 +149,11 @@ def denial(tool: object, tool_input: object, worktree: str, cwd: str | None = No
         if isinstance(patch, list):
             patch = "\n".join(str(p) for p in patch)
         if isinstance(patch, str):
-            for path in _patch_paths(patch):
-                if in_memory(path, base, roots):
-                    return REASON.format(what=f"edit gitmem's memory files (a patch to {path})")
-                if own and in_memory(path, base, own):
-                    return REASON.format(what=_TRANSCRIPT_WRITE)
+            reason = _patch_denial(patch, base, roots)
+            if reason or not own:
+                return reason
+            if any(in_memory(path, base, own) for path in _patch_paths(patch)):
+                return REASON.format(what=_TRANSCRIPT_WRITE)
         return None
     if tool in SHELL_TOOLS:
         command = tool_input.get("command")
@@ -685,9 +685,9 @@ def _stdin_denial(words: list[str], stdin: list[str], docs: list[tuple[str, bool
         return None
     code = "\n".join(stdin)
     if _applies_patch(operands):
-        for path in _patch_paths(code):
-            if in_memory(path, base, roots):
-                return REASON.format(what=f"edit gitmem's memory files (a patch to {path})")
+        reason = _patch_denial(code, base, roots)
+        if reason:
+            return reason
     kind, name = _stdin_reader(operands)
     if kind == "shell":
         return command_denial(code, base, roots, depth + 1)
@@ -747,10 +747,16 @@ def _patch_file_denial(words: list[str], base: str, roots: tuple[str, ...]) -> s
         if value.startswith("-") or value in ("apply", "am"):
             continue
         text = _file_text(value, base)
-        for path in _patch_paths(text) if text else ():
-            if in_memory(path, base, roots):
-                return REASON.format(what=f"edit gitmem's memory files (a patch to {path}, in {value})")
+        reason = _patch_denial(text, base, roots, f", in {value}") if text else None
+        if reason:
+            return reason
     return None
+
+
+def _patch_denial(patch: str, base: str, roots: tuple[str, ...], where: str = "") -> str | None:
+    """A patch (Codex's apply_patch text or a unified diff) that changes one of memory's files."""
+    path = next((p for p in _patch_paths(patch) if in_memory(p, base, roots)), None)
+    return REASON.format(what=f"edit gitmem's memory files (a patch to {path}{where})") if path else None
 
 
 def _stdin_reader(words: list[str]) -> tuple[str, str]:
@@ -878,8 +884,7 @@ def _searches_memory(name: str, args: list[str], base: str) -> bool:
         if "--" in rest:
             specs = rest[rest.index("--") + 1:]
         else:
-            values = _search_operands(rest)
-            specs = values[1:] if sub == "grep" and not any(a in ("-e", "-f") for a in rest) else values
+            specs = _past_pattern(rest) if sub == "grep" else _search_operands(rest)
         return not specs or any(_holds_memory(w, base) or _pathspec_matches_memory(w) for w in specs)
     if name in ("grep", "egrep", "fgrep"):
         recursive = any(a in ("--recursive", "--dereference-recursive") or (a[:1] == "-" and a[1:2] != "-"
@@ -893,9 +898,15 @@ def _searches_memory(name: str, args: list[str], base: str) -> bool:
         return False
     if not _filters_admit_memory(args):
         return False
-    values = _search_operands(args)
-    folders = values if any(a in ("-e", "-f", "--regexp", "--file") for a in args) else values[1:]
+    folders = _past_pattern(args)
     return not folders or any(_holds_memory(w, base) for w in folders)
+
+
+def _past_pattern(args: list[str]) -> list[str]:
+    """What a search is told to search: its operands after the pattern (the first, unless -e or
+    -f gives it)."""
+    values = _search_operands(args)
+    return values if any(a in ("-e", "-f", "--regexp", "--file") for a in args) else values[1:]
 
 
 def _filters_admit_memory(args: list[str]) -> bool:
@@ -946,14 +957,18 @@ def _holds_memory(folder: str, base: str) -> bool:
     return os.path.isdir(os.path.join(full, ".gitmem"))
 
 
+def _find_starts(args: list[str]) -> list[str]:
+    """find's starting points: its words before the first test, option or parenthesis."""
+    return list(itertools.takewhile(lambda w: w[:1] not in ("-", "(", "!"), args))
+
+
 def _find_reaches_memory(args: list[str], base: str) -> bool:
     """Whether find starts in a folder holding .gitmem/, does not keep out of it (a -prune naming
     it, a negated pattern that matches it: `-not -path './.git*'`), goes deep enough, and its name
     and path patterns, if any, all match an entry file (`-name '*.yaml'`, not `'*.py'`)."""
     if any("gitmem" in a.lower() for a in args):
         return False
-    starts = list(itertools.takewhile(lambda w: w[:1] not in ("-", "(", "!"), args)) or ["."]
-    if not any(_holds_memory(w, base) for w in starts):
+    if not any(_holds_memory(w, base) for w in _find_starts(args) or ["."]):
         return False
     depth = next((args[k + 1] for k, a in enumerate(args[:-1]) if a == "-maxdepth"), "")
     # at depth 1 only the folder itself is within reach, deeper its files
@@ -1196,9 +1211,9 @@ def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str 
     name = os.path.basename(words[i])
     rest = words[i + 1:]
     if name in ("apply_patch", "applypatch"):  # Codex's, given the patch as its argument
-        for path in (p for text in rest for p in _patch_paths(text)):
-            if in_memory(path, base, roots):
-                return REASON.format(what=f"edit gitmem's memory files (a patch to {path})")
+        reason = next((r for text in rest if (r := _patch_denial(text, base, roots))), None)
+        if reason:
+            return reason
     # what a command is told to leave alone (`--exclude .gitmem`, `--ignore-pattern '.gitmem/**'`)
     # and the script of a stream editor (`sed -i 's/.gitmem/.memory/' docs/x.md`) name no target
     kept = [w for k, w in enumerate(rest) if not (k and _excluding(rest[k - 1]))]
@@ -1213,7 +1228,7 @@ def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str 
                 reason = _segment_denial(run, base, roots) if run else None
                 if reason:
                     return reason
-        kept = kept[:next((k for k, w in enumerate(kept) if w[:1] in ("-", "(", "!")), len(kept))]
+        kept = _find_starts(kept)
     mentions = [w for w in kept if in_memory(w, base, roots)]
     if name in _COPIERS and _links(name, rest):  # `cp -al .gitmem /tmp/x`: a later write there is one into memory
         mentions = [w for w in kept if not w.startswith("-") and in_memory(w, base, roots)]

@@ -303,13 +303,18 @@ def _unborn_beside_others(repo: RepoPaths, ref: str) -> bool:
     return "refs/heads/" in text or (heads.is_dir() and any(heads.iterdir()))
 
 
-def committing_pid(repo: RepoPaths) -> int | None:
-    """The `git commit` that ran gitmem's pre-commit stub and has not reached post-commit yet."""
+def noted_committer(repo: RepoPaths) -> int:
+    """The pid the stub noted for the `git commit` whose hooks ran last (0: none noted)."""
     try:
         text = (local(repo) / COMMITTING).read_text(encoding="ascii", errors="replace").strip()
-        pid = int(text.split()[0]) if text else 0
+        return int(text.split()[0]) if text else 0
     except (OSError, ValueError, IndexError):
-        return None
+        return 0
+
+
+def committing_pid(repo: RepoPaths) -> int | None:
+    """The `git commit` that ran gitmem's pre-commit stub and has not reached post-commit yet."""
+    pid = noted_committer(repo)
     if pid <= 1 or pid == os.getpid() or not _alive(pid):
         return None
     try:

@@ -370,9 +370,9 @@ def registered() -> list[RepoPaths]:
         path = os.path.join(folder, name)
         record = _read(path) if name.endswith(".json") else {}
         where = [record.get(k) for k in ("worktree", "git_dir", "common_dir")]
-        if all(isinstance(w, str) for w in where) and os.path.isdir(os.path.join(str(where[2]), "gitmem")) \
-                and _still_there(RepoPaths(*(Path(str(w)) for w in where))):
-            out.append(RepoPaths(*(Path(str(w)) for w in where)))
+        repo = RepoPaths(*(Path(str(w)) for w in where)) if all(isinstance(w, str) for w in where) else None
+        if repo is not None and os.path.isdir(os.path.join(repo.common_dir, "gitmem")) and _still_there(repo):
+            out.append(repo)
         elif name.endswith(".json"):
             try:
                 os.unlink(path)

@@ -314,12 +314,15 @@ def _plan_session(repo: RepoPaths, dirs: dict[str, str], session: str,
                   and (last_start is None or s["time"] >= last_start)), None) if count == len(turns) else None
     created = 0
     elsewhere: dict[str, RepoPaths] = {}  # other repositories where turns of this session were typed
+    typed_in: dict[str | None, RepoPaths | None] = {}  # a folder's other repository, looked up once
     for n, turn in enumerate(turns[:count]):
         key = job_key(session, turn.index)
         if os.path.exists(os.path.join(dirs["done"], key)) or \
                 os.path.exists(os.path.join(dirs["failed"], f"{key}.json")):
             continue
-        other = _typed_elsewhere(repo, turn.cwd)
+        if turn.cwd not in typed_in:
+            typed_in[turn.cwd] = _typed_elsewhere(repo, turn.cwd)
+        other = typed_in[turn.cwd]
         if other is not None:
             elsewhere.setdefault(os.fspath(other.common_dir), other)
             continue
