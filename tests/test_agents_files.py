@@ -282,6 +282,32 @@ def test_a_gemini_settings_file_with_comments_keeps_them(repo, monkeypatch):
     assert repo.read(".gemini/settings.json") == GEMINI_SETTINGS_WITH_COMMENTS
 
 
+@pytest.mark.parametrize("rel, agent", [(".codex/hooks.json", "codex"), (".gemini/settings.json", "gemini"),
+                                        (".claude/settings.json", "claude-code")])
+def test_a_settings_file_edited_after_init_keeps_its_style_through_uninstall(repo, monkeypatch, rel, agent):
+    monkeypatch.setenv("GITMEM_NO_DAEMON", "1")
+    styled = '{\r\n    "env": {"A": "1"},\r\n    "model": "x"\r\n}\r\n'  # CRLF, 4 spaces, compact inner object
+    repo.write(rel, styled.encode())
+    repo.write("src/a.py", SOURCE)
+    repo.commit_all("initial")
+    repo.gitmem("init", "--agent", agent)
+    installed = (repo.path / rel).read_bytes().decode()
+    assert installed.endswith('    "env": {"A": "1"},\r\n    "model": "x"\r\n}\r\n')
+    assert "\n" not in installed.replace("\r\n", "") and '\r\n        "' in installed  # its line breaks, its indent
+    # the developer changes their own setting before gitmem is taken out
+    (repo.path / rel).write_bytes(installed.replace('"model": "x"', '"model": "y"').encode())
+    repo.gitmem("uninstall")
+    assert (repo.path / rel).read_bytes() == styled.replace('"model": "x"', '"model": "y"').encode()
+
+
+@pytest.mark.parametrize("text", ['{"a": 1}', '{}', '{\n\t"a": [1, 2]\n}\n', '{\r\n  "a": "\\u00e9"\r\n}'])
+def test_one_member_set_and_removed_leaves_the_rest_byte_for_byte(text):
+    added = jsonc.set_member(text, "hooks", {"X": [{"hooks": []}]})
+    assert json.loads(added) == {**json.loads(text), "hooks": {"X": [{"hooks": []}]}}
+    assert ("\n" in added) == ("\n" in text) and ("\r\n" in added) == ("\r\n" in text)
+    assert jsonc.set_member(added, "hooks", None) == text
+
+
 @pytest.mark.parametrize("text, without", [
     ('{\n  "a": 1, // keep\n  "hooks": {"X": []}\n}\n', '{\n  "a": 1 // keep\n}\n'),
     ('{\n  "hooks": {"X": []}, // about hooks\n  "url": "http://x//y" /* z */\n}\n',

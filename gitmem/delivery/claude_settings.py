@@ -98,7 +98,7 @@ def install(repo: RepoPaths, python: str | None = None) -> list[str]:
         return [*done, NotInstalled(f"left {SETTINGS_FILE} alone: its \"hooks\" is not an object of lists")]
     if merged != settings or not path.exists():
         _remember_original(repo, target)
-        _write(target, merged, _style(target))
+        _write(target, merged)
         done.append(f"added gitmem's Claude Code hooks to {SETTINGS_FILE}")
     return done
 
@@ -123,7 +123,7 @@ def uninstall(repo: RepoPaths) -> list[str]:
                 except OSError:
                     pass
             else:
-                _write(target, cleaned, _style(target))
+                _write(target, cleaned)
             done.append(f"removed gitmem's Claude Code hooks from {SETTINGS_FILE}")
         _forget_original(repo)
     elif problem and path.exists():
@@ -303,25 +303,6 @@ def _target(repo: RepoPaths, path: Path) -> tuple[Path, str | None]:
     return real, None
 
 
-def _style(path: Path) -> tuple[str | int | None, bool, bool]:
-    """(indent, ensure_ascii, final newline) of the file as it is, so a rewrite keeps its look."""
-    try:
-        text = read_plain(path).decode("utf-8")
-    except (OSError, UnicodeDecodeError):
-        return 2, False, True
-    indent: str | int | None = 2
-    for line in text.splitlines()[1:]:
-        stripped = line.lstrip(" \t")
-        if stripped and len(stripped) < len(line):
-            lead = line[: len(line) - len(stripped)]
-            indent = lead if "\t" in lead else len(lead)
-            break
-    else:
-        if text.strip() and "\n" not in text.strip():
-            indent = None
-    return indent, "\\u" in text, text.endswith("\n") or not text
-
-
 def has_gitmem_hook(group: object) -> TypeGuard[Settings]:
     return isinstance(group, dict) and isinstance(group.get("hooks"), list) and any(
         isinstance(h, dict) and SHIM_MARKER in str(h.get("command", "")) for h in group["hooks"])
@@ -371,6 +352,14 @@ def parse_settings(data: bytes | None) -> tuple[Settings, str | None]:
     return loaded, None
 
 
-def _write(path: Path, data: Settings, style: tuple[str | int | None, bool, bool] = (2, False, True)) -> None:
-    indent, ascii_only, newline = style
-    write_atomic(path, json.dumps(data, indent=indent, ensure_ascii=ascii_only) + ("\n" if newline else ""))
+def _write(path: Path, data: Settings) -> None:
+    """Only the "hooks" member of a file that exists is rewritten, in the file's style; every
+    other byte stays as the developer wrote it."""
+    from gitmem.delivery.agents import jsonc
+
+    try:
+        current = read_plain(path).decode("utf-8") if path.exists() else None
+    except (OSError, UnicodeDecodeError):
+        current = None
+    edited = jsonc.set_member(current, "hooks", data.get("hooks")) if current is not None else None
+    write_atomic(path, edited if edited is not None else json.dumps(data, indent=2, ensure_ascii=False) + "\n")

@@ -74,14 +74,13 @@ def _read(path: Path, comments: bool) -> tuple[Settings, str | None]:
         return {}, f"it cannot be read ({exc.strerror})"
 
 
-def _serialised(current: bytes | None, settings: Settings, comments: bool) -> bytes | None:
-    """`settings` as the file's bytes: a file with comments keeps them, only its "hooks" member
-    rewritten (None when that member itself holds a comment gitmem would drop)."""
-    text = current.decode("utf-8") if comments and current is not None else ""
-    if not jsonc.has_comments(text):
+def _serialised(current: bytes | None, settings: Settings) -> bytes | None:
+    """`settings` as the file's bytes: only the "hooks" member of a file that exists is rewritten,
+    in its style, every other byte (comments, layout, line breaks) as the developer left it (None
+    when that member itself holds a comment gitmem would drop)."""
+    if current is None:
         return _dump(settings)
-    edited = jsonc.replace_member(text, "hooks", settings["hooks"]) if "hooks" in settings \
-        else jsonc.remove_member(text, "hooks")
+    edited = jsonc.set_member(current.decode("utf-8"), "hooks", settings.get("hooks"))
     return edited.encode("utf-8") if edited is not None else None
 
 
@@ -132,7 +131,7 @@ def install(repo: RepoPaths, rel: str, groups: list[Group], what: str, *, commen
         return [NotInstalled(f"left {rel} alone: its \"hooks\" is not an object of lists")]
     if merged == settings and current is not None:
         return []
-    data = _serialised(current, merged, comments)
+    data = _serialised(current, merged)
     if data is None:
         return [NotInstalled(f"left {rel} alone: its \"hooks\" holds comments gitmem would lose; "
                              "move them out of it and run `gitmem init` again")]
@@ -152,7 +151,7 @@ def uninstall(repo: RepoPaths, rel: str, what: str, *, comments: bool = False) -
             return before  # nothing but gitmem's part changed: the original bytes
         if not cleaned and before is None:
             return None
-        data = _serialised(now, cleaned, comments)
+        data = _serialised(now, cleaned)
         if data is None:
             kept.append(_COMMENTED.format(rel=rel))
         return now if data is None else data
@@ -167,7 +166,7 @@ def uninstall(repo: RepoPaths, rel: str, what: str, *, comments: bool = False) -
             return []
         cleaned = without_gitmem_hooks(settings)
         path = repo.worktree / rel
-        data = _serialised(current, cleaned, comments)
+        data = _serialised(current, cleaned)
         if data is None:
             return [_COMMENTED.format(rel=rel)]
         if cleaned or jsonc.has_comments(current.decode("utf-8")):

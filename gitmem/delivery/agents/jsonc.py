@@ -1,5 +1,6 @@
-"""JSON with comments (Gemini CLI's settings.json): read it, and change one top-level member while
-every other byte, comments included, stays as the developer wrote it.
+"""JSON with comments (Gemini CLI's settings.json, and plain JSON as a case of it): read it, and
+change one top-level member while every other byte, comments included, stays as the developer
+wrote it; the member itself is written in the file's own style (indent, line breaks, escapes).
 
 Gemini CLI strips `//` and `/* */` comments before parsing its settings and keeps them when it
 writes them back; gitmem does the same for the one member it owns ("hooks"). The member's own
@@ -85,8 +86,33 @@ def _line_indent(text: str, at: int) -> str:
     return text[line_start:at] if not text[line_start:at].strip() else ""
 
 
-def _render(value: Any, indent: str) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n" + indent)
+Style = tuple[str | None, bool, str]  # (indent unit, None on one line; ASCII escapes; line break)
+
+
+def _style(text: str) -> Style:
+    """How `text` is written, so a member written into it looks like the rest."""
+    unit: str | None = "  "
+    if text.strip() and "\n" not in text.strip():
+        unit = None
+    for line in text.splitlines()[1:]:
+        stripped = line.lstrip(" \t")
+        if stripped and len(stripped) < len(line):
+            unit = line[: len(line) - len(stripped)]
+            break
+    return unit, "\\u" in text, "\r\n" if "\r\n" in text else "\n"
+
+
+def _render(value: Any, indent: str, style: Style) -> str:
+    unit, ascii_only, newline = style
+    if unit is None:
+        return json.dumps(value, ensure_ascii=ascii_only)
+    return json.dumps(value, indent=unit, ensure_ascii=ascii_only).replace("\n", newline + indent)
+
+
+def set_member(text: str, key: str, value: Any) -> str | None:
+    """`text` with its top-level `key` set to `value`, or removed where `value` is None; None when
+    the member holds a comment, which writing it anew would drop."""
+    return remove_member(text, key) if value is None else replace_member(text, key, value)
 
 
 def replace_member(text: str, key: str, value: Any) -> str | None:
@@ -94,18 +120,23 @@ def replace_member(text: str, key: str, value: Any) -> str | None:
     old value holds a comment, which writing the new one would drop."""
     plain = strip_comments(text)
     opening, found = _members(plain)
+    style = _style(text)
+    unit, _, newline = style
     if key in found:
         start, value_start, value_end = found[key]
         if plain[value_start:value_end] != text[value_start:value_end]:
             return None
-        return text[:value_start] + _render(value, _line_indent(text, start)) + text[value_end:]
+        return text[:value_start] + _render(value, _line_indent(text, start), style) + text[value_end:]
     first = _skip(plain, opening + 1)
-    indent = _line_indent(text, first) if found else "  "
-    member = f"{json.dumps(key)}: {_render(value, indent)}"
+    if unit is None:  # a file on one line stays on one line
+        member = f"{json.dumps(key)}: {_render(value, '', style)}"
+        return text[:first] + member + (", " if found else "") + text[first:]
+    indent = _line_indent(text, first) if found else unit
+    member = f"{json.dumps(key)}: {_render(value, indent, style)}"
     if found:
-        return text[:first] + member + ",\n" + indent + text[first:]
+        return text[:first] + member + "," + newline + indent + text[first:]
     rest = text[opening + 1:]
-    return text[:opening + 1] + "\n" + indent + member + ("" if rest.startswith(("\n", "\r\n")) else "\n") + rest
+    return text[:opening + 1] + newline + indent + member + ("" if rest.startswith(("\n", "\r\n")) else newline) + rest
 
 
 def remove_member(text: str, key: str) -> str | None:
@@ -120,7 +151,7 @@ def remove_member(text: str, key: str) -> str | None:
         return None
     after = _skip(plain, value_end)
     if plain.startswith(",", after):  # its own comma goes with it
-        return _cut(text, start, after + 1)
+        return _cut(text, start, _skip(plain, after + 1) if _style(text)[0] is None else after + 1)
     before = len(plain[:start].rstrip(_SPACE)) - 1  # the last member: the comma before it goes
     cut = _cut(text, start, value_end)
     return cut[:before] + cut[before + 1:] if plain[before] == "," else cut
