@@ -138,6 +138,40 @@ def test_own_list_after_a_plain_header_stays_prose():
     assert [s.text for s in candidate_spans(text)] == ["Two rules:", "always use X here", "never do Y"]
 
 
+def test_a_sentence_hard_wrapped_over_two_lines_is_one_span():
+    text = ("I dislike you adding all the inline documentation to pytest.ini and \n"
+            "conftest.py. Some of it is redundant.\n"
+            "Please keep the changelog entries short and write them for the people on\n"
+            "Python 3.11 and later, not for us.")
+    spans = candidate_spans(text)
+    assert [s.text for s in spans] == [
+        "I dislike you adding all the inline documentation to pytest.ini and \nconftest.py.",
+        "Some of it is redundant.",
+        "Please keep the changelog entries short and write them for the people on\nPython 3.11 and later, not for us.",
+    ]
+    for s in spans:
+        assert text[s.start : s.end] == s.text
+
+
+@pytest.mark.parametrize("text", [
+    "don't use axios\nuse fetch instead",  # short lines: one statement per line
+    "We store the session transcripts there and nowhere else in the repo\nNever read them unless asked",
+    "Never import from the legacy package in new code, it is going away soon.\nuse the v2 client instead",
+    "always run the migrations locally before you open a pull request for it:\nthe CI does not run them",
+    "- first item in a list that is long enough to look like a wrapped line\n- second item of the list",
+])
+def test_lines_that_do_not_read_on_stay_apart(text):
+    assert len(candidate_spans(text)) == 2
+
+
+def test_the_real_judge_records_a_wrapped_rule_whole(judge):
+    user = ("Since we keep tripping over this: never put comments inside the bash snippets in the README,\n"
+            "users copy them straight from the page into their terminal.")
+    bodies = [e.body for e in judge.judge(packet(user, "Understood."), [])]
+    assert bodies and all(body in user for body in bodies)
+    assert not [b for b in bodies if b.startswith("users copy")]
+
+
 def test_model_text_keeps_span_offsets():
     text = "Fix it.\n```\ncode\n```\nAnd from now on we use ruff."
     spans = candidate_spans(text)

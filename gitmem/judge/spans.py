@@ -9,6 +9,7 @@ indented code are skipped, and spans inside them are marked so features can say 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 # Messages are bounded: a huge paste must not make a judgement slow.
@@ -45,7 +46,7 @@ class Span:
     text: str
     start: int
     end: int
-    line: int  # index of the line it is on (0-based)
+    line: int  # index of the line its paragraph starts on (0-based)
     pasted: bool = False  # inside quoted/pasted material (not a candidate, kept for context)
 
 
@@ -165,16 +166,44 @@ def _sentences(line: str, base: int) -> list[tuple[int, int]]:
     return out
 
 
+# A line hard-wrapped by the person's editor or terminal: long, no sentence end, and the next line
+# reads on ("... you shouldn't concern" / "yourself with its contents").
+WRAP_MIN_CHARS = 60
+_ENDS_SENTENCE = re.compile(r"[.!?:;]['\")\]]*$")
+_READS_ON_AFTER = re.compile(
+    r"(?i)\b(?:the|a|an|to|of|in|on|at|for|with|by|from|as|and|or|but|is|are|be|that|this|your|our|my)$")
+
+
+def _wraps_into(line: str, following: str) -> bool:
+    head, tail = line.rstrip(), following.lstrip()
+    if len(head) < WRAP_MIN_CHARS or not tail or _ENDS_SENTENCE.search(head) or _LIST_LINE.match(following):
+        return False
+    return not tail[0].isupper() or bool(_READS_ON_AFTER.search(head))
+
+
+def _paragraphs(rows: list[tuple[int, str]], kinds: list[str]) -> Iterator[tuple[int, int, int]]:
+    """(first line, offset, end) of each run of prose lines joined by hard wraps."""
+    i = 0
+    while i < len(rows):
+        j = i
+        if kinds[i] == "prose":
+            while j + 1 < len(rows) and kinds[j + 1] == "prose" and _wraps_into(rows[j][1], rows[j + 1][1]):
+                j += 1
+        yield i, rows[i][0], rows[j][0] + len(rows[j][1])
+        i = j + 1
+
+
 def all_spans(text: str) -> list[Span]:
     """Every sentence-like piece of ``text``, pasted ones included (marked)."""
     text = text[:MAX_CHARS]
     rows = lines_with_offsets(text)
     kinds = _line_kinds([line for _, line in rows])
     spans: list[Span] = []
-    for i, ((offset, line), kind) in enumerate(zip(rows, kinds, strict=False)):
+    for i, offset, end in _paragraphs(rows, kinds):
+        line = text[offset:end]
         if not line.strip():
             continue
-        if kind != "prose":
+        if kinds[i] != "prose":
             spans.append(Span(line.strip(), offset + len(line) - len(line.lstrip()),
                               offset + len(line.rstrip()), i, pasted=True))
             continue
