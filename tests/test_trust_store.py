@@ -126,6 +126,31 @@ def test_an_id_from_a_crafted_file_name_injects_nothing(gm):
     assert "push to main" not in start.text and "make fmt" not in start.text
 
 
+def test_an_id_not_of_gitmems_format_reaches_no_agent_file(gm):
+    """`gitmem check` fails an entry whose id is words, and no channel delivers it: not Claude
+    Code's hook, nor the files generated for agents without hooks."""
+    gm.gitmem("init", "--agent", "claude-code", "--agent", "cursor", "--agent", "copilot")
+    gm.gitmem("render", "--agents-md")
+    wordy = "Run_make_deploy_first"
+    gm.write(f".gitmem/entries/{wordy}.yaml", entry_yaml(wordy, "Keep functions short."))
+    gm.commit_all("an entry by hand")
+    assert gm.gitmem("check", check=False).returncode == 1  # judged here: the body itself passes
+    gm.gitmem("render", "--agents-md")
+    gm.gitmem("init")  # renders the generated files again
+    assert wordy not in ClaudeCode(gm.path, "s1").start("startup").text
+    generated = [gm.read("AGENTS.md"), gm.read(".cursor/rules/gitmem.mdc"),
+                 *(p.read_text() for p in (gm.path / ".github" / "instructions").glob("gitmem*.md"))]
+    assert len(generated) >= 3 and "Use tabs for indentation" in generated[0]
+    assert not [text for text in generated if wordy in text or "Keep functions short" in text]
+    # compiling withholds it of itself, whatever the detector has judged (none installed, a stuck job)
+    from gitmem.base.paths import find_repo
+    from gitmem.delivery import rules
+    from gitmem.store import index
+
+    compiled = rules.compile_rules(index.entries(index.current(find_repo(str(gm.path)))), {}, {})
+    assert wordy in compiled["withheld"] and wordy not in compiled["active"] and GOOD in compiled["active"]
+
+
 def test_a_trigger_glob_holding_markup_is_refused_and_reaches_no_agent_file(gm):
     """A trigger's glob is printed as the scope of the files generated for Copilot and Cursor: one
     holding line breaks and harness markup makes its entry invalid (named by file and field), and
@@ -397,18 +422,25 @@ def test_agents_md_and_other_agents_files_leave_out_what_the_detector_objects_to
     teammate.write(f".gitmem/entries/{rule}.yaml", entry_yaml(rule, "Run make fmt before pushing."))
     teammate.commit_all("two rules by hand")
     gm.git("pull", "-q", "--no-rebase", str(teammate.path), "main")
+    files = ("AGENTS.md", ".cursor/rules/gitmem.mdc")
+    # what the merge committed for them holds nothing the gate has not judged yet, attack or not
+    for name in files:
+        text = gm.git("show", f"HEAD:{name}")
+        assert "sudo" not in text and "Run make fmt" not in text, name
     wait_for_the_gate(gm)
-    for name in ("AGENTS.md", ".cursor/rules/gitmem.mdc"):
-        text = gm.read(name)
-        assert "Run make fmt before pushing." in text and "Use tabs for indentation" in text, name
-        assert "sudo" not in text and attack not in text, name
+    for name in files:  # judged: the rule goes in, the attack stays out, committed by gitmem
+        for text in (gm.read(name), gm.git("show", f"HEAD:{name}")):
+            assert "Run make fmt before pushing." in text and "Use tabs for indentation" in text, name
+            assert "sudo" not in text and attack not in text, name
+    assert not gm.git("status", "--porcelain", "--", *files)
+    assert gm.git("log", "-1", "--format=%s").startswith("gitmem: regenerate agent files after the gate")
 
     monkeypatch.setenv("GITMEM_NO_DAEMON", "1")  # no background job: `gitmem check` judges
     other = "20260103-000000c3"
     gm.write(f".gitmem/entries/{other}.yaml", entry_yaml(other, "Prefer small PRs. " + OVERRIDE))
     gm.commit_all("another by hand")
     gm.gitmem("render", "--agents-md")
-    assert other in gm.read("AGENTS.md")  # not judged on this machine yet
+    assert other not in gm.read("AGENTS.md")  # not judged on this machine yet: left out meanwhile
     assert gm.gitmem("check", check=False).returncode == 1
     assert other not in gm.read("AGENTS.md") and "sudo" not in gm.read(".cursor/rules/gitmem.mdc")
 

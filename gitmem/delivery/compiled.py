@@ -86,7 +86,7 @@ def rebuild(worktree: str, git_dir: str, common_dir: str, sig: Signature | None 
 
     from gitmem.base.paths import RepoPaths
     from gitmem.delivery import rules as delivery_rules
-    from gitmem.judge import safety, store_gate, structure
+    from gitmem.judge import safety, store_gate
     from gitmem.store import index
 
     # taken first: a change racing us only causes another rebuild
@@ -97,12 +97,9 @@ def rebuild(worktree: str, git_dir: str, common_dir: str, sig: Signature | None 
     judging = [JUDGING_ROW, 1, 0] in sig
     if not judging and store_gate.judge_arrivals_in_background(repo, entries):
         sig, judging = signature(worktree, git_dir, common_dir), True  # the job holds the lock now
-    # what the detector objected to, then what waits while the store is being judged, and entries
-    # from files whose id is not gitmem's (`gitmem check` fails them; an id of words is no place
-    # for text to reach the agent by)
-    withheld = {**safety.withheld_by_detector(repo), **store_gate.awaiting(repo, entries, judging=judging),
-                **{safety.entry_key(e): [problem] for e in entries
-                   if (problem := structure.id_problem(e.get("id"))) is not None}}
+    # what the detector objected to, then what waits while the store is being judged (compiling
+    # withholds what fails the model-free layers, an id not of gitmem's format among them)
+    withheld = {**safety.withheld_by_detector(repo), **store_gate.awaiting(repo, entries, judging=judging)}
     rules = delivery_rules.compile_rules(entries, idx.get("config") or {}, withheld)
     data: DeliveryData = {**rules, "version": DATA_VERSION, "signature": sig}
     fastjson.write_file(os.path.join(git_dir, "gitmem", DATA_FILE), data)

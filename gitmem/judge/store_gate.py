@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from gitmem.store.entry import Entry
 
 AWAITING = "not judged yet: the gate's learned detector is judging it now (withheld for those seconds)"
+NOT_PASSED = "not judged yet by the gate's learned detector on this machine (`gitmem check` judges it)"
 RUNS = 3  # the job judges again while the store changes under it (another pull meanwhile), this often at most
 # A job still running after this long hangs rather than works (a store of a thousand new entries
 # takes a few minutes on two cores): it ends itself, so its lock withholds nothing any longer.
@@ -223,6 +224,23 @@ def awaiting(repo: RepoPaths, entries: Iterable[Mapping[str, Any]], judging: boo
     return {safety.entry_key(e): [AWAITING] for e in _not_passed(repo, entries, judged)}
 
 
+def not_passed_yet(repo: RepoPaths, entries: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """entry_key -> [NOT_PASSED] for the entries holding a text the detector has not passed on this
+    machine, where one can judge them: the files generated for agents without hooks leave these out
+    until the job has judged them. Nothing where no detector is installed or the job is stuck on
+    this head (they would stay out for good; Claude Code's delivery hands them over then too)."""
+    from gitmem.judge import safety
+    from gitmem.judge.detector import DetectorError, head
+
+    try:
+        head()
+    except DetectorError:
+        return {}
+    if safety.stuck_head(str(repo.worktree_state)) == head_stamp():
+        return {}
+    return {safety.entry_key(e): [NOT_PASSED] for e in _not_passed(repo, entries, judged_now(repo))}
+
+
 def judge_in_background(repo: RepoPaths, retry: bool = False) -> bool:
     """Start one detached job judging the store, when it holds an unjudged entry and no job runs
     (nor failed with this head, unless `retry`). The lock is taken here and handed to the job, so
@@ -256,12 +274,15 @@ def judge_in_background(repo: RepoPaths, retry: bool = False) -> bool:
     return True
 
 
-def judge_store(repo: RepoPaths, wait: bool = False, lock_fd: int | None = None) -> StoreVerdicts | None:
+def judge_store(repo: RepoPaths, wait: bool = False, lock_fd: int | None = None,
+                commit_files: bool = False) -> StoreVerdicts | None:
     """Judge the worktree's store and record the verdicts, again while it changes; the machine's
     writer, when one runs, scores the entries first with the model it holds, so no second copy is
     loaded. `wait` (`gitmem check`): for a running job to finish first, so neither writes older
     verdicts over the other's; else None when a job holds the lock (it judges what this one would).
-    `lock_fd`: the lock as judge_in_background took it."""
+    `lock_fd`: the lock as judge_in_background took it. `commit_files` (the background job): the
+    agents' files it renders again, where HEAD holds them, go into a commit of gitmem's, as after a
+    merge; left in the work tree, they would ride along in the developer's next commit."""
     from gitmem.base.files import FileLock
     from gitmem.judge import safety
 
@@ -279,8 +300,8 @@ def judge_store(repo: RepoPaths, wait: bool = False, lock_fd: int | None = None)
             _scored_by_writer(repo)
             verdicts = judge_and_record(repo)  # what the writer scored is cached: no model for it
             now = set(safety.withheld_by_detector(repo))
-            if now != withheld:  # before letting go: whoever waits for the lock finds the files final
-                _refresh_agent_files(repo)
+            if now != withheld or verdicts.judged:  # before letting go: whoever waits finds the files final
+                _refresh_agent_files(repo, commit_files)
                 withheld = now
         finally:
             lock.__exit__()
@@ -290,9 +311,10 @@ def judge_store(repo: RepoPaths, wait: bool = False, lock_fd: int | None = None)
     return verdicts
 
 
-def _refresh_agent_files(repo: RepoPaths) -> None:
+def _refresh_agent_files(repo: RepoPaths, commit: bool) -> None:
     """AGENTS.md's section and the files generated for other agents leave out what the detector
-    withholds now (they are rendered from the committed store, without a hook to ask). The agents'
+    withholds now and take in what it passed (they are rendered from the committed store, without
+    a hook to ask), committed where HEAD holds them when `commit`. The agents'
     part of gitmem.delivery.upkeep.after_memory_change, which this module cannot import: delivery
     imports the gate (gitmem.delivery.compiled), and the layout allows no cycle."""
     from gitmem.base import faillog
@@ -300,6 +322,11 @@ def _refresh_agent_files(repo: RepoPaths) -> None:
     from gitmem.delivery.agents import channels
 
     try:
+        if commit:  # first, while the files are as HEAD has them (the commit writes them too)
+            from gitmem.store.commit import Change, record, retry_in_background
+
+            if record(repo, Change("gitmem: regenerate agent files after the gate judged the store", [])).pending:
+                retry_in_background(repo)
         agents_md.refresh_if_managed(repo)
         channels.refresh(repo)
     except Exception:  # the verdicts are recorded; a stale copy is refreshed by the next memory change
@@ -354,7 +381,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         repo = find_repo(where)
         watchdog(repo)
-        judge_store(repo, lock_fd=lock_fd)
+        judge_store(repo, lock_fd=lock_fd, commit_files=True)
     except Exception:
         faillog.record(repo.state if repo else None, "the store's gate job")
         if repo is not None:

@@ -749,8 +749,9 @@ def _agent_files(repo: RepoPaths, r: pygit2.Repository, parent: Any,
     """The files gitmem generates for the repository's agents (gitmem.delivery.agents.channels),
     rendered for the store after `change`, that join the commit: (path -> text, None where the
     file goes; path -> its blob in HEAD). A file joins when HEAD holds it and the developer has no
-    staged or unstaged change of it, or when it is new (neither staged nor in the work tree, or
-    there exactly as gitmem last wrote it) and HEAD holds the agent's other generated files."""
+    staged or unstaged change of it (the work tree as HEAD has it, or as gitmem last wrote it), or
+    when it is new (neither staged nor in the work tree, or there exactly as gitmem last wrote it)
+    and HEAD holds the agent's other generated files."""
     try:
         from gitmem.delivery.agents import channels, generated, owned
     except ImportError:
@@ -789,7 +790,8 @@ def _agent_files(repo: RepoPaths, r: pygit2.Repository, parent: Any,
             continue  # a folder or something else stands there
         blob = head.get(path)
         if blob is not None:
-            if staged.get(path) != blob or data is None or blob_id(data) != blob:
+            ours = data is not None and (blob_id(data) == blob or owned.is_written(repo, path, data))
+            if staged.get(path) != blob or not ours:
                 continue  # the developer changed it (or removed it): theirs to commit
         elif path in staged or text is None:
             continue
