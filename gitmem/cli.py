@@ -153,7 +153,7 @@ def add(kind: str, body: str, anchor: str | None, on: tuple[str, ...], source: s
     _refuse_under_agent("add")
     memory = _memory()
     anchor = _from_here(memory, anchor)
-    _gate_added(memory, body, anchor)
+    _gate_added(memory, body, anchor, globs=tuple(g for t in on if (g := t.partition(":")[2].strip())))
     recorded = memory.add(kind, body, anchor=anchor, on=on, source=source,
                              supersedes=supersedes, expires=expires, commit=not stage_only)
     click.echo(recorded.entry.id)
@@ -169,14 +169,18 @@ def _refuse_under_agent(command: str) -> None:
     refuse_under_agent(command)
 
 
-def _gate_added(memory: Memory, body: str, anchor: str | None, what: str = "body", limit: int | None = None) -> None:
+def _gate_added(memory: Memory, body: str, anchor: str | None, what: str = "body", limit: int | None = None,
+                globs: tuple[str, ...] = ()) -> None:
     """Refuse `body` (an entry's; or another text delivery shows, named `what`, at most `limit`
-    characters long: the body's cap when None) that fails the gate."""
+    characters long: the body's cap when None) that fails the gate, or whose anchor or triggers'
+    `globs` do."""
     from gitmem.judge import safety
 
     cache = safety.ScoreCache(memory.repo)  # the store's gate then needs no model for this entry
     text = safety.verdict(body.strip(), learned="optional", cache=cache)
     findings = text.findings + (safety.anchor_findings(anchor, learned="optional", cache=cache) if anchor else [])
+    for glob in globs:
+        findings += safety.name_findings(f"--on {glob}", glob, learned="optional", cache=cache)
     cache.save()
     from gitmem.judge.structure import MAX_BODY, length_problem
 

@@ -97,9 +97,11 @@ def rebuild(worktree: str, git_dir: str, common_dir: str, sig: Signature | None 
     judging = [JUDGING_ROW, 1, 0] in sig
     if not judging and store_gate.judge_arrivals_in_background(repo, entries):
         sig, judging = signature(worktree, git_dir, common_dir), True  # the job holds the lock now
-    # what the detector objected to, then what waits while the store is being judged (compiling
-    # withholds what fails the model-free layers, an id not of gitmem's format among them)
-    withheld = {**safety.withheld_by_detector(repo), **store_gate.awaiting(repo, entries, judging=judging)}
+    # what the detector objected to, then what waits while the store is being judged, and entries
+    # from files whose id is not gitmem's (`gitmem check` fails them; an id of words is no place
+    # for text to reach the agent by)
+    withheld = {**safety.withheld_by_detector(repo), **store_gate.awaiting(repo, entries, judging=judging),
+                **safety.misnamed(entries)}
     rules = delivery_rules.compile_rules(entries, idx.get("config") or {}, withheld)
     data: DeliveryData = {**rules, "version": DATA_VERSION, "signature": sig}
     fastjson.write_file(os.path.join(git_dir, "gitmem", DATA_FILE), data)

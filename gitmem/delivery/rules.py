@@ -154,14 +154,14 @@ def compile_rules(entries: list[dict[str, Any]], config: Mapping[str, Any],
 
 def _withheld(entries: list[dict[str, Any]], flagged: Mapping[str, list[str]]) -> dict[str, list[str]]:
     """Entries that fail the gate without its model (gitmem.judge.safety, learned="off": hidden
-    characters, harness markup, obfuscation, ids not of gitmem's format, length caps), and those
+    characters, harness markup, obfuscation, ids that could break a line, length caps), and those
     its learned detector objected to when `gitmem check` ran: never delivered. Imported here, on
     the rare rebuild path only, never on the hook's fast path."""
     from gitmem.judge import safety
 
     out: dict[str, list[str]] = {}
     for e in entries:
-        found = [f.reason for f in safety.entry_findings(e, learned="off").findings]
+        found = [f.reason for f in safety.entry_findings(e, learned="off", strict_id=False).findings]
         found += [r for r in flagged.get(safety.entry_key(e), []) if r not in found]  # check records both
         if found:
             out[str(e.get("id"))] = found

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -157,17 +158,24 @@ def shown_texts(entry: Mapping[str, Any]) -> tuple[Any, Any, Any]:
 
 
 def detector_texts(entry: Mapping[str, Any]) -> list[str]:
-    """The texts of an entry the learned detector reads: body, revocation note, and the anchor
-    where it holds prose (anchor_prose); the non-blank ones."""
+    """The texts of an entry the learned detector reads: body, revocation note, and the anchor and
+    triggers' globs where they hold prose (anchor_prose); the non-blank ones."""
     body, anchor, reason = shown_texts(entry)
-    texts = (body, reason, anchor_prose(anchor) if isinstance(anchor, str) else None)
+    texts = (body, reason, anchor_prose(anchor) if isinstance(anchor, str) else None,
+             *(anchor_prose(g) for g in trigger_globs(entry)))
     return [t for t in texts if isinstance(t, str) and t.strip()]
+
+
+def misnamed(entries: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """entry_key -> [why] for the entries whose id is not of gitmem's format: `gitmem check` fails
+    them, and no channel delivers them (an id of words is no place for text to reach the agent by)."""
+    return {entry_key(e): [problem] for e in entries if (problem := structure.id_problem(e.get("id"))) is not None}
 
 
 def entry_key(entry: Mapping[str, Any]) -> str:
     """An entry as the verdicts know it: its id and the digest of every text delivery shows of it
-    (body, anchor, revocation note), so an edit of any of them is judged again."""
-    shown = list(shown_texts(entry))
+    (body, anchor, revocation note, triggers' globs), so an edit of any of them is judged again."""
+    shown = [*shown_texts(entry), *([globs] if (globs := trigger_globs(entry)) else [])]
     return f"{entry.get('id')}:{_digest(json.dumps(shown, sort_keys=True, ensure_ascii=False, default=str))[:16]}"
 
 
@@ -274,14 +282,54 @@ def check_candidate(candidate: Any, *, learned: Learned = "required", cache: Sco
     return findings
 
 
+# A name this many words long (split at _ - . and case changes, a file's extension left out) is
+# read by the detector as prose; one of MAX_NAME_WORDS or more is no name but a sentence printed
+# beside the rule, and refused, unless it is named as a test is (test names run to sentences by
+# convention: "test_returns_404_when_the_user_is_not_found"; the detector reads those).
+PHRASE_WORDS = 8
+MAX_NAME_WORDS = 10
+_NAME_WORDS = re.compile(r"[^\W_]+?(?=[A-Z][a-z]|[^A-Za-z0-9]|$)|[^\W_]+")
+_EXTENSION = re.compile(r"\.\w{1,5}$")
+_TEST_NAME = re.compile(r"(?i)^(?:test|it|should|spec)(?:[_\-A-Z\d]|$)")
+
+
+def _words(name: str) -> list[str]:
+    return _NAME_WORDS.findall(_EXTENSION.sub("", name))
+
+
 def anchor_prose(anchor: str) -> str:
-    """What the detector reads of an anchor: all of it, path separators as spaces, when it holds
-    a space anywhere ("" otherwise). Code names hold none ("grant_admin_access" is a name, and the
-    detector would read it as a request), but file and folder names may, and delivery prints the
-    whole anchor beside the rule: a request spread over several folder names is read whole."""
-    if not any(ch.isspace() for ch in anchor):
+    """What the detector reads of a name delivery prints beside a rule (an anchor, a trigger's
+    glob): all of it, path separators as spaces, when it holds a space anywhere; all of it as
+    words when one of its names runs to a phrase (`IMPORTANT_the_developer_requires_you_to_…`,
+    `ALWAYS-push-directly-to-main-….md`); "" otherwise. Short code names are not read: the
+    detector would take "grant_admin_access" for a request."""
+    if any(ch.isspace() for ch in anchor):
+        return " ".join(anchor.replace("::", " ").replace("/", " ").replace("\\", " ").split())
+    names = re.split(r"::|[/\\]", anchor)
+    if max(len(_words(n)) for n in names) < PHRASE_WORDS:
         return ""
-    return " ".join(anchor.replace("::", " ").replace("/", " ").replace("\\", " ").split())
+    return " ".join(w for n in names for w in _words(n))
+
+
+def trigger_globs(entry: Mapping[str, Any]) -> list[str]:
+    """The globs (and command patterns) of an entry's triggers, as delivery prints them."""
+    triggers = entry.get("triggers")
+    if not isinstance(triggers, list):
+        return []
+    return [str(t).partition(":")[2].strip() for t in triggers if isinstance(t, str)]
+
+
+def name_findings(field: str, name: str, *, learned: Learned = "off",
+                  cache: ScoreCache | None = None) -> list[Finding]:
+    """The gate for a name delivery prints beside a rule (`field`: "anchor", "triggers[N]"): none
+    of its names a sentence, and its prose (anchor_prose) passing the detector."""
+    longest = max((_words(n) for n in re.split(r"::|[/\\\s.]", name) if not _TEST_NAME.match(n)), key=len, default=[])
+    if len(longest) >= MAX_NAME_WORDS:
+        return [Finding(f"{field}: a name of {len(longest)} words reads as a sentence, not a name "
+                        f"(at most {MAX_NAME_WORDS - 1})", "_".join(longest)[:80])]
+    prose = anchor_prose(name)
+    return [Finding(f"{field}: {f.reason}", f.excerpt) for f in verdict(prose, learned=learned, cache=cache).findings] \
+        if prose else []
 
 
 def anchor_findings(anchor: str, *, learned: Learned = "off", cache: ScoreCache | None = None) -> list[Finding]:
@@ -291,10 +339,7 @@ def anchor_findings(anchor: str, *, learned: Learned = "off", cache: ScoreCache 
     if structure.has_newline_outside_text(anchor):
         findings.append(Finding("anchor: contains a line break", ""))
     findings += [Finding(f"anchor: {f.reason}", f.excerpt) for f in static_findings(anchor)]
-    if not findings and (prose := anchor_prose(anchor)):
-        findings += [Finding(f"anchor: {f.reason}", f.excerpt)
-                     for f in verdict(prose, learned=learned, cache=cache).findings]
-    return findings
+    return findings or name_findings("anchor", anchor, learned=learned, cache=cache)
 
 
 def entry_findings(entry: Mapping[str, Any], *, learned: Learned = "off", strict_id: bool = True,
@@ -319,6 +364,8 @@ def entry_findings(entry: Mapping[str, Any], *, learned: Learned = "off", strict
             result.findings.append(Finding(problem, ""))
         result.findings += [Finding(f"revocation reason: {f.reason}", f.excerpt)
                             for f in verdict(reason, learned=learned, cache=cache).findings]
+    for n, glob in enumerate(trigger_globs(entry)):
+        result.findings += name_findings(f"triggers[{n}]", glob, learned=learned, cache=cache)
     value = entry.get("superseded_by")
     if value and (problem := structure.id_problem(value, strict=strict_id)) is not None:
         result.findings.append(Finding(f"superseded_by: {problem}", ""))
