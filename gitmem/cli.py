@@ -41,14 +41,19 @@ def reports_errors(func: Callable[P, R]) -> Callable[P, R]:
         except GitmemError as exc:
             click.echo(f"gitmem: {exc}", err=True)
             sys.exit(1)
-        except BrokenPipeError:  # `gitmem check | head`: the reader has what it wanted
+        except BrokenPipeError:  # `gitmem list | head`: the reader stopped reading
             import os
 
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing to flush at exit
-            sys.exit(0)
+            sys.exit(128 + 13)  # as a command killed by SIGPIPE: `set -o pipefail` sees it did not finish
         except OSError as exc:  # unreadable or read-only state: say which file, never a traceback
             where = f": {exc.filename}" if exc.filename else ""
             click.echo(f"gitmem: {exc.strerror or exc}{where}", err=True)
+            sys.exit(1)
+        except Exception as exc:
+            if type(exc).__module__.partition(".")[0] not in ("pygit2", "_pygit2"):
+                raise
+            click.echo(f"gitmem: git: {exc}", err=True)  # a full disk, a corrupt object: said, never a traceback
             sys.exit(1)
     return wrapper
 

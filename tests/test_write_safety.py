@@ -313,6 +313,56 @@ def test_a_writer_killed_while_committing_loses_nothing_and_commits_once(writer_
     assert project.gitmem("drain").stdout.startswith("judged 0 turns")
 
 
+# `gitmem add` with one function of its commit made to fail the way the machine would: a signal to
+# itself (the developer's Ctrl-C, a kill), or an error writing the work tree (a full disk).
+FAULT = textwrap.dedent('''
+    import errno, os, signal, sys
+    import {module} as target
+    real = getattr(target, "{name}")
+
+    def patched(*args, **kwargs):
+        if "{fault}" == "full disk":
+            if ".gitmem/entries/" in str(args[0]):
+                raise OSError(errno.ENOSPC, "No space left on device")
+            return real(*args, **kwargs)
+        if "{fault}" == "SIGKILL":  # before it runs
+            os.kill(os.getpid(), signal.SIGKILL)
+        result = real(*args, **kwargs)
+        os.kill(os.getpid(), getattr(signal, "{fault}"))
+        return result
+
+    setattr(target, "{name}", patched)
+    sys.argv = ["gitmem", "add", "law", "Never call syncLedger in a request handler."]
+    from gitmem.cli import main
+    main()
+''')
+
+
+@pytest.mark.parametrize("module, name, fault", [
+    ("gitmem.git", "update_ref", "SIGINT"),  # Ctrl-C once the branch moved: the rest is done first
+    ("gitmem.git", "update_ref", "SIGTERM"),
+    ("gitmem.store.commit", "_write_worktree", "SIGKILL"),  # killed for good: the next commit keeps it
+    ("gitmem.store.commit", "write_atomic", "full disk"),  # the work tree cannot be written
+])
+def test_an_add_stopped_after_its_commit_never_lets_the_next_commit_delete_the_entry(project, module, name, fault):
+    script = FAULT.format(module=module, name=name, fault=fault)
+    proc = subprocess.run([sys.executable, "-c", script], cwd=project.path, env=subprocess_env(),
+                          capture_output=True, text=True)
+    no_traceback(proc)
+    [entry] = committed_entries(project) or [proc.stderr]  # committed, whatever stopped it
+    if fault == "full disk":
+        assert proc.returncode == 0 and "could not write .gitmem/entries/" in proc.stderr, proc.stderr
+    elif fault != "SIGKILL":  # the signal came once the commit was whole: index and work tree hold it
+        assert project.git("status", "--porcelain", "--untracked-files=all") == ""
+    # the developer's next commit, of everything, without any gitmem command in between
+    project.write("README.md", "demo, edited\n")
+    project.git("commit", "-q", "-am", "dev work")
+    assert committed_entries(project) == [entry]
+    assert "Never call syncLedger" in project.read(f".gitmem/entries/{entry}.yaml")
+    assert project.git("status", "--porcelain", "--untracked-files=all") == ""
+    assert not (project.path / ".git/gitmem/transaction.json").exists()
+
+
 def test_a_lock_git_made_after_a_dead_writers_was_deleted_is_left_alone(project):
     """A writer died holding index.lock; the developer deleted the lock, as git's message says,
     and a `git commit` waiting in its editor holds a new one, which the file system may give the
@@ -561,6 +611,31 @@ def test_a_read_only_state_file_fails_cleanly(project):
     assert proc.returncode == 1 and "commit.lock" in proc.stderr
     assert project.git("status", "--porcelain", "--untracked-files=all") == ""
     assert committed_entries(project) == []
+
+
+def test_an_error_inside_git_objects_is_said_without_a_traceback(project):
+    """libgit2's errors (a full disk, a corrupt object) reach the developer as one line."""
+    tree = project.git("rev-parse", "HEAD^{tree}").strip()
+    loose = project.path / ".git" / "objects" / tree[:2] / tree[2:]
+    loose.chmod(0o644)
+    loose.write_bytes(b"garbage")
+    proc = project.gitmem("add", "law", "Keep handlers thin.", check=False)
+    no_traceback(proc)
+    assert proc.returncode == 1 and proc.stderr.startswith("gitmem: git: ") and "object" in proc.stderr
+
+
+def test_output_cut_short_by_a_closed_pipe_is_not_success(project):
+    """`gitmem check | head` under `set -o pipefail`: a command that could not say everything did
+    not finish, as any command killed by SIGPIPE (exit 141), and prints no traceback."""
+    gitmem_add(project, "Keep handlers thin.")
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before gitmem writes a byte
+    try:
+        proc = subprocess.run([sys.executable, "-m", "gitmem.cli", "list"], cwd=project.path, stdout=write,
+                              stderr=subprocess.PIPE, text=True, env=subprocess_env())
+    finally:
+        os.close(write)
+    assert proc.returncode == 141 and "Traceback" not in proc.stderr, proc.stderr
 
 
 def test_turns_of_a_missing_transcript_and_a_judge_packet_with_a_bad_turn(project, tmp_path):

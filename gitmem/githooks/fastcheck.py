@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 CACHE_VERSION = 1  # gitmem.code.anchors._CACHE_VERSION
+TRANSACTION = "transaction.json"  # gitmem.store.commit.JOURNAL
 EXTENSIONS = {".py": "python", ".pyi": "python", ".js": "javascript", ".mjs": "javascript",
               ".cjs": "javascript", ".jsx": "javascript", ".ts": "typescript", ".mts": "typescript",
               ".cts": "typescript", ".tsx": "tsx", ".go": "go", ".rs": "rust", ".java": "java"}
@@ -153,6 +154,8 @@ def untouched(worktree: str, git_dir: str, common_dir: str) -> tuple[bool, list[
     with contextlib.suppress(OSError):
         if os.path.getsize(os.path.join(git_dir, "gitmem", STAGED_BY_PRE_COMMIT)):
             return False, []  # an earlier commit was never made: the full pre-commit takes its changes back
+    if os.path.exists(os.path.join(git_dir, "gitmem", TRANSACTION)):
+        return False, []  # a gitmem commit whose work tree was never written: the full pre-commit keeps its entries
     added = _git(worktree, ["diff-index", "--cached", "--name-only", "--diff-filter=A", "HEAD", "--",
                             ".gitmem/entries"])
     if added is None or added.strip():

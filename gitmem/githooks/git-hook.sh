@@ -88,8 +88,10 @@ if [ "$GITMEM_HOOK" = pre-commit ] || [ "$GITMEM_HOOK" = post-applypatch ]; then
   # mtime, not the folder's): `test -nt` is a builtin, so this is a few stats and no process.
   anchored="$state/anchored-paths.sh"
   fresh=
-  # A commit whose pre-commit changed entries was never made: Python takes those changes back.
-  if [ ! -s "$state/pre-commit-staged.json" ] && [ -f "$anchored" ] && [ ! .gitmem/entries -nt "$anchored" ]; then
+  # A commit whose pre-commit changed entries was never made: Python takes those changes back. A
+  # gitmem commit whose work tree was never written (its transaction left): Python keeps its entries.
+  if [ ! -s "$state/pre-commit-staged.json" ] && [ ! -e "$state/transaction.json" ] && [ -f "$anchored" ] && \
+     [ ! .gitmem/entries -nt "$anchored" ]; then
     fresh=1
     for entry in .gitmem/entries/*.yaml; do
       [ "$entry" -nt "$anchored" ] && { fresh=; break; }

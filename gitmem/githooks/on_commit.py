@@ -153,6 +153,9 @@ def pre_commit(repo: RepoPaths) -> None:
                             {"what": what, "from": git.rev_parse(repo.worktree, "CHERRY_PICK_HEAD") or ""})
         return
     _undo_a_commit_that_never_happened(repo)
+    from gitmem.store.commit import keep_committed_entries
+
+    keep_committed_entries(repo)
     changes = git.staged_changes(repo.worktree)
     entries = _entries(repo)
     committing = Snapshot(repo, None)

@@ -578,7 +578,7 @@ def _transaction(repo: RepoPaths, change: Change, finishing: Sequence[str]) -> s
     else:
         new = str(r.create_commit(None, author, committer, change.message, tree_id, [parent.id] if parent else []))
 
-    with _IndexLock(repo) as lock:
+    with _signals_held(), _IndexLock(repo) as lock:
         # Noted before anything else: a writer killed while it holds git's lock leaves this, by
         # which the next gitmem command (any hook's flush) removes the lock; without it git would
         # refuse every command that writes the index until a person deleted the file.
@@ -633,9 +633,37 @@ def _transaction(repo: RepoPaths, change: Change, finishing: Sequence[str]) -> s
             git.update_ref(repo.worktree, "HEAD", old or ZERO, new, "gitmem: undo")  # compare-and-swap back
             _remove_journal(repo)
             raise
-    _write_worktree(repo, journal)
-    _remove_journal(repo)
+        unwritten = _write_worktree(repo, journal)
+        if unwritten:  # the journal stays: the next gitmem command, or the next commit's pre-commit, writes them
+            print(f"gitmem: committed, but could not write {', '.join(unwritten)} in the work tree; gitmem "
+                  "writes it at its next command, and a commit made meanwhile keeps it", file=sys.stderr)
+        else:
+            _remove_journal(repo)
     return new
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Ctrl-C, a hangup or a kill that can be caught waits until the branch, the index and the work
+    tree all hold the commit, then takes effect: stopped between them, the developer's next `git
+    commit` would delete the entry. Handlers, not a signal mask: a mask holds only the thread that
+    sets it, and the model's threads would take the signal. Python sets handlers in the main thread only."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    before = {sig: signal.signal(sig, lambda number, _frame: caught.append(number))
+              for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT") if (sig := getattr(signal, name, None))}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+        if caught:
+            signal.raise_signal(caught[0])
 
 
 def stage(repo: RepoPaths, change: Change) -> None:
@@ -928,8 +956,9 @@ def _removing(path: Path) -> Iterator[None]:
                 p.unlink()
 
 
-def _write_worktree(repo: RepoPaths, journal: Mapping[str, Any]) -> None:
-    """The files as the index now has them, where the work tree had the index's old version.
+def _write_worktree(repo: RepoPaths, journal: Mapping[str, Any]) -> list[str]:
+    """The files as the index now has them, where the work tree had the index's old version; the
+    paths that could not be written (a read-only folder, a full disk), each with why.
     Where the developer has an unstaged version of an entry file of their own, gitmem's field
     changes go onto it (onto_theirs: their edits kept), or it stays as it is and a warning names
     it (they changed the same fields); else their next `git commit -a` would undo gitmem's change.
@@ -939,6 +968,7 @@ def _write_worktree(repo: RepoPaths, journal: Mapping[str, Any]) -> None:
     carry: Mapping[str, Any] = journal.get("carry") or {}
     owned_paths = set(journal.get("owned") or [])
     in_index: list[str] = []  # files written as the index has them: their stat data is recorded
+    unwritten: list[str] = []
     for path, text in (journal.get("texts") or {}).items():
         file = repo.worktree / path
         try:
@@ -958,15 +988,20 @@ def _write_worktree(repo: RepoPaths, journal: Mapping[str, Any]) -> None:
             continue
         if path in owned_paths:
             _note_owned(repo, path, text)
-        if text is None:
-            if data is not None:
-                file.unlink()
-        else:
-            write_atomic(file, text)
-            in_index.append(path)
+        try:
+            if text is None:
+                if data is not None:
+                    file.unlink()
+            else:
+                write_atomic(file, text)
+                in_index.append(path)
+        except OSError as exc:
+            unwritten.append(f"{path} ({exc.strerror or exc})")
+            continue
         if text is None and path in owned_paths:
             _forget_owned(repo, path)
     git.refresh_index(repo.worktree, in_index)
+    return unwritten
 
 
 def _onto_unstaged(repo: RepoPaths, path: str, data: bytes, carry: Mapping[str, Any]) -> None:
@@ -1040,10 +1075,42 @@ def recover(repo: RepoPaths) -> None:
             os.replace(lock, repo.git_dir / "index")  # its content was complete before the ref moved
         else:
             _ensure_index(repo, journal)
-        _write_worktree(repo, journal)
+        if _write_worktree(repo, journal):
+            return  # kept: written once the work tree can be
     elif ours:
         _unlink_if_ours(lock, inode)
     path.unlink()
+
+
+def keep_committed_entries(repo: RepoPaths) -> None:
+    """pre-commit: a gitmem commit whose work tree was never written (stopped by `kill -9`, a
+    read-only folder) leaves its entry files missing or old there, which `git commit -a` takes for
+    the developer's deletion or revert: the commit being made gets them as gitmem committed them,
+    and the work tree where it can be written. Only files still as they were before gitmem's change."""
+    if not (local(repo) / JOURNAL).exists():
+        return
+    try:
+        with FileLock(local(repo) / LOCK_NAME, blocking=False):  # held: its writer is alive and finishes it
+            _keep_committed_entries(repo)
+    except BlockingIOError:
+        pass
+
+
+def _keep_committed_entries(repo: RepoPaths) -> None:
+    journal = fastjson.read_file(str(local(repo) / JOURNAL))
+    if not isinstance(journal, dict) or not journal.get("new") or journal["new"] != git.rev_parse(repo.worktree,
+                                                                                                     "HEAD"):
+        return
+    wanted: Mapping[str, str] = journal.get("index") or {}
+    before: Mapping[str, str | None] = journal.get("before") or {}
+    staged = git.index_blob_ids(repo.worktree, list(wanted))  # the index being committed
+    lines = [f"100644 {blob}\t{path}\n" if blob != ZERO else f"0 {ZERO}\t{path}\n"
+             for path, blob in wanted.items()
+             if staged.get(path, ZERO) != blob and staged.get(path) == before.get(path)]
+    if lines:
+        git.git(repo.worktree, "update-index", "--index-info", input="".join(lines).encode("utf-8"))
+    if not _write_worktree(repo, journal):
+        _remove_journal(repo)
 
 
 def _remove_stray_temporaries(repo: RepoPaths) -> None:
