@@ -483,7 +483,7 @@ def test_agents_md_and_other_agents_files_leave_out_what_the_detector_objects_to
     gm.write(f".gitmem/entries/{other}.yaml", entry_yaml(other, "Prefer small PRs. " + OVERRIDE))
     gm.commit_all("another by hand")
     gm.gitmem("render", "--agents-md")
-    assert other not in gm.read("AGENTS.md")  # not judged on this machine yet: left out meanwhile
+    assert other in gm.read("AGENTS.md")  # not judged on this machine yet, and nothing judging it
     assert gm.gitmem("check", check=False).returncode == 1
     assert other not in gm.read("AGENTS.md") and "sudo" not in gm.read(".cursor/rules/gitmem.mdc")
 

@@ -57,17 +57,20 @@ def section_for(repo: RepoPaths, changed: list[dict[str, object]]) -> str:
 
 
 def withheld(repo: RepoPaths) -> dict[str, list[str]]:
-    """What the gate's learned detector objected to on this machine (gitmem.judge.safety), kept out of
-    the files other agents read as it is kept out of Claude Code's context, entries whose id is not
-    gitmem's, and what it has not
-    passed yet: these files are committed and read with no hook to ask, so an entry a pull brought
-    in stays out of them until the store's gate job has judged it, which renders and commits them
-    again (gitmem.judge.store_gate)."""
+    """What Claude Code's context is kept from, kept out of the files other agents read: what the
+    gate's learned detector objected to on this machine (gitmem.judge.safety), entries whose id is
+    not gitmem's, and, while the store's gate job runs, what it has not judged yet (the git hooks
+    start it before they commit these files after a pull; it renders and commits them again once
+    it has judged: gitmem.judge.store_gate)."""
+    from gitmem.base.files import is_locked
+    from gitmem.base.signature import GATE_LOCK
     from gitmem.judge import safety, store_gate
     from gitmem.store import index
 
     entries = index.entries(index.current(repo))
-    return {**store_gate.not_passed_yet(repo, entries), **safety.withheld_by_detector(repo), **safety.misnamed(entries)}
+    judging = is_locked(repo.worktree_state / GATE_LOCK)
+    return {**store_gate.awaiting(repo, entries, judging=judging), **safety.withheld_by_detector(repo),
+            **safety.misnamed(entries)}
 
 
 def render_section(rules: delivery_rules.CompiledRules) -> str:

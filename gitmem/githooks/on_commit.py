@@ -761,6 +761,13 @@ def main(argv: list[str] | None = None) -> int:
     repo = None
     try:
         repo = find_repo()
+        if hook in ("post-commit", "post-merge", "post-rewrite", "post-checkout", "post-applypatch"):
+            # A teammate's entries may have come in, or entries written by hand been committed: the
+            # gate's job starts first, so what this hook commits for agents without hooks leaves out
+            # what it has not judged (gitmem.delivery.agents_md.withheld); it commits them once it has.
+            from gitmem.judge.store_gate import judge_in_background
+
+            judge_in_background(repo)
         if hook == "pre-commit":
             pre_commit(repo)
         elif hook == "post-commit":
@@ -795,11 +802,6 @@ def main(argv: list[str] | None = None) -> int:
         elif hook == "post-checkout":
             commit_pending(repo)
             _rebase_with_nothing_to_replay(repo)
-        if hook in ("post-commit", "post-merge", "post-rewrite", "post-checkout", "post-applypatch"):
-            # a teammate's entries may have come in, or entries written by hand been committed
-            from gitmem.judge.store_gate import judge_in_background
-
-            judge_in_background(repo)
     except Exception:
         faillog.record(repo.state if repo else None, f"git hook {hook}")
         print(f"gitmem: {hook} check failed (logged under .git/gitmem/errors.log); commit unaffected",

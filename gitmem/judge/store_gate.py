@@ -40,7 +40,6 @@ if TYPE_CHECKING:
     from gitmem.store.entry import Entry
 
 AWAITING = "not judged yet: the gate's learned detector is judging it now (withheld for those seconds)"
-NOT_PASSED = "not judged yet by the gate's learned detector on this machine (`gitmem check` judges it)"
 RUNS = 3  # the job judges again while the store changes under it (another pull meanwhile), this often at most
 # A job still running after this long hangs rather than works (a store of a thousand new entries
 # takes a few minutes on two cores): it ends itself, so its lock withholds nothing any longer.
@@ -222,23 +221,6 @@ def awaiting(repo: RepoPaths, entries: Iterable[Mapping[str, Any]], judging: boo
         more, head = safety.judged_entries(shared)
         judged |= more if head and head == head_stamp() else set()
     return {safety.entry_key(e): [AWAITING] for e in _not_passed(repo, entries, judged)}
-
-
-def not_passed_yet(repo: RepoPaths, entries: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
-    """entry_key -> [NOT_PASSED] for the entries holding a text the detector has not passed on this
-    machine, where one can judge them: the files generated for agents without hooks leave these out
-    until the job has judged them. Nothing where no detector is installed or the job is stuck on
-    this head (they would stay out for good; Claude Code's delivery hands them over then too)."""
-    from gitmem.judge import safety
-    from gitmem.judge.detector import DetectorError, head
-
-    try:
-        head()
-    except DetectorError:
-        return {}
-    if safety.stuck_head(str(repo.worktree_state)) == head_stamp():
-        return {}
-    return {safety.entry_key(e): [NOT_PASSED] for e in _not_passed(repo, entries, judged_now(repo))}
 
 
 def judge_in_background(repo: RepoPaths, retry: bool = False) -> bool:
