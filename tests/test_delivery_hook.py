@@ -38,6 +38,19 @@ def test_resume_keeps_the_sessions_record_and_clear_or_compact_empty_it(gm):
     assert sorted(ClaudeCode(gm.path, "s2").start("resume").active) == sorted([law, newer])
 
 
+def test_an_edit_of_a_typescript_methods_decorators_is_an_edit_of_the_method(gm):
+    source = ('export class UsersController {\n  @Get("/users")\n  @UseGuards(AdminGuard)\n  listUsers() {\n'
+              '    return this.users.findAll();\n  }\n\n  health() {\n    return "ok";\n  }\n}\n')
+    gm.write("src/users.ts", source)
+    old = time.time() - 3600  # settled content: declaration ranges are not racy
+    os.utime(gm.path / "src/users.ts", (old, old))
+    gm.commit_all("users controller")
+    hazard = add_entry(gm, "hazard", "listUsers must stay behind AdminGuard.", "--anchor",
+                       "src/users.ts::UsersController.listUsers")
+    assert ClaudeCode(gm.path, "s1").edit("src/users.ts", "  @UseGuards(AdminGuard)\n", "").active == [hazard]
+    assert not ClaudeCode(gm.path, "s2").edit("src/users.ts", '    return "ok";\n', '    return "up";\n')
+
+
 def test_edits_outside_an_anchored_declaration_stay_quiet_inside_fire(gm):
     f = add_entry(gm, "hazard", "f() is called from signal handlers.", "--anchor", "src/a.py::f")
     g = add_entry(gm, "hazard", "g() must stay pure.", "--anchor", "src/a.py::g")

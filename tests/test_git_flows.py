@@ -1106,3 +1106,64 @@ def test_reverting_a_retirement_whose_declaration_is_gone_retires_again(app_repo
     assert code == 0, err
     wait_until_settled(r)
     assert status_at(r, entry) == "revoked" and r.git("status", "--porcelain") == ""
+
+
+# -- declarations renamed, moved and rewritten the ways editors and languages do -------------------
+
+LEDGER_RS = """pub struct Ledger { rows: Vec<i64> }
+impl Ledger {
+    pub fn new() -> Ledger { Ledger { rows: Vec::with_capacity(64) } }
+    pub fn total(&self) -> i64 { self.rows.iter().sum() }
+}
+"""
+SERVICE_PY = """class Service:
+    def store(self, row, retries=3):
+        return self.db.put(row, retries=retries)
+
+    def load(self, key):
+        return self.db.get(key)
+"""
+
+
+@pytest.mark.parametrize("path, source, old, new, anchors, edit", [
+    # an editor's rename of the type: the constructor's body names it, so no body matches
+    ("src/lib.rs", LEDGER_RS, "Ledger", "Book", ("Ledger.new", "Ledger.total"), None),
+    # the class renamed and a method edited in the same commit
+    ("app/service.py", SERVICE_PY, "Service", "Client", ("Service.store", "Service.load"), ("retries=3", "retries=4")),
+])
+def test_a_renamed_class_takes_its_members_entries_along(repo, path, source, old, new, anchors, edit):
+    repo.with_gitmem({path: source})
+    ids = [add(repo, "hazard", f"{a} is subtle.", f"{path}::{a}") for a in anchors]
+    changed = source.replace(old, new)
+    repo.write(path, changed.replace(*edit) if edit else changed)
+    repo.commit_all("rename the type")
+    entries = repo.entries()
+    for entry_id, anchor in zip(ids, anchors, strict=True):
+        assert entries[entry_id]["status"] == "active"
+        assert entries[entry_id]["anchor"] == f"{path}::{anchor.replace(old, new)}"
+
+
+def test_a_function_moved_into_a_file_left_mid_edit_is_not_retired(repo):
+    helper = "def helper(x):\n    total = compute_value(x)\n    return total + 42\n"
+    repo.with_gitmem({"a.py": "def keep():\n    return 0\n\n\n" + helper})
+    entry = add(repo, "hazard", "helper adds 42 on purpose.", "a.py::helper")
+    repo.write("a.py", "def keep():\n    return 0\n")
+    repo.write("b.py", "TABLE = [\n\n" + helper)  # the move, in a file that does not parse yet
+    repo.git("add", "-A")
+    proc = subprocess.run(["git", "commit", "-q", "-m", "move helper"], cwd=repo.path, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "b.py, which names it, does not parse cleanly" in proc.stderr
+    assert repo.entries()[entry]["status"] == "active"
+
+
+def test_typescript_object_members_behind_as_const_or_satisfies_stay_anchored(repo):
+    source = ("export const api = {\n  get(id: string) { return fetch(`/x/${id}`); },\n  list: () => fetch('/x'),\n};\n\n"
+              "export function other() { return 1; }\n")
+    repo.with_gitmem({"api.ts": source})
+    entry = add(repo, "hazard", "api.get must encode the id.", "api.ts::api.get")
+    repo.write("api.ts", source.replace("\n};\n", "\n} as const;\n"))
+    repo.commit_all("as const")
+    repo.write("api.ts", source.replace("\n};\n", "\n} satisfies Api;\n").replace("return 1", "return 2"))
+    repo.commit_all("satisfies, and an unrelated edit")
+    assert repo.entries()[entry]["status"] == "active"
+    assert repo.entries()[entry]["anchor"] == "api.ts::api.get"

@@ -33,7 +33,7 @@ PARSE_TIMEOUT_S = 5.0
 _BINARY_SNIFF_BYTES = 8000
 
 # Bump when the meaning of cached results changes (fingerprint recipe, naming).
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2  # 2: a TypeScript declaration starts at its decorators
 # Cache entries unread for this long are pruned (a miss only costs one parse), at most
 # once per PRUNE_EVERY_S, so the cache follows the code instead of growing forever.
 PRUNE_AFTER_S = 30 * 86400
@@ -188,7 +188,7 @@ def _declaration(source: bytes, match: _Match, qualified: str) -> Declaration:
     return Declaration(
         name=qualified,
         kind=match.kind or "",
-        start_line=node.start_point[0] + 1,
+        start_line=_decorated_from(node).start_point[0] + 1,
         end_line=end_row + 1,
         start_byte=match.start,
         end_byte=match.end,
@@ -199,6 +199,19 @@ def _declaration(source: bytes, match: _Match, qualified: str) -> Declaration:
             _inside(match.qualifier, match),
         ),
     )
+
+
+def _decorated_from(node: Any) -> Any:
+    """The first decorator written above `node` (else `node`): a TypeScript method's decorators are
+    its siblings, an exported class's its export's children; an edit of them is an edit of it.
+    Python's and Java's are inside their declaration's node already."""
+    first = node
+    while (before := first.prev_named_sibling) is not None and before.type == "decorator":
+        first = before
+    parent = node.parent
+    if parent is not None and parent.type == "export_statement":
+        first = next((c for c in parent.named_children if c.type == "decorator"), first)
+    return first
 
 
 def _inside(node: Any, match: _Match) -> tuple[int, int] | None:

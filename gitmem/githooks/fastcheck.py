@@ -37,7 +37,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-CACHE_VERSION = 1  # gitmem.code.anchors._CACHE_VERSION
+CACHE_VERSION = 2  # gitmem.code.anchors._CACHE_VERSION
 TRANSACTION = "transaction.json"  # gitmem.store.commit.JOURNAL
 EXTENSIONS = {".py": "python", ".pyi": "python", ".js": "javascript", ".mjs": "javascript",
               ".cjs": "javascript", ".jsx": "javascript", ".ts": "typescript", ".mts": "typescript",

@@ -176,6 +176,11 @@ def recheck(repo: RepoPaths, entries: Iterable[Entry], changes: list[git.Change]
     gone = list(lost.values())
     found = _match(gone, gained, claimed)
     for i, item in enumerate(gone):
+        hidden = None if i in found else _unparsed_naming(gained, item)
+        if hidden is not None:  # it may have gone there: that parse proves nothing either
+            print(f"gitmem: `{item.symbol}` left {item.path}, and {hidden}, which names it, does not parse "
+                  f"cleanly ({after.problem(hidden)}); its entries are left as they are", file=sys.stderr)
+            continue
         for entry in item.entries:
             if i in found:
                 target, why = found[i]
@@ -190,6 +195,16 @@ def recheck(repo: RepoPaths, entries: Iterable[Entry], changes: list[git.Change]
         print(f"gitmem: {path} does not parse cleanly ({problem}); {left}, "
               "to be re-checked at the next commit that changes it", file=sys.stderr)
     return [done[e.id] for e in touched if e.id in done]
+
+
+def _unparsed_naming(gained: _Gained, item: _Lost) -> str | None:
+    """Another file the change touched that does not parse cleanly and names the lost declaration
+    (a function moved into a file left mid-edit): where it may be, which its parse cannot show."""
+    leaf = re.compile(rb"\b" + re.escape(_leaf(item.symbol).encode("utf-8")) + rb"\b")
+    for path in gained.old_of:
+        if path != item.new_path and gained.after.problem(path) is not None and leaf.search(gained.after.content(path)):
+            return path
+    return None
 
 
 def _moved(entry: Entry, target: Target, why: str) -> Outcome:
@@ -246,7 +261,39 @@ def _match(gone: list[_Lost], gained: _Gained, claimed: set[Target]) -> dict[int
     # declaration beside the old one's siblings whose body is nearly the same.
     settle({i: _similar(gained, item, claimed) for i, item in enumerate(gone) if free(i) and item.old},
            SIMILAR_MARGIN, "renamed, nearly the same body")
+    # Its class (impl, type) renamed around it, as an editor's rename does: a member whose body
+    # names the type changed with it, so no body matches; the same member name under the one scope
+    # that took most of the old one's members is it.
+    settle({i: _in_renamed_scope(gained, item, claimed) for i, item in enumerate(gone) if free(i) and item.new_path},
+           EXACT_MARGIN, "its enclosing scope renamed")
     return found
+
+
+SCOPE_KEPT_SHARE_AT_LEAST = 0.5  # of the old scope's member names, found under the new one
+
+
+def _in_renamed_scope(gained: _Gained, item: _Lost, claimed: set[Target]) -> list[tuple[float, Target]]:
+    """`Scope.member` as `NewScope.member` in the same file, where `Scope` is gone from it and
+    `NewScope`, new in it, holds most of `Scope`'s member names (and is the only one that does)."""
+    scope, _, leaf = item.symbol.rpartition(".")
+    path = item.new_path
+    if not scope or path is None or not gained.provable(path):
+        return []
+    if any(d.name == scope or d.name.startswith(scope + ".") for d in gained.after.declarations(path)):
+        return []  # the scope is still there: the member itself went
+    members = {d.name[len(scope) + 1:] for d in gained.before.declarations(gained.old_of[path])
+               if d.name.startswith(scope + ".")}
+    under: dict[str, dict[str, Declaration]] = {}
+    for d in gained.of(path):
+        new_scope, _, new_leaf = d.name.rpartition(".")
+        if new_scope and new_scope.count(".") == scope.count("."):
+            under.setdefault(new_scope, {})[new_leaf] = d
+    kept = sorted(((len(members & set(found)), s) for s, found in under.items()), reverse=True)
+    tied = len(kept) > 1 and kept[1][0] == kept[0][0]
+    if not kept or tied or kept[0][0] < SCOPE_KEPT_SHARE_AT_LEAST * len(members):
+        return []
+    decl = under[kept[0][1]].get(leaf)
+    return [(1.0, (path, decl))] if decl is not None and (path, decl) not in claimed else []
 
 
 NAME_KEPT_SHARE_AT_LEAST = 0.3  # of the old body's own words, for a move under the same name

@@ -55,17 +55,32 @@
   name: (identifier) @name.definition.class
   value: (class)) @definition.class
 
-; Members of an object literal bound to a name: `const api = { get() {} }`.
+; Members of an object literal bound to a name: `const api = { get() {} }`, also `{ … } as const`
+; and `{ … } satisfies Api`.
 (variable_declarator
-  value: (object
-    (method_definition
-      name: (property_identifier) @name.definition.method) @definition.method))
+  value: [(object
+            (method_definition
+              name: (property_identifier) @name.definition.method) @definition.method)
+          (as_expression (object
+            (method_definition
+              name: (property_identifier) @name.definition.method) @definition.method))
+          (satisfies_expression (object
+            (method_definition
+              name: (property_identifier) @name.definition.method) @definition.method))])
 
 (variable_declarator
-  value: (object
-    (pair
-      key: (property_identifier) @name.definition.method
-      value: [(arrow_function) (function) (generator_function)]) @definition.method))
+  value: [(object
+            (pair
+              key: (property_identifier) @name.definition.method
+              value: [(arrow_function) (function) (generator_function)]) @definition.method)
+          (as_expression (object
+            (pair
+              key: (property_identifier) @name.definition.method
+              value: [(arrow_function) (function) (generator_function)]) @definition.method))
+          (satisfies_expression (object
+            (pair
+              key: (property_identifier) @name.definition.method
+              value: [(arrow_function) (function) (generator_function)]) @definition.method))])
 
 ; Module-level SCREAMING_CASE constants, exported or not.
 (program
@@ -84,4 +99,4 @@
 ; An object literal bound to a name qualifies the members above.
 (variable_declarator
   name: (identifier) @name.scope
-  value: (object)) @scope
+  value: [(object) (as_expression (object)) (satisfies_expression (object))]) @scope
