@@ -435,6 +435,17 @@ def test_gemini_gets_the_repository_block_in_gemini_md_and_anchored_entries_afte
     assert own_errors(gm.path) == ""
 
 
+def test_gemini_is_not_told_again_what_gemini_md_gave_it(gm):
+    """An anchored law is in GEMINI.md's block (repository-wide) and fires when its file is read:
+    the session has it from GEMINI.md, so reading the file does not repeat it."""
+    gm.gitmem("init", "--agent", "gemini")
+    law = add_entry(gm, "law", "g() must stay pure.", "--anchor", "src/a.py::g")
+    assert ids(gm.read("GEMINI.md")) == [law]
+    assert not gemini_hook(gm.path, "BeforeAgent", prompt="hi")
+    assert not gemini_hook(gm.path, "AfterTool", tool_name="read_file", tool_input={"file_path": str(gm.path / "src/a.py")},
+                           tool_response={"llmContent": SOURCE})
+
+
 def test_gemini_read_many_files_delivers_the_entries_of_the_files_it_takes_in(gm):
     """read_many_files names files, folders and globs: the anchored files among them get what a
     read_file of each would bring, once."""

@@ -359,14 +359,50 @@ def test_an_entry_that_comes_in_during_a_session_is_framed_as_repository_wide(gm
     assert hazard in before and "Before you touch src/a.py" in before and law not in before
     assert law in since and hazard not in since
 
+def test_a_session_that_started_in_another_repository_gets_this_ones_standing_rules_at_its_first_moment(gm, tmp_path):
+    other = type(gm)(tmp_path / "other")
+    other.path.mkdir()
+    other.git("init", "-q", "-b", "main")
+    other.with_gitmem({"src/app.py": "def foo():\n    return 1\n"})
+    cents = add_entry(other, "law", "All money is integer cents.")
+    old = add_entry(other, "law", "Floats are fine for money.")
+    other.gitmem("revoke", old, "--reason", "cents now")
+    add_entry(gm, "law", "Use tabs.")
+    claude = ClaudeCode(gm.path, "s1")
+    assert "Use tabs." in claude.start("startup").text
+    first = claude.read(str(other.path / "src/app.py"))  # the session moves into the other repository
+    assert first.active == [cents] and "Since this session started" not in first.text
+    assert "integer cents" in first.text and "This no longer holds" in first.text
+    assert not claude.edit(str(other.path / "src/app.py"), "return 1", "return 2")  # once
+
+
+def test_an_entry_active_again_or_reworded_mid_session_reaches_it_again(gm):
+    law = add_entry(gm, "law", "Prefer pathlib over os.path.")
+    claude = ClaudeCode(gm.path, "s1")
+    assert claude.start("startup").active == [law]
+    gm.gitmem("revoke", law, "--reason", "mistake")
+    assert claude.prompt("next").retracted == [law]
+    gm.git("revert", "--no-edit", "HEAD")  # the developer takes the withdrawal back
+    back = claude.prompt("and now")
+    assert back.active == [law] and "Prefer pathlib" in back.text
+    entry = gm.path / ".gitmem" / "entries" / f"{law}.yaml"
+    entry.write_text(entry.read_text().replace("Prefer pathlib over os.path.", "Prefer pathlib over os.path, always."))
+    gm.commit_all("reworded, as a pull would bring it")
+    assert "always" in claude.prompt("again").text
+    assert not claude.prompt("once more")
+
+
 def test_a_commit_in_another_repository_gets_none_of_this_ones_rituals(gm, tmp_path):
     add_entry(gm, "ritual", "Run make lint before every commit.")
     gm.commit_all("entries")
     other = tmp_path / "other"
     gm.git("init", "-q", str(other))
-    assert not ClaudeCode(gm.path, "s1").bash(f"git -C {other} commit -am x")
-    assert not ClaudeCode(gm.path, "s3").bash(f"cd {other} && git commit -am x")
-    assert ClaudeCode(gm.path, "s2").bash("git -C src commit -am x")  # a folder of this one
+    sessions = [ClaudeCode(gm.path, s) for s in ("s1", "s2", "s3")]
+    for session in sessions:
+        assert session.start("startup")  # the ritual, at session start
+    assert not sessions[0].bash(f"git -C {other} commit -am x")
+    assert not sessions[2].bash(f"cd {other} && git commit -am x")
+    assert sessions[1].bash("git -C src commit -am x")  # a folder of this one: once more, at its moment
 
 
 @pytest.mark.parametrize("command, is_commit", [

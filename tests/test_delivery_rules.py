@@ -7,7 +7,7 @@ import time
 import pytest
 
 from gitmem.delivery import rules as delivery_rules
-from gitmem.delivery.rules import Cue, command_matches, compile_rules, path_matches, plan
+from gitmem.delivery.rules import Cue, command_matches, compile_rules, path_matches, plan, session_start_ids
 
 NOW = time.mktime((2026, 3, 10, 12, 0, 0, 0, 0, 0)) - time.timezone
 DAY = 86400
@@ -38,8 +38,12 @@ def rules(*entries, **delivery):
 
 
 def fired(compiled, cue, record=None, **kwargs):
-    result = plan(compiled, cue, record or {"delivered": {}, "retracted": {}}, now=NOW, **kwargs)
-    return result
+    """What `cue` delivers; without `record`, in a session whose start offered the repository's
+    session-start entries (a moment with no session start seen brings those first)."""
+    if record is None:
+        record = {"delivered": {}, "retracted": {},
+                  "known": session_start_ids(compiled, time.strftime("%Y-%m-%d", time.gmtime(NOW)))}
+    return plan(compiled, cue, record, now=NOW, **kwargs)
 
 
 def ids(compiled, cue, **kwargs):
@@ -194,7 +198,7 @@ def test_agent_entries_are_labelled_and_never_passed_off_as_the_developers():
 
 def test_nothing_is_delivered_twice_in_one_session():
     compiled = rules(entry("a", "hazard", anchor="a.py"), entry("r", status="revoked"))
-    first = fired(compiled, Cue("read", "a.py"))
+    first = fired(compiled, Cue("read", "a.py"), {"delivered": {}, "retracted": {}})  # no session start seen
     assert first.active == ["a"] and first.retractions == ["r"]
     record = {"delivered": {"a": "read"}, "retracted": {"r": "read"}}
     again = fired(compiled, Cue("edit", "a.py"), record)
@@ -207,13 +211,40 @@ def test_retractions_within_the_period_only_and_never_as_facts():
                      entry("old", "hazard", status="revoked", revoked_at=iso(NOW - 15 * DAY), anchor="a.py"),
                      entry("new", "law", body="Use the v2 client.", created=iso(NOW - DAY)),
                      entry("replaced", "law", status="superseded", superseded_by="new", body="Use the v1 client."))
-    result = fired(compiled, Cue("read", "a.py"))
+    result = fired(compiled, Cue("read", "a.py"), {"delivered": {}, "retracted": {}})  # no session start seen
     assert result.active == ["new"]  # the replacement comes with the withdrawal that names it
     assert result.retractions == ["recent", "replaced"]
     assert "`f` was removed from a.py" in result.text
     assert 'recorded by the developer: "body of recent" This no longer holds.' in result.text
     assert "Use the v1 client." in result.text and "It was replaced by entry new." in result.text
     assert fired(rules(*compiled_entries_for_days(), retraction_days=3), START).retractions == ["two"]
+
+
+def test_an_entry_withdrawn_then_active_again_or_reworded_is_delivered_again():
+    law, hazard = entry("law", "law", body="Prefer pathlib."), entry("h", "hazard", anchor="a.py")
+    start = fired(rules(law, hazard), START)
+    record = {"delivered": dict.fromkeys(start.active, "session-start"), "retracted": {}, "known": start.known,
+              "versions": {i: delivery_rules.version(rules(law, hazard)["active"][i]) for i in start.active}}
+    record["delivered"]["h"] = "read"
+    record["versions"]["h"] = delivery_rules.version(rules(law, hazard)["active"]["h"])
+    revoked = rules(entry("law", "law", body="Prefer pathlib.", status="revoked", revoked_at=iso(NOW - 60)), hazard)
+    assert fired(revoked, Cue("prompt", text="hi"), record).retractions == ["law"]
+    record["retracted"]["law"] = "prompt"
+    again = fired(rules(law, hazard), Cue("prompt", text="hi"), record)  # its retirement reverted
+    assert again.active == ["law"] and "Prefer pathlib." in again.text
+    del record["retracted"]["law"]  # as the hook notes it: delivered again
+    reworded = rules(law, entry("h", "hazard", body="a.py is shared with the mobile app.", anchor="a.py"))
+    assert fired(reworded, Cue("read", "a.py"), record).active == ["h"]
+    assert fired(rules(law, hazard), Cue("read", "a.py"), record).active == []  # as it was told
+
+
+def test_a_first_moment_with_no_session_start_seen_brings_the_session_start_block():
+    """The session started in another repository (or before the hooks were installed): this
+    repository's standing rules come at its first moment here, under the session start's headers."""
+    compiled = rules(entry("law", "law", body="All money is integer cents."), entry("h", "hazard", anchor="a.py"))
+    result = fired(compiled, Cue("read", "a.py"), {"delivered": {}, "retracted": {}})
+    assert sorted(result.active) == ["h", "law"] and result.wide == ["law"] and sorted(result.known) == ["law"]
+    assert "Since this session started" not in result.text and "All money is integer cents." in result.text
 
 
 def compiled_entries_for_days():

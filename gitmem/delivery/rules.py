@@ -372,9 +372,14 @@ def plan(rules: CompiledRules, cue: Cue, record: SessionRecord, *, now: float, w
     today = _utc(now)[:10]
     result = Plan()
     arrived: list[str] = []  # repository-wide entries that came in during the session
-    delivered = record.get("delivered") or {}
-    retracted = record.get("retracted") or {}
     active = rules.get("active") or {}
+    retracted = record.get("retracted") or {}
+    # What the session has as it is now: an entry withdrawn since and active again (a revert of its
+    # retirement), or changed since (a pull brought new wording), is not what it was told.
+    versions = record.get("versions") or {}
+    delivered = {i: how for i, how in (record.get("delivered") or {}).items()
+                 if not (i in active and (i in retracted or versions.get(i, version(active[i])) != version(active[i])))}
+    stale = set(record.get("delivered") or {}) - set(delivered)  # offered again, as if it had just come in
     retired = rules.get("retired") or {}
     recent = recent_retractions(rules, now)
     firing: list[str] = []  # what fires on this moment (none at session start)
@@ -394,11 +399,19 @@ def plan(rules: CompiledRules, cue: Cue, record: SessionRecord, *, now: float, w
                     and not expired(active[i], today) and i not in chosen]
             chosen += owed
         known = record.get("known")
-        if isinstance(known, list):  # what came in since the session started (a commit, a pull, the writer)
-            seen = set(known)
+        if not isinstance(known, list):
+            # No session start seen in this repository (the session started in another one, or
+            # before gitmem's hooks were installed): its session-start block comes now, as the
+            # session start would have brought it, under the session start's own headers.
+            first, result.left_out = session_start_selection(rules, today, relevance)
+            result.known = first + result.left_out
+            owed += [i for i in first if i not in delivered and i not in chosen and i not in owed]
+            chosen += [i for i in owed if i not in chosen]
+        else:  # what came in since the session started (a commit, a pull, the writer)
+            seen = set(known) - stale
             arrivals = [i for i in session_start_ids(rules, today) if i not in seen]
             if arrivals:  # all known from now on; within the budget, the most recent, delivered
-                result.known = known + arrivals
+                result.known = known + [i for i in arrivals if i not in known]
                 arrived = [i for i in _within_budget(rules, arrivals)[0] if i not in chosen]
                 chosen += arrived
         # a withdrawal later in a session concerns it only when the session was shown the entry;
@@ -423,6 +436,13 @@ def plan(rules: CompiledRules, cue: Cue, record: SessionRecord, *, now: float, w
     if arrived and any(i not in shown for i in arrived):
         result.known = [i for i in result.known if i not in arrived or i in shown]
     return result
+
+
+def version(entry: ActiveEntry) -> str:
+    """What the session was told of an entry, in a few characters: its words and where it holds."""
+    import zlib
+
+    return format(zlib.crc32(f"{entry['body']}\0{entry.get('anchor')}".encode("utf-8", "surrogatepass")), "08x")
 
 
 def session_start_ids(rules: CompiledRules, today: str) -> list[str]:

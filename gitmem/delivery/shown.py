@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         resets: NotRequired[int]  # times the context was emptied
         known: NotRequired[list[str]]  # every entry for session start offered to it, shown or not
         owed: NotRequired[list[str]]  # session-start entries the message's size cut: the next moment brings them
+        versions: NotRequired[dict[str, str]]  # entry id -> its version when delivered (delivery.rules.version)
 
 SESSIONS_DIR = "sessions"
 MAX_AGE_DAYS = 30

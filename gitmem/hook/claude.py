@@ -373,12 +373,18 @@ class Hook:
     def _read_gemini_md(self, record: SessionRecord) -> bool:
         """Gemini CLI reads the repository block from GEMINI.md as its session starts (no hook
         delivers it): its first moment takes those entries as known, so what comes in later is
-        announced once, and the withdrawals GEMINI.md lists are not announced again. Whether the
-        record changed."""
+        announced once, the ones the block holds as delivered at session start, so a later moment
+        does not repeat them, and the withdrawals GEMINI.md lists are not announced again. Whether
+        the record changed."""
         if isinstance(record.get("known"), list):
             return False
         today = time.strftime("%Y-%m-%d", time.gmtime(self.now))
         record["known"] = delivery_rules.session_start_ids(self.rules, today)
+        active = self.rules.get("active") or {}
+        versions = record.setdefault("versions", {})
+        for entry_id in delivery_rules.session_start_selection(self.rules, today)[0]:
+            record["delivered"].setdefault(entry_id, "session-start")
+            versions[entry_id] = delivery_rules.version(active[entry_id])
         return True
 
     def _tool_cues(self) -> list[delivery_rules.Cue]:
@@ -511,8 +517,11 @@ class Hook:
             result = delivery_rules.plan(rules, cue, locked.record, now=self.now, worktree=self.worktree,
                                   symbol_hit=self._symbol_hit, commit_paths=self._commit_paths,
                                   relevance=lambda: delivery_log.read_relevance(self.state), limit=limit)
+            versions = locked.record.setdefault("versions", {})
             for entry_id in result.active:
                 locked.record["delivered"][entry_id] = "session-start" if entry_id in result.wide else cue.event
+                locked.record["retracted"].pop(entry_id, None)  # active again: a later withdrawal is news
+                versions[entry_id] = delivery_rules.version(rules["active"][entry_id])
             for entry_id in result.retractions:
                 locked.record["retracted"][entry_id] = cue.event
             if cue.event == "session-start" or result.known:
