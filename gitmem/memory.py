@@ -120,6 +120,8 @@ class Memory:
                 result.entries.append(entry)
             except GitmemError as exc:  # an index written by another version: its own words
                 result.errors.append(exc if isinstance(exc, EntryError) else EntryError(rel, None, str(exc)))
+        never_read = "never read: an entry is a file .gitmem/entries/<id>.yaml (not .yml, not hidden, not in a folder)"
+        result.errors += [EntryError(rel, None, never_read) for rel in self.store.strays()]
         waiting = self.pending_entries()
         if waiting:
             by_id = {e.id: e for e in result.entries}

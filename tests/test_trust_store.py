@@ -271,6 +271,40 @@ def test_gitmem_add_refuses_a_trigger_glob_that_spells_out_a_sentence(gm):
     assert kept.returncode == 0 and len(gm.entries()) == 2
 
 
+def test_entries_stamped_in_the_future_push_no_rule_out_and_are_not_announced_for_good(gm):
+    """Delivery ranks by when an entry was recorded and announces a withdrawal for days after it:
+    a stamp far ahead is no recording time; such entries fail `gitmem check` and are withheld."""
+    future = "'2999-01-01T00:00:00Z'"
+    ids = [f"20260105-0000f{n:03x}" for n in range(8)]
+    for n, entry_id in enumerate(ids):
+        gm.write(f".gitmem/entries/{entry_id}.yaml",
+                 entry_yaml(entry_id, f"Filler rule number {n} for the budget.").replace("'2026-01-01T00:00:00Z'", future))
+    withdrawn = "20260105-0000fa00"
+    gm.write(f".gitmem/entries/{withdrawn}.yaml", entry_yaml(withdrawn, "Old rule.").replace(
+        "status: active", "status: revoked") + f"revocation:\n  at: {future}\n  reason: Replaced.\n  commit:\n")
+    gm.commit_all("entries from the future")
+    proc = gm.gitmem("check", check=False)
+    assert proc.returncode == 1
+    assert proc.stdout.count("created.at '2999-01-01T00:00:00Z' is in the future") == 8
+    assert "revocation.at '2999-01-01T00:00:00Z' is in the future" in proc.stdout
+    start = ClaudeCode(gm.path, "s1").start("startup")
+    assert start.active == [GOOD] and "Filler" not in start.text and "Old rule" not in start.text
+
+
+def test_entry_files_the_store_never_reads_are_named_not_dropped_unsaid(gm):
+    stray = {".gitmem/entries/20260105-00000a12.yml", ".gitmem/entries/sub/20260105-00000a13.yaml",
+             ".gitmem/entries/.20260105-00000a27.yaml"}
+    for rel in stray:
+        gm.write(rel, entry_yaml(Path(rel).name.lstrip(".").split(".")[0], "Keep the changelog current."))
+    gm.write(".gitmem/entries/.20260105-00000a28.yaml.swp", "an editor's swap file")
+    gm.commit_all("a teammate's rules, misnamed")
+    proc = gm.gitmem("check", check=False)
+    assert proc.returncode == 1
+    named = {line.split(": ")[1] for line in proc.stdout.splitlines() if "never read" in line}
+    assert named == stray, proc.stdout
+    assert all(rel in gm.gitmem("list").stderr for rel in stray)
+
+
 def test_check_rev_gates_a_pull_request_branch(gm):
     gm.git("checkout", "-q", "-b", "pr")
     bad = "20260102-00000006"

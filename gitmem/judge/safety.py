@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -366,6 +367,10 @@ def entry_findings(entry: Mapping[str, Any], *, learned: Learned = "off", strict
                             for f in verdict(reason, learned=learned, cache=cache).findings]
     for n, glob in enumerate(trigger_globs(entry)):
         result.findings += name_findings(f"triggers[{n}]", glob, learned=learned, cache=cache)
+    for name, part in (("created.at", "created"), ("revocation.at", "revocation")):
+        stamp = found.get("at") if isinstance(found := entry.get(part), Mapping) else None
+        if (problem := structure.future_problem(name, stamp, time.time())) is not None:
+            result.findings.append(Finding(problem, ""))
     value = entry.get("superseded_by")
     if value and (problem := structure.id_problem(value, strict=strict_id)) is not None:
         result.findings.append(Finding(f"superseded_by: {problem}", ""))

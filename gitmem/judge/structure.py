@@ -155,6 +155,28 @@ def id_problem(value: object, *, strict: bool = True) -> str | None:
     return None
 
 
+FUTURE_SLACK_S = 86_400  # clocks disagree; a stamp further ahead was written, not recorded
+
+
+def future_problem(field: str, value: object, now: float) -> str | None:
+    """Why a recorded time is not one (it lies in the future): delivery ranks entries by when they
+    were recorded and announces withdrawals for days after them, so a crafted stamp would push
+    every other rule out of the budget, or be announced for good."""
+    import datetime as dt
+
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        stamp = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None  # the entry's own validation names a malformed date
+    if stamp.tzinfo is None:
+        stamp = stamp.replace(tzinfo=dt.UTC)
+    if stamp.timestamp() > now + FUTURE_SLACK_S:
+        return f"{field} {value!r} is in the future"
+    return None
+
+
 def length_problem(field: str, value: object, limit: int) -> str | None:
     if isinstance(value, str) and len(value) > limit:
         return f"{field} is {len(value)} characters long (at most {limit})"

@@ -250,6 +250,21 @@ class Store:
             return []
         return sorted(p for p in self.entries_dir.iterdir() if p.suffix == ".yaml")
 
+    def strays(self) -> list[str]:
+        """Files under the entries folder meant as entries that the store never reads: `*.yml`,
+        hidden `.*.yaml`, and either in a folder below it (a teammate's rule would vanish unsaid).
+        An editor's swap or backup files are not meant as entries."""
+        if not self.entries_dir.is_dir():
+            return []
+        found = []
+        for path in sorted(self.entries_dir.rglob("*")):
+            if path.suffix not in (".yaml", ".yml") or not path.is_file():
+                continue
+            rel = path.relative_to(self.entries_dir)
+            if len(rel.parts) > 1 or path.suffix == ".yml" or path.name.startswith("."):
+                found.append(f".gitmem/entries/{rel.as_posix()}")
+        return found
+
     def get(self, entry_id: str) -> Entry:
         path = self.path_of(entry_id)
         if not path.is_file():
