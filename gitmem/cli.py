@@ -139,7 +139,7 @@ def uninstall() -> None:
 
 @main.command()
 @click.argument("kind", type=click.Choice(KINDS))
-@click.argument("body")
+@click.argument("body", metavar="BODY|-")
 @click.option("--anchor", metavar="PATH[::SYMBOL]", help="Declaration or file the entry is about.")
 @click.option("--on", "on", multiple=True, metavar="EVENT[:GLOB]",
               help=f"When to deliver it ({', '.join(EVENTS)}), optionally narrowed by a path glob.")
@@ -156,6 +156,10 @@ def add(kind: str, body: str, anchor: str | None, on: tuple[str, ...], source: s
     body or anchor fails the gate (gitmem.judge.safety: hidden characters, harness markup,
     obfuscation, text addressed to an AI to override, escalate or exfiltrate)."""
     _refuse_under_agent("add")
+    if body == "-":  # the body on standard input: a rule with quotes or lines of its own
+        body = sys.stdin.read().strip()
+        if not body:
+            raise GitmemError("no body on standard input")
     memory = _memory()
     anchor = _from_here(memory, anchor)
     _gate_added(memory, body, anchor, globs=tuple(g for t in on if (g := t.partition(":")[2].strip())))

@@ -12,7 +12,7 @@ from gitmem.base.paths import RepoPaths, find_repo
 from gitmem.errors import EntryError, GitmemError, UnknownEntry
 from gitmem.store import index, pending
 from gitmem.store.commit import Change, CommitResult, FileChange, record, subject_for
-from gitmem.store.entry import KINDS, SOURCES, Anchor, Entry, Trigger, date_problem, new_id, now_iso
+from gitmem.store.entry import KINDS, SOURCES, Anchor, Entry, Trigger, date_problem, matching_ids, new_id, now_iso
 from gitmem.store.yaml_files import (
     DEFAULT_CONFIG,
     LoadResult,
@@ -149,7 +149,7 @@ class Memory:
         ids = self._ids()
         ids.update(dict.fromkeys(waiting))
         if entry_id not in ids:
-            matches = sorted(i for i in ids if i.startswith(entry_id) or i.endswith(entry_id))
+            matches = matching_ids(ids, entry_id)
             if len(matches) != 1:
                 raise UnknownEntry(f"no entry {entry_id!r}" if not matches else
                                    f"{entry_id!r} is ambiguous: {', '.join(matches)}")

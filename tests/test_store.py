@@ -335,6 +335,22 @@ def test_show_and_log(app_repo):
     assert app_repo.gitmem("show", "nope", check=False).returncode == 1
 
 
+def test_an_entry_is_named_by_its_id_or_four_characters_that_begin_it_or_its_hex_part(app_repo):
+    entry_id = app_repo.gitmem("add", "law", "Keep handlers thin.").stdout.split()[0]
+    for name in (entry_id, entry_id[:13], entry_id[9:13]):
+        assert "Keep handlers thin." in app_repo.gitmem("show", name).stdout, name
+    for name in ("", entry_id[-1], entry_id[9:12], entry_id[-4:]):  # too short, or its end: not a name of it
+        assert app_repo.gitmem("revoke", name, "--reason", "r", check=False).returncode == 1, name
+    assert app_repo.entries()[entry_id]["status"] == "active"
+
+
+def test_add_reads_a_body_of_dash_from_standard_input_and_refuses_an_empty_symbol(app_repo):
+    entry_id = app_repo.gitmem("add", "law", "-", input='Never write "TODO" in a commit message.\n').stdout.split()[0]
+    assert app_repo.entries()[entry_id]["body"] == 'Never write "TODO" in a commit message.'
+    proc = app_repo.gitmem("add", "law", "Keep it.", "--anchor", "src/app.py::", check=False)
+    assert proc.returncode == 1 and "names no declaration after '::'" in proc.stderr
+
+
 def test_example_store_is_valid_and_shows_every_kind():
     from pathlib import Path
 

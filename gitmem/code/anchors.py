@@ -258,6 +258,8 @@ def split_anchor(text: str) -> tuple[str, str | None]:
     if not raw_path.strip() or path.is_absolute() or ".." in path.parts or str(path) == ".":
         raise ValueError(f"anchor needs a repository-relative path: {text!r}")
     symbol = raw_symbol.strip().replace("::", ".")
+    if "::" in text and not symbol:
+        raise ValueError(f"anchor names no declaration after '::': {text!r} (anchor the file without '::')")
     return path.as_posix(), symbol or None
 
 

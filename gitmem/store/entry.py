@@ -10,7 +10,7 @@ import datetime as dt
 import os
 import re
 import secrets
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,20 @@ EVENTS = ("session-start", "prompt", "read", "edit", "run", "commit")
 
 def now_iso() -> str:
     return dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+MIN_ID_PREFIX = 4
+
+
+def matching_ids(ids: Iterable[str], given: str) -> list[str]:
+    """The ids `given` names: the id itself, or at least MIN_ID_PREFIX characters that begin the
+    id or its hex part (`20261205-e8ec`, `e8ec`), as git takes a commit's short hash."""
+    ids = list(ids)
+    if given in ids:
+        return [given]
+    if len(given) < MIN_ID_PREFIX:
+        return []
+    return sorted(i for i in ids if i.startswith(given) or i.partition("-")[2].startswith(given))
 
 
 def new_id() -> str:

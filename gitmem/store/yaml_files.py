@@ -25,7 +25,7 @@ from gitmem.base import files, settings
 from gitmem.base.files import write_atomic
 from gitmem.base.paths import CONFIG_FILE, RepoPaths, find_repo
 from gitmem.errors import EntryError, GitmemError, UnknownEntry
-from gitmem.store.entry import Entry, anchor_outside
+from gitmem.store.entry import Entry, anchor_outside, matching_ids
 
 DEFAULT_CONFIG = settings.template()
 # An entry is a sentence or a paragraph; anything bigger is a mistake or an attack, and parsing
@@ -268,7 +268,8 @@ class Store:
     def get(self, entry_id: str) -> Entry:
         path = self.path_of(entry_id)
         if not path.is_file():
-            matches = [p for p in self.files() if p.stem.startswith(entry_id) or p.stem.endswith(entry_id)]
+            named = set(matching_ids((p.stem for p in self.files()), entry_id))
+            matches = [p for p in self.files() if p.stem in named]
             if len(matches) != 1:
                 raise UnknownEntry(f"no entry {entry_id!r}" if not matches else
                                    f"{entry_id!r} is ambiguous: {', '.join(p.stem for p in matches)}")
