@@ -442,7 +442,8 @@ def version(entry: ActiveEntry) -> str:
     """What the session was told of an entry, in a few characters: its words and where it holds."""
     import zlib
 
-    return format(zlib.crc32(f"{entry['body']}\0{entry.get('anchor')}".encode("utf-8", "surrogatepass")), "08x")
+    anchor = "::".join(part or "" for part in entry.get("anchor") or ())  # a tuple compiled, a list read back
+    return format(zlib.crc32(f"{entry['body']}\0{anchor}".encode("utf-8", "surrogatepass")), "08x")
 
 
 def session_start_ids(rules: CompiledRules, today: str) -> list[str]:
