@@ -222,7 +222,7 @@ class Memory:
                 raise GitmemError(f"--on: {t!r} names no glob after the colon (`{event}` alone means every {event})")
         if expires and date_problem(expires):
             raise GitmemError(f"--expires: {date_problem(expires)}")
-        if expires and expires[:10] < now_iso()[:10]:
+        if expires and _passed(expires):
             raise GitmemError(f"--expires: {expires} has passed: the entry would never be delivered")
         # An Anchor comes resolved (the writer built it from the declaration it matched); text is resolved here.
         resolved = resolve(self.repo.worktree, anchor) if isinstance(anchor, str) and anchor else anchor or None
@@ -358,3 +358,13 @@ class Memory:
         if entry.revocation:
             data["revocation"]["commit"] = self.revocation_commit(entry)
         return data
+
+
+def _passed(expires: str) -> bool:
+    """A date (YYYY-MM-DD) passes when the day is over; a time, at that moment."""
+    import datetime as dt
+
+    if len(expires) == 10:
+        return expires < now_iso()[:10]
+    moment = dt.datetime.fromisoformat(expires.replace("Z", "+00:00"))
+    return (moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)) <= dt.datetime.now(dt.UTC)

@@ -351,6 +351,16 @@ def test_add_reads_a_body_of_dash_from_standard_input_and_refuses_an_empty_symbo
     assert proc.returncode == 1 and "names no declaration after '::'" in proc.stderr
 
 
+def test_expires_must_be_a_real_time_still_to_come(app_repo):
+    import datetime as dt
+
+    an_hour_ago = (dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    for value, said in (("2099-01-01T25:00:00Z", "is not a date"), (an_hour_ago, "has passed")):
+        proc = app_repo.gitmem("add", "law", "Freeze deploys.", "--expires", value, check=False)
+        assert proc.returncode == 1 and said in proc.stderr, value
+    assert app_repo.gitmem("add", "law", "Freeze deploys.", "--expires", "2099-01-01T10:00:00Z").returncode == 0
+
+
 def test_example_store_is_valid_and_shows_every_kind():
     from pathlib import Path
 

@@ -27,7 +27,7 @@ def date_problem(value: str) -> str | None:
     """Why `value` is not a date (YYYY-MM-DD), optionally with a time; None when it is one."""
     if _STAMP.fullmatch(value):
         try:
-            dt.date.fromisoformat(value[:10])
+            dt.datetime.fromisoformat(value.replace("Z", "+00:00"))  # the time's fields too (25:00 is none)
             return None
         except ValueError:
             pass
