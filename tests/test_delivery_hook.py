@@ -171,6 +171,22 @@ def test_parallel_sessions_each_stamp_when_their_entry_was_relevant(gm):
     assert sorted(stamps) == sorted(hazards)
 
 
+def test_an_entry_that_arrives_mid_session_is_logged_as_a_session_start_entry_not_as_relevant(gm):
+    """Relevance (what the session-start budget keeps first) means it fired on a cue; an entry
+    brought late from the session start's block did not, whatever moment carried it."""
+    gm.write("src/m.py", "x = 1\n")
+    gm.commit_all("module")
+    hazard = add_entry(gm, "hazard", "m.py is generated.", "--anchor", "src/m.py")
+    claude = ClaudeCode(gm.path, "s1")
+    claude.start("startup")
+    law = add_entry(gm, "law", "Use tabs.")  # arrives during the session
+    assert sorted(claude.read("src/m.py").active) == sorted([law, hazard])
+    stamps = json.loads((gm.path / ".git/gitmem/relevance.json").read_text())
+    assert sorted(stamps) == [hazard]
+    log = [json.loads(line) for line in (gm.path / ".git/gitmem/deliveries.jsonl").read_text().splitlines()]
+    assert [(line["event"], line["delivered"]) for line in log[-2:]] == [("read", [hazard]), ("session-start", [law])]
+
+
 def test_the_hook_imports_nothing_heavy(gm):
     add_entry(gm, "hazard", "f() is called from signal handlers.", "--anchor", "src/a.py::f")
     add_entry(gm, "law", "Use tabs.")

@@ -531,10 +531,14 @@ class Hook:
             if reset or seeded or result.active or result.retractions or cue.event == "session-start" \
                     or result.known or result.owed is not None:
                 locked.save()
-        if result.active or result.retractions:
+        moment = [i for i in result.active if i not in result.wide]
+        if moment or result.retractions:
             delivery_log.append(self.state, session=self.session, event=cue.event, path=cue.path,
-                                delivered=result.active, retracted=result.retractions,
+                                delivered=moment, retracted=result.retractions,
                                 source=cue.source, at=self.now)
+        if result.wide:  # the session start's entries, brought late (arrivals, what a cut owed): not this cue's
+            delivery_log.append(self.state, session=self.session, event="session-start", path=None,
+                                delivered=result.wide, retracted=[], source=cue.source, at=self.now)
         if cue.source == "startup":
             shown.prune(self.state)
         return result.text
