@@ -1167,3 +1167,40 @@ def test_typescript_object_members_behind_as_const_or_satisfies_stay_anchored(re
     repo.commit_all("satisfies, and an unrelated edit")
     assert repo.entries()[entry]["status"] == "active"
     assert repo.entries()[entry]["anchor"] == "api.ts::api.get"
+
+
+MONEY_RS = """use std::fmt;
+pub struct Money { cents: i64 }
+impl fmt::Display for Money {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result { write!(f, "${}", self.cents) }
+}
+impl fmt::Debug for Money {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result { write!(f, "Money({})", self.cents) }
+}
+"""
+CART_JAVA = """class Cart {
+    int add(int qty) { return Math.min(qty, 99); }
+    int add(String sku) { return lookup(sku).qty; }
+}
+"""
+
+
+@pytest.mark.parametrize("path, source, symbol, gone", [
+    ("src/lib.rs", MONEY_RS, "Money.fmt", ("impl fmt::Display", "impl fmt::Debug")),
+    ("src/Cart.java", CART_JAVA, "Cart.add", ("    int add(int qty)", "    int add(String sku)")),
+])
+def test_removing_the_one_of_two_namesakes_an_entry_is_about_retires_it(repo, path, source, symbol, gone):
+    repo.with_gitmem({path: source})
+    entry = add(repo, "hazard", "The first one rounds.", f"{path}::{symbol}")
+    start, end = source.index(gone[0]), source.index(gone[1])
+    repo.write(path, source[:start] + source[end:])
+    repo.commit_all("drop the first")
+    assert repo.entries()[entry]["status"] == "revoked"
+
+
+def test_removing_the_other_namesake_keeps_the_entry(repo):
+    repo.with_gitmem({"src/lib.rs": MONEY_RS})
+    entry = add(repo, "hazard", "Display rounds.", "src/lib.rs::Money.fmt")
+    repo.write("src/lib.rs", MONEY_RS[:MONEY_RS.index("impl fmt::Debug")])
+    repo.commit_all("drop Debug")
+    assert repo.entries()[entry]["status"] == "active"

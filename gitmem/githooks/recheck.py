@@ -16,7 +16,7 @@ from gitmem.base.paths import RepoPaths
 from gitmem.code.anchors import Declaration, DeclarationCache, find, parse_problem
 from gitmem.code.grammar import language_for_path
 from gitmem.code.resolve import anchor_of
-from gitmem.store.entry import RETIRED_NOTE, Entry, anchor_path_problem
+from gitmem.store.entry import RETIRED_NOTE, Anchor, Entry, anchor_path_problem
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,7 +148,7 @@ def recheck(repo: RepoPaths, entries: Iterable[Entry], changes: list[git.Change]
         symbol = anchor.symbol
         if new_path is not None:
             same = find(after.declarations(new_path), symbol)
-            if same is not None:
+            if same is not None and not _its_namesake_went(before, after, anchor, new_path):
                 if new_path != anchor.path:
                     claimed.add((new_path, same))
                     done[entry.id] = _moved(entry, (new_path, same), "file renamed")
@@ -168,7 +168,9 @@ def recheck(repo: RepoPaths, entries: Iterable[Entry], changes: list[git.Change]
                 continue
         key = (anchor.path, symbol)
         if key not in lost:
-            old = find(before.declarations(anchor.path), symbol)
+            old = next((d for d in before.declarations(anchor.path) if d.name == symbol
+                        and anchor.fingerprint and d.fingerprint == anchor.fingerprint), None) \
+                or find(before.declarations(anchor.path), symbol)
             fingerprint = old.fingerprint if old else anchor.fingerprint
             lost[key] = _Lost(anchor.path, symbol, new_path, old, fingerprint, [])
         lost[key].entries.append(entry)
@@ -195,6 +197,19 @@ def recheck(repo: RepoPaths, entries: Iterable[Entry], changes: list[git.Change]
         print(f"gitmem: {path} does not parse cleanly ({problem}); {left}, "
               "to be re-checked at the next commit that changes it", file=sys.stderr)
     return [done[e.id] for e in touched if e.id in done]
+
+
+def _its_namesake_went(before: Snapshot, after: Snapshot, anchor: Anchor, new_path: str) -> bool:
+    """Of two declarations sharing the anchored name (Rust's `impl Display` and `impl Debug` each
+    with `fmt`, Java's overloads), the change removed the one the entry is about: fewer of them
+    now, and none with the body it was anchored to, which one of them had before."""
+    fingerprint = anchor.fingerprint
+    if not fingerprint:
+        return False
+    had = [d for d in before.declarations(anchor.path) if d.name == anchor.symbol]
+    has = [d for d in after.declarations(new_path) if d.name == anchor.symbol]
+    return (len(has) < len(had) and any(d.fingerprint == fingerprint for d in had)
+            and not any(d.fingerprint == fingerprint for d in has))
 
 
 def _unparsed_naming(gained: _Gained, item: _Lost) -> str | None:
