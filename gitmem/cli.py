@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import IO, TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import click
@@ -217,8 +217,13 @@ def list_(as_json: bool, show_all: bool) -> None:
             anchor = f"  @ {entry.anchor}" if entry.anchor else ""
             status = f" [{entry.status}]" if not entry.active else " [expired]" if entry.expired() else ""
             click.echo(_one_line(f"{entry.id}  {entry.kind:<10} {entry.source:<5}{status} {entry.body}{anchor}"))
-    for error in result.errors:
-        click.echo(f"gitmem: skipped {error}", err=True)
+    _say_skipped(result.errors)
+
+
+def _say_skipped(errors: Sequence[object]) -> None:
+    """Entry files that could not be read, named on stderr: a broken entry is never silently missing."""
+    for error in errors:
+        click.echo(escaped(f"gitmem: skipped {error}"), err=True)
 
 
 @main.command()
@@ -559,6 +564,7 @@ def render(event: str | None, path: str | None, lines: str | None, command_text:
     else:
         text = prompt_text or ""
     plan = delivery.preview(event, path=path, session=session, text=text, lines=_line_range(lines), source=source)
+    _say_skipped(_memory().load().errors)
     if plan.text:
         click.echo(plan.text)
     else:
@@ -571,6 +577,7 @@ def render(event: str | None, path: str | None, lines: str | None, command_text:
 def stats(as_json: bool) -> None:
     """How often and when each entry was delivered, and which active entries never fired."""
     rows = _delivery().stats()
+    _say_skipped(_memory().load().errors)
     never = [r for r in rows if r["status"] == "active" and not r["delivered"]]
     for r in rows:
         if as_json:

@@ -217,3 +217,12 @@ def test_agents_md_linked_out_of_the_repository_is_not_written_through(gm, tmp_p
     add_entry(gm, "law", "Use tabs.")
     assert "a symbolic link" in gm.gitmem("render", "--agents-md").stdout
     assert outside.read_text() == f"# another repository\n{BEGIN}\n{END}\n"
+
+
+def test_stats_and_render_name_a_broken_entry_file_and_go_on(gm):
+    law = add_entry(gm, "law", "Use tabs.")
+    gm.write(".gitmem/entries/20260101-0badf11e.yaml", "id: 20260101-0badf11e\nkind: nonsense\n")
+    for args in (["stats"], ["stats", "--json"], ["render", "--event", "session-start"]):
+        proc = gm.gitmem(*args)
+        assert "skipped .gitmem/entries/20260101-0badf11e.yaml" in proc.stderr, args
+    assert law in gm.gitmem("render", "--event", "session-start").stdout
