@@ -371,7 +371,7 @@ def test_an_entry_that_comes_in_during_a_session_is_framed_as_repository_wide(gm
     claude.start()
     law = add_entry(gm, "law", "Never log PII.")
     text = claude.read("src/a.py").text
-    before, _, since = text.partition("Since this session started, the developer stated these")
+    before, _, since = text.partition("Since this session started, these reached the repository's memory")
     assert hazard in before and "Before you touch src/a.py" in before and law not in before
     assert law in since and hazard not in since
 

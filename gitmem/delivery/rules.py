@@ -97,10 +97,12 @@ AGENT_HEADER = ("Recorded by an AI agent in earlier sessions, not stated by the 
 RETRACTION_HEADER = "Withdrawn: these were believed earlier and no longer hold. Do not rely on them:"
 # Repository-wide entries that came in during the session (a commit, a pull, the writer): about the
 # whole repository, not the moment they happen to arrive with.
-ARRIVED_USER_HEADER = ("Since this session started, the developer stated these; they are standing rules for "
-                       "this repository (gitmem):")
-ARRIVED_AGENT_HEADER = ("Since this session started, an AI agent recorded these, not the developer; verify "
-                        "before relying on them (gitmem):")
+# They may have been stated long before (a teammate's, pulled; one held back while the gate judged
+# it): the header says when they reached memory, not when they were said.
+ARRIVED_USER_HEADER = ("Since this session started, these reached the repository's memory; the developer "
+                       "stated them, and they are standing rules for this repository (gitmem):")
+ARRIVED_AGENT_HEADER = ("Since this session started, these reached the repository's memory; an AI agent "
+                        "recorded them, not the developer; verify before relying on them (gitmem):")
 
 _TOKEN_BREAKS = str.maketrans(dict.fromkeys(";&|()<>'\"`,=", " "))
 
