@@ -253,7 +253,7 @@ def test_init_configures_the_driver_and_uninstall_removes_it(repo):
     repo.write(".gitmem/.gitattributes", "entries/*.yaml diff=gitmem\n")  # as earlier versions wrote it
     repo.gitmem("init")
     repo.gitmem("init")  # idempotent
-    assert repo.read(".gitmem/.gitattributes") == "entries/*.yaml diff=gitmem merge=gitmem-entries\n"
+    assert repo.read(".gitmem/.gitattributes") == "* text eol=lf\nentries/*.yaml diff=gitmem merge=gitmem-entries\n"
     assert "from gitmem.githooks.merge_entries import main\n" in repo.git("config", "merge.gitmem-entries.driver")
     assert repo.git("config", "merge.gitmem-entries.driver").rstrip().endswith("%A %O %B")
     assert repo.git("check-attr", "merge", "--", ".gitmem/entries/x.yaml").strip().endswith("merge: gitmem-entries")

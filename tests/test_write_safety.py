@@ -823,3 +823,21 @@ def test_an_edit_elsewhere_in_an_anchored_file_is_answered_without_the_full_re_c
     assert not fastcheck.untouched(*where)[0]  # the anchored declaration itself changed
     project.git("commit", "-q", "-m", "charge changed")
     assert project.entries()[entry]["status"] == "active"
+
+
+def test_a_project_that_checks_out_crlf_and_refuses_mixed_line_ends_still_adds_gitmems_files(repo):
+    """`* text eol=crlf` with core.safecrlf: git refuses to add an LF file it would convert;
+    gitmem's files are LF by their own attribute, so the developer's `git add` of them works."""
+    repo.write(".gitattributes", "* text eol=crlf\r\n")
+    repo.write("a.txt", "one\r\n")
+    repo.commit_all("initial")
+    repo.git("config", "core.safecrlf", "true")
+    repo.gitmem("init")
+    repo.git("add", ".gitmem")  # refused before: "LF would be replaced by CRLF in .gitmem/config.yaml"
+    repo.git("commit", "-q", "-m", "set up gitmem")
+    repo.gitmem("add", "law", "Keep line ends as the project says.")
+    repo.write("a.txt", "one\r\ntwo\r\n")
+    repo.write(".gitmem/entries/20260101-0a0a0a0a.yaml", "id: 20260101-0a0a0a0a\nkind: law\nbody: By hand.\n")
+    repo.git("add", "a.txt", ".gitmem")  # refused before: "LF would be replaced by CRLF in .gitmem/entries/…"
+    assert repo.git("status", "--porcelain", "--", "a.txt", ".gitmem") == \
+        "A  .gitmem/entries/20260101-0a0a0a0a.yaml\nM  a.txt\n"

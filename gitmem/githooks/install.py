@@ -31,6 +31,9 @@ ATTRIBUTES = ".gitmem/.gitattributes"
 # driver it does not know.
 ENTRY_MERGE_DRIVER = "gitmem-entries"
 ENTRY_MERGE_ARGS = "%O %A %B %L %P %S %X %Y"  # gitmem.githooks.merge_entries reads the marker size, path and labels
+# gitmem writes its files with LF line ends whatever the project's own attributes say (`* text
+# eol=crlf` with core.safecrlf would make every `git add -A` refuse them): they say so here.
+LINE_ENDS_LINE = "* text eol=lf\n"
 ATTRIBUTES_LINE = f"entries/*.yaml diff=gitmem merge={ENTRY_MERGE_DRIVER}\n"
 OLD_ATTRIBUTES_LINE = "entries/*.yaml diff=gitmem\n"  # written by earlier versions
 # AGENTS.md's managed section merges through gitmem (gitmem.delivery.agents_md.main). Set per clone in
@@ -146,13 +149,15 @@ def install(repo: RepoPaths, python: str | None = None) -> list[str]:
     attributes = repo.worktree / ATTRIBUTES
     if not attributes.exists():
         attributes.parent.mkdir(parents=True, exist_ok=True)
-        attributes.write_text(ATTRIBUTES_LINE, encoding="utf-8")
-    else:  # an earlier version's line gains the merge driver; a line the project changed stays
-        lines = read_plain(attributes).decode("utf-8").splitlines(keepends=True)
-        if OLD_ATTRIBUTES_LINE in lines:
-            lines[lines.index(OLD_ATTRIBUTES_LINE)] = ATTRIBUTES_LINE
+        attributes.write_text(LINE_ENDS_LINE + ATTRIBUTES_LINE, encoding="utf-8")
+    else:  # an earlier version's lines become this one's; a line the project changed stays
+        before = read_plain(attributes).decode("utf-8").splitlines(keepends=True)
+        lines = [ATTRIBUTES_LINE if line == OLD_ATTRIBUTES_LINE else line for line in before]
+        if LINE_ENDS_LINE not in lines:
+            lines.insert(0, LINE_ENDS_LINE)
+        if lines != before:
             attributes.write_text("".join(lines), encoding="utf-8")
-            done.append(f"added the entry merge driver to {ATTRIBUTES}")
+            done.append(f"updated gitmem's attributes in {ATTRIBUTES}")
     entry_driver = git.merge_driver_command(python, "gitmem.githooks.merge_entries", ENTRY_MERGE_ARGS)
     if git.set_merge_driver(repo, ENTRY_MERGE_DRIVER, entry_driver, "gitmem: entry files", []):
         done.append("configured the entry merge driver")
