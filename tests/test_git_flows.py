@@ -1204,3 +1204,25 @@ def test_removing_the_other_namesake_keeps_the_entry(repo):
     repo.write("src/lib.rs", MONEY_RS[:MONEY_RS.index("impl fmt::Debug")])
     repo.commit_all("drop Debug")
     assert repo.entries()[entry]["status"] == "active"
+
+
+def test_editing_the_anchored_overload_while_removing_its_sibling_keeps_the_entry(repo):
+    source = "class Calc {\n    int add(int a, int b) { return a + b; }\n    double add(double a, double b) { return a + b; }\n}\n"
+    repo.with_gitmem({"Calc.java": source})
+    entry = add(repo, "hazard", "int add must not overflow silently.", "Calc.java::Calc.add")
+    repo.write("Calc.java", "class Calc {\n    int add(int a, int b) { return Math.addExact(a, b); }\n}\n")
+    repo.commit_all("drop the double overload, guard the int one")
+    assert repo.entries()[entry]["status"] == "active"
+
+
+def test_a_class_deleted_beside_another_classs_rename_does_not_follow_the_rename(repo):
+    source = ("class Alpha:\n    def run(self):\n        return Alpha()\n\n    def stop(self):\n        return 'a'\n\n\n"
+              "class Cache:\n    def run(self):\n        return Cache()\n\n    def stop(self):\n        return 'c'\n")
+    repo.with_gitmem({"shapes.py": source})
+    alpha = add(repo, "hazard", "Alpha.run is re-entrant.", "shapes.py::Alpha.run")
+    cache = add(repo, "hazard", "Cache.run holds the lock.", "shapes.py::Cache.run")
+    repo.write("shapes.py", source[source.index("class Cache"):].replace("Cache", "Store"))
+    repo.commit_all("drop Alpha, rename Cache")
+    entries = repo.entries()
+    assert entries[alpha]["status"] == "revoked"
+    assert entries[cache]["status"] == "active" and entries[cache]["anchor"] == "shapes.py::Store.run"

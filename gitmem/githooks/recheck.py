@@ -202,14 +202,18 @@ def recheck(repo: RepoPaths, entries: Iterable[Entry], changes: list[git.Change]
 def _its_namesake_went(before: Snapshot, after: Snapshot, anchor: Anchor, new_path: str) -> bool:
     """Of two declarations sharing the anchored name (Rust's `impl Display` and `impl Debug` each
     with `fmt`, Java's overloads), the change removed the one the entry is about: fewer of them
-    now, and none with the body it was anchored to, which one of them had before."""
+    now, the one with the body it was anchored to gone, and every other one still there as it was
+    (else which one went is a guess: one edited and the other removed looks the same)."""
     fingerprint = anchor.fingerprint
     if not fingerprint:
         return False
-    had = [d for d in before.declarations(anchor.path) if d.name == anchor.symbol]
-    has = [d for d in after.declarations(new_path) if d.name == anchor.symbol]
-    return (len(has) < len(had) and any(d.fingerprint == fingerprint for d in had)
-            and not any(d.fingerprint == fingerprint for d in has))
+    had = [d.fingerprint for d in before.declarations(anchor.path) if d.name == anchor.symbol]
+    has = [d.fingerprint for d in after.declarations(new_path) if d.name == anchor.symbol]
+    others = list(had)
+    if len(has) >= len(had) or fingerprint not in others or fingerprint in has:
+        return False
+    others.remove(fingerprint)
+    return all(others.count(f) <= has.count(f) for f in others)
 
 
 def _unparsed_naming(gained: _Gained, item: _Lost) -> str | None:
@@ -289,25 +293,52 @@ SCOPE_KEPT_SHARE_AT_LEAST = 0.5  # of the old scope's member names, found under 
 
 def _in_renamed_scope(gained: _Gained, item: _Lost, claimed: set[Target]) -> list[tuple[float, Target]]:
     """`Scope.member` as `NewScope.member` in the same file, where `Scope` is gone from it and
-    `NewScope`, new in it, holds most of `Scope`'s member names (and is the only one that does)."""
+    `NewScope`, new in it, holds most of `Scope`'s member names: the one new scope that does, and
+    `Scope` the one vanished scope that fits it best (a class deleted beside another's rename does
+    not follow the rename)."""
     scope, _, leaf = item.symbol.rpartition(".")
     path = item.new_path
     if not scope or path is None or not gained.provable(path):
         return []
-    if any(d.name == scope or d.name.startswith(scope + ".") for d in gained.after.declarations(path)):
+    depth = scope.count(".")
+
+    def scopes(decls: Iterable[Declaration]) -> dict[str, dict[str, Declaration]]:
+        found: dict[str, dict[str, Declaration]] = {}
+        for d in decls:
+            outer, _, member = d.name.rpartition(".")
+            if outer and outer.count(".") == depth:
+                found.setdefault(outer, {})[member] = d
+        return found
+
+    now = {d.name for d in gained.after.declarations(path)}
+    old_path = gained.old_of[path]
+    vanished = {s: m for s, m in scopes(gained.before.declarations(old_path)).items()
+                if s not in now and not any(n.startswith(s + ".") for n in now)}
+    if scope not in vanished:
         return []  # the scope is still there: the member itself went
-    members = {d.name[len(scope) + 1:] for d in gained.before.declarations(gained.old_of[path])
-               if d.name.startswith(scope + ".")}
-    under: dict[str, dict[str, Declaration]] = {}
-    for d in gained.of(path):
-        new_scope, _, new_leaf = d.name.rpartition(".")
-        if new_scope and new_scope.count(".") == scope.count("."):
-            under.setdefault(new_scope, {})[new_leaf] = d
-    kept = sorted(((len(members & set(found)), s) for s, found in under.items()), reverse=True)
-    tied = len(kept) > 1 and kept[1][0] == kept[0][0]
-    if not kept or tied or kept[0][0] < SCOPE_KEPT_SHARE_AT_LEAST * len(members):
+    under = scopes(gained.of(path))
+
+    def fit(old: str, new: str) -> tuple[int, int]:
+        """Members both have; of them, those the rename alone explains (the old scope's name
+        written as the new one's, the bodies are the same)."""
+        shared = set(vanished[old]) & set(under[new])
+        old_leaf, new_leaf = _leaf(old).encode("utf-8"), _leaf(new).encode("utf-8")
+        same = sum(_masked(gained.before.content(old_path), vanished[old][m]).replace(old_leaf, new_leaf)
+                   == _masked(gained.after.content(path), under[new][m]) for m in shared)
+        return len(shared), same
+
+    def best(options: dict[str, tuple[int, int]]) -> str | None:
+        ranked = sorted(options.items(), key=lambda o: o[1], reverse=True)
+        if not ranked or (len(ranked) > 1 and ranked[1][1] == ranked[0][1]):
+            return None
+        return ranked[0][0]
+
+    target = best({s: fit(scope, s) for s in under})
+    if target is None or fit(scope, target)[0] < SCOPE_KEPT_SHARE_AT_LEAST * len(vanished[scope]):
         return []
-    decl = under[kept[0][1]].get(leaf)
+    if best({s: fit(s, target) for s in vanished}) != scope:
+        return []
+    decl = under[target].get(leaf)
     return [(1.0, (path, decl))] if decl is not None and (path, decl) not in claimed else []
 
 
