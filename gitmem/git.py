@@ -211,8 +211,16 @@ def refresh_index(repo: Path, paths: Iterable[str]) -> None:
 
 def update_ref(repo: Path, ref: str, new: str, old: str, message: str) -> str | None:
     """Move `ref` to `new` only if it still points at `old` (compare-and-swap; git takes the
-    ref's .lock itself and fails if another process holds it). Returns git's complaint, or None."""
-    proc = run(repo, "update-ref", "-m", message, ref, new, old)
+    ref's .lock itself and fails if another process holds it). Returns git's complaint, or None.
+    git runs in a process group of its own: the developer's Ctrl-C, sent to the terminal's group,
+    must not stop it between moving the ref and saying so (gitmem holds it meanwhile)."""
+    import sys
+
+    command = ["git", "update-ref", "-m", message, ref, new, old]
+    if sys.platform == "win32":
+        proc = subprocess.run(command, cwd=repo, capture_output=True)
+    else:
+        proc = subprocess.run(command, cwd=repo, capture_output=True, process_group=0)
     if proc.returncode == 0:
         return None
     return proc.stderr.decode("utf-8", "replace").strip() or f"git update-ref exited {proc.returncode}"

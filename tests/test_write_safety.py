@@ -841,3 +841,29 @@ def test_a_project_that_checks_out_crlf_and_refuses_mixed_line_ends_still_adds_g
     repo.git("add", "a.txt", ".gitmem")  # refused before: "LF would be replaced by CRLF in .gitmem/entries/…"
     assert repo.git("status", "--porcelain", "--", "a.txt", ".gitmem") == \
         "A  .gitmem/entries/20260101-0a0a0a0a.yaml\nM  a.txt\n"
+
+
+def test_ctrl_c_to_the_terminal_while_git_moves_the_branch_loses_nothing(project, tmp_path):
+    """Ctrl-C goes to every process of the terminal's foreground group, git's too: gitmem's
+    `git update-ref` runs in a group of its own, and the signal waits until the commit is whole.
+    A `git` in front of the real one widens the moment: it moves the ref, then lingers."""
+    real_git = shutil.which("git")
+    slow = tmp_path / "bin" / "git"
+    slow.parent.mkdir()
+    slow.write_text(f'#!/bin/sh\n"{real_git}" "$@"; status=$?\n'
+                    f'[ "$1" = update-ref ] && touch "{tmp_path}/moved" && sleep 2\nexit $status\n')
+    slow.chmod(0o755)
+    env = {**subprocess_env(), "PATH": f"{slow.parent}{os.pathsep}{os.environ['PATH']}"}
+    proc = subprocess.Popen([sys.executable, "-m", "gitmem.cli", "add", "law", "Never call syncLedger in a handler."],
+                            cwd=project.path, env=env, start_new_session=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "moved").exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGINT)  # as the terminal sends it
+    proc.communicate(timeout=60)
+    [entry] = committed_entries(project)
+    assert project.git("status", "--porcelain", "--untracked-files=all") == ""
+    project.write("README.md", "demo, edited\n")
+    project.git("commit", "-q", "-am", "dev work")
+    assert committed_entries(project) == [entry]

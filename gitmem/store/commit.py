@@ -624,6 +624,8 @@ def _transaction(repo: RepoPaths, change: Change, finishing: Sequence[str]) -> s
                    "carry": carry}
         fastjson.write_file(str(local(repo) / JOURNAL), journal)
         problem = git.update_ref(repo.worktree, "HEAD", new, old or ZERO, _reflog(change.subject))
+        if problem and git.rev_parse(repo.worktree, "HEAD") == new:
+            problem = None  # it moved, and git was stopped before it could say so
         if problem:
             _remove_journal(repo)
             raise Busy(f"the branch could not be moved ({problem})")
