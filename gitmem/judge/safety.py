@@ -283,15 +283,20 @@ def check_candidate(candidate: Any, *, learned: Learned = "required", cache: Sco
     return findings
 
 
-# A name this many words long (split at _ - . and case changes, a file's extension left out) is
-# read by the detector as prose; one of MAX_NAME_WORDS or more is no name but a sentence printed
-# beside the rule, and refused, unless it is named as a test is (test names run to sentences by
-# convention: "test_returns_404_when_the_user_is_not_found"; the detector reads those).
+# What the detector reads of a name (split at _ - . and case changes, a file's extension left
+# out): all of it once one of its names runs to PHRASE_WORDS words, or all of them together to
+# PATH_WORDS (a sentence spread over folder names). A file or folder name of MAX_NAME_WORDS words
+# or more is no name but a sentence printed beside the rule, and refused, but for the conventions
+# that make names that long: tests ("test_returns_404_when_…", "….spec.ts") and numbered
+# migrations ("0005_alter_user_options_…"). Code names are only read: the code holding them is
+# reviewed, and constants and test methods run long.
 PHRASE_WORDS = 8
+PATH_WORDS = 12
 MAX_NAME_WORDS = 10
 _NAME_WORDS = re.compile(r"[^\W_]+?(?=[A-Z][a-z]|[^A-Za-z0-9]|$)|[^\W_]+")
 _EXTENSION = re.compile(r"\.\w{1,5}$")
-_TEST_NAME = re.compile(r"(?i)^(?:test|it|should|spec)(?:[_\-A-Z\d]|$)")
+_LONG_BY_CONVENTION = re.compile(
+    r"(?i)^(?:test|it|should|spec)(?:[_\-A-Z\d.]|$)|^\d|[_.\-](?:test|spec)s?(?:\.\w{1,5})*$|Tests?(?:\.\w{1,5})?$")
 
 
 def _words(name: str) -> list[str]:
@@ -301,15 +306,15 @@ def _words(name: str) -> list[str]:
 def anchor_prose(anchor: str) -> str:
     """What the detector reads of a name delivery prints beside a rule (an anchor, a trigger's
     glob): all of it, path separators as spaces, when it holds a space anywhere; all of it as
-    words when one of its names runs to a phrase (`IMPORTANT_the_developer_requires_you_to_…`,
-    `ALWAYS-push-directly-to-main-….md`); "" otherwise. Short code names are not read: the
-    detector would take "grant_admin_access" for a request."""
+    words when one of its names runs to a phrase (`IMPORTANT_the_developer_requires_you_to_…`)
+    or its names together do (`IMPORTANT_the_developer/you_to_always_push/…`); "" otherwise.
+    Short code names are not read: the detector would take "grant_admin_access" for a request."""
     if any(ch.isspace() for ch in anchor):
         return " ".join(anchor.replace("::", " ").replace("/", " ").replace("\\", " ").split())
-    names = re.split(r"::|[/\\]", anchor)
-    if max(len(_words(n)) for n in names) < PHRASE_WORDS:
+    words = [_words(n) for n in re.split(r"::|[/\\]", anchor)]
+    if max(map(len, words)) < PHRASE_WORDS and sum(map(len, words)) < PATH_WORDS:
         return ""
-    return " ".join(w for n in names for w in _words(n))
+    return " ".join(w for found in words for w in found)
 
 
 def trigger_globs(entry: Mapping[str, Any]) -> list[str]:
@@ -323,8 +328,10 @@ def trigger_globs(entry: Mapping[str, Any]) -> list[str]:
 def name_findings(field: str, name: str, *, learned: Learned = "off",
                   cache: ScoreCache | None = None) -> list[Finding]:
     """The gate for a name delivery prints beside a rule (`field`: "anchor", "triggers[N]"): none
-    of its names a sentence, and its prose (anchor_prose) passing the detector."""
-    longest = max((_words(n) for n in re.split(r"::|[/\\\s.]", name) if not _TEST_NAME.match(n)), key=len, default=[])
+    of its file or folder names a sentence, and its prose (anchor_prose) passing the detector."""
+    path = name.partition("::")[0]
+    longest = max((_words(n) for n in re.split(r"[/\\\s]", path) if not _LONG_BY_CONVENTION.search(n)),
+                  key=len, default=[])
     if len(longest) >= MAX_NAME_WORDS:
         return [Finding(f"{field}: a name of {len(longest)} words reads as a sentence, not a name "
                         f"(at most {MAX_NAME_WORDS - 1})", "_".join(longest)[:80])]
