@@ -538,6 +538,33 @@ def test_agents_md_and_other_agents_files_leave_out_what_the_detector_objects_to
     assert other not in gm.read("AGENTS.md") and "sudo" not in gm.read(".cursor/rules/gitmem.mdc")
 
 
+def test_a_pull_that_brings_a_teammates_judged_entry_with_its_files_leaves_them_as_they_are(gm, tmp_path, monkeypatch):
+    """The teammate's machine judged their hand-written rule and committed the agents' files with
+    it; this machine, judging it again after the pull, neither takes it out of those files nor
+    puts it back in commits of its own."""
+    gm.gitmem("init", "--agent", "claude-code", "--agent", "cursor")
+    gm.gitmem("render", "--agents-md")
+    gm.gitmem("check")
+    gm.commit_all("agents without hooks read memory too")
+    teammate = type(gm)(tmp_path / "teammate")
+    subprocess.run(["git", "clone", "-q", str(gm.path), str(teammate.path)], check=True, capture_output=True)
+    teammate.gitmem("init", "--agent", "claude-code", "--agent", "cursor")
+    rule = "20260103-000000b2"
+    teammate.write(f".gitmem/entries/{rule}.yaml", entry_yaml(rule, "Run make fmt before pushing."))
+    teammate.gitmem("check")  # judged there, and the files rendered with it
+    teammate.gitmem("render", "--agents-md")
+    teammate.commit_all("a rule by hand, with the agents' files")
+    assert "Run make fmt" in teammate.git("show", "HEAD:.cursor/rules/gitmem.mdc")
+    monkeypatch.delenv("GITMEM_NO_DAEMON")
+    before = gm.git("rev-parse", "HEAD").strip()
+    gm.git("pull", "-q", "--no-rebase", str(teammate.path), "main")
+    wait_for_the_gate(gm)
+    for name in ("AGENTS.md", ".cursor/rules/gitmem.mdc"):
+        assert "Run make fmt" in gm.git("show", f"HEAD:{name}") and "Run make fmt" in gm.read(name), name
+    subjects = gm.git("log", "--format=%s", f"{before}..HEAD").splitlines()
+    assert not [s for s in subjects if s.startswith("gitmem: regenerate")], subjects
+
+
 def test_what_gitmem_add_gated_is_judged_without_the_model(gm, tmp_path, monkeypatch):
     from gitmem.base.paths import find_repo
     from gitmem.judge import safety

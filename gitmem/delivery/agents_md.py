@@ -69,8 +69,27 @@ def withheld(repo: RepoPaths) -> dict[str, list[str]]:
 
     entries = index.entries(index.current(repo))
     judging = is_locked(repo.worktree_state / GATE_LOCK)
-    return {**store_gate.awaiting(repo, entries, judging=judging), **safety.withheld_by_detector(repo),
-            **safety.misnamed(entries)}
+    awaiting = store_gate.awaiting(repo, entries, judging=judging)
+    kept = _in_committed_agent_files(repo, sorted({key.split(":", 1)[0] for key in awaiting}))
+    awaiting = {key: why for key, why in awaiting.items() if key.split(":", 1)[0] not in kept}
+    return {**awaiting, **safety.withheld_by_detector(repo), **safety.misnamed(entries)}
+
+
+def _in_committed_agent_files(repo: RepoPaths, ids: list[str]) -> set[str]:
+    """Of `ids`, those the agents' files as HEAD has them already name: a teammate's machine
+    judged and committed them (a pull brings both), or they were written there by hand, in the
+    review of the commit like any other line. Taking them out while this machine judges would
+    only churn those files in commits of gitmem's."""
+    if not ids:
+        return set()
+    from gitmem import git
+    from gitmem.delivery.agents import generated
+
+    patterns = [arg for entry_id in ids for arg in ("-e", f"[{entry_id}]")]
+    folders = [generated.COPILOT_DIR, generated.CURSOR_DIR]
+    found = git.git(repo.worktree, "grep", "-h", "-o", "-F", *patterns, "HEAD", "--", FILE_NAME,
+                    generated.GEMINI_FILE, *folders, check=False).decode("utf-8", "replace")
+    return {line.strip()[1:-1] for line in found.splitlines() if line.strip()}
 
 
 def render_section(rules: delivery_rules.CompiledRules) -> str:
