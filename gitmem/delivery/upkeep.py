@@ -116,10 +116,14 @@ class Delivery:
             raise GitmemError(f"--event {event} needs --path")
         cue = delivery_rules.Cue(event, rel, narrow=lines is not None and event == "edit", text=text,
                           source=source if event == "session-start" else None)
+        rules = self.rules()
+        now = time.time()
         record = shown.read(self.state, session) if session else shown.empty()
         if event == "session-start" and source != "resume":
             record = shown.empty()
-        return delivery_rules.plan(self.rules(), cue, record, now=time.time(), worktree=str(self.repo.worktree),
+        elif not session:  # a moment of a session whose start offered the session-start entries
+            record["known"] = delivery_rules.session_start_ids(rules, time.strftime("%Y-%m-%d", time.gmtime(now)))
+        return delivery_rules.plan(rules, cue, record, now=now, worktree=str(self.repo.worktree),
                             symbol_hit=(lambda p, s: self._overlaps(p, s, lines)) if lines else None,
                             commit_paths=self._staged,
                             relevance=lambda: delivery_log.read_relevance(self.state))
