@@ -64,12 +64,12 @@ def withheld(repo: RepoPaths) -> dict[str, list[str]]:
     it has judged: gitmem.judge.store_gate)."""
     from gitmem.base.files import is_locked
     from gitmem.base.signature import GATE_LOCK
-    from gitmem.judge import safety, store_gate
+    from gitmem.judge import safety
     from gitmem.store import index
 
     entries = index.entries(index.current(repo))
     judging = is_locked(repo.worktree_state / GATE_LOCK)
-    awaiting = store_gate.awaiting(repo, entries, judging=judging)
+    awaiting = safety.awaiting(repo, entries, judging=judging)
     kept = _in_committed_agent_files(repo, sorted({key.split(":", 1)[0] for key in awaiting}))
     awaiting = {key: why for key, why in awaiting.items() if key.split(":", 1)[0] not in kept}
     return {**awaiting, **safety.withheld_by_detector(repo), **safety.misnamed(entries)}
@@ -83,12 +83,11 @@ def _in_committed_agent_files(repo: RepoPaths, ids: list[str]) -> set[str]:
     if not ids:
         return set()
     from gitmem import git
-    from gitmem.delivery.agents import generated
+    from gitmem.delivery.agents import COPILOT_DIR, CURSOR_DIR, GEMINI_FILE
 
     patterns = [arg for entry_id in ids for arg in ("-e", f"[{entry_id}]")]
-    folders = [generated.COPILOT_DIR, generated.CURSOR_DIR]
-    found = git.git(repo.worktree, "grep", "-h", "-o", "-F", *patterns, "HEAD", "--", FILE_NAME,
-                    generated.GEMINI_FILE, *folders, check=False).decode("utf-8", "replace")
+    found = git.git(repo.worktree, "grep", "-h", "-o", "-F", *patterns, "HEAD", "--", FILE_NAME, GEMINI_FILE,
+                    COPILOT_DIR, CURSOR_DIR, check=False).decode("utf-8", "replace")
     return {line.strip()[1:-1] for line in found.splitlines() if line.strip()}
 
 

@@ -100,7 +100,7 @@ def rebuild(worktree: str, git_dir: str, common_dir: str, sig: Signature | None 
     # what the detector objected to, then what waits while the store is being judged, and entries
     # from files whose id is not gitmem's (`gitmem check` fails them; an id of words is no place
     # for text to reach the agent by)
-    withheld = {**safety.withheld_by_detector(repo), **store_gate.awaiting(repo, entries, judging=judging),
+    withheld = {**safety.withheld_by_detector(repo), **safety.awaiting(repo, entries, judging=judging),
                 **safety.misnamed(entries)}
     rules = delivery_rules.compile_rules(entries, idx.get("config") or {}, withheld)
     data: DeliveryData = {**rules, "version": DATA_VERSION, "signature": sig}

@@ -43,6 +43,7 @@ from gitmem.base import fastjson, files
 from gitmem.base.paths import RepoPaths
 from gitmem.base.signature import VERDICTS_FILE, main_checkout_state
 from gitmem.judge import normalise, structure
+from gitmem.judge.shipped import GATE_HEAD
 
 QUARANTINE_FILE = "quarantine.jsonl"
 THRESHOLD_KEY = "threshold"  # beside a head's scores in the score cache (the other keys are SHA-1s)
@@ -420,3 +421,58 @@ def quarantine(repo: RepoPaths, candidate: Any, findings: list[Finding], *, sess
 def quarantined(repo: RepoPaths) -> Iterator[dict[str, Any]]:
     """Every quarantined candidate, oldest first; unreadable lines are skipped."""
     yield from fastjson.read_rows(str(quarantine_path(repo)))
+
+
+# -- what this machine's verdicts say, for delivery --------------------------------------------
+
+AWAITING = "not judged yet: the gate's learned detector is judging it now (withheld for those seconds)"
+
+
+_stamps: dict[tuple[int, int, int], str] = {}
+
+
+def head_stamp() -> str:
+    """The SHA-256 of the installed detector head ("" if none): a new head (an upgrade) judges
+    again, and two installs of the same head agree."""
+    try:
+        st = os.stat(GATE_HEAD)
+        stat = (st.st_ino, st.st_size, st.st_mtime_ns)
+        if stat not in _stamps:
+            import hashlib
+
+            with open(GATE_HEAD, "rb") as handle:
+                _stamps[stat] = hashlib.sha256(handle.read()).hexdigest()
+    except OSError:
+        return ""
+    return _stamps[stat]
+
+
+def judged_now(repo: RepoPaths) -> set[str]:
+    """The entry keys recorded as judged, if the installed head judged them (else none)."""
+    judged, head = judged_entries(str(repo.worktree_state))
+    return judged if head and head == head_stamp() else set()
+
+
+def not_passed(repo: RepoPaths, entries: Iterable[Mapping[str, Any]],
+               judged: set[str]) -> list[Mapping[str, Any]]:
+    """The entries not in `judged` holding a text the detector has not passed on this machine."""
+    cache = ScoreCache(repo)
+    return [e for e in entries if entry_key(e) not in judged
+            and any(not cache.passed(t) for t in detector_texts(e))]
+
+
+def awaiting(repo: RepoPaths, entries: Iterable[Mapping[str, Any]], judging: bool) -> dict[str, list[str]]:
+    """entry_key -> [AWAITING] for the entries whose verdict the running job may change, while the
+    store is being judged (`judging`: the lock was held when the caller's signature was taken, so
+    what it compiles agrees with the signature it is keyed on): delivery withholds them for those
+    seconds rather than hand the agent what may be withheld a moment later. An entry the detector
+    already passed on this machine (what `gitmem add` and the writer recorded: they gated it) is
+    delivered meanwhile. Nothing while no one judges (a stuck or absent detector withholds nothing)."""
+    if not judging:
+        return {}
+    judged = judged_now(repo)
+    shared = main_checkout_state(str(repo.git_dir), str(repo.common_dir))
+    if shared:  # a new linked worktree: what the main checkout judged (and withholds) needs no wait
+        more, head = judged_entries(shared)
+        judged |= more if head and head == head_stamp() else set()
+    return {entry_key(e): [AWAITING] for e in not_passed(repo, entries, judged)}

@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gitmem.base.paths import RepoPaths
-from gitmem.base.signature import GATE_LOCK, main_checkout_state
-from gitmem.judge.shipped import GATE_HEAD
+from gitmem.base.signature import GATE_LOCK
+from gitmem.judge.safety import head_stamp, judged_now, not_passed
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -39,7 +39,6 @@ if TYPE_CHECKING:
 
     from gitmem.store.entry import Entry
 
-AWAITING = "not judged yet: the gate's learned detector is judging it now (withheld for those seconds)"
 RUNS = 3  # the job judges again while the store changes under it (another pull meanwhile), this often at most
 # A job still running after this long hangs rather than works (a store of a thousand new entries
 # takes a few minutes on two cores): it ends itself, so its lock withholds nothing any longer.
@@ -58,33 +57,6 @@ class StoreVerdicts:
     def complete(self) -> bool:
         """Whether the learned detector judged every entry."""
         return not self.notes
-
-
-_stamps: dict[tuple[int, int, int], str] = {}
-
-
-def head_stamp() -> str:
-    """The SHA-256 of the installed detector head ("" if none): a new head (an upgrade) judges
-    again, and two installs of the same head agree."""
-    try:
-        st = os.stat(GATE_HEAD)
-        stat = (st.st_ino, st.st_size, st.st_mtime_ns)
-        if stat not in _stamps:
-            import hashlib
-
-            with open(GATE_HEAD, "rb") as handle:
-                _stamps[stat] = hashlib.sha256(handle.read()).hexdigest()
-    except OSError:
-        return ""
-    return _stamps[stat]
-
-
-def judged_now(repo: RepoPaths) -> set[str]:
-    """The entry keys recorded as judged, if the installed head judged them (else none)."""
-    from gitmem.judge import safety
-
-    judged, head = safety.judged_entries(str(repo.worktree_state))
-    return judged if head and head == head_stamp() else set()
 
 
 def judge_entries(repo: RepoPaths, entries: Iterable[Entry]) -> StoreVerdicts:
@@ -180,17 +152,7 @@ def never_scored(repo: RepoPaths, entries: Iterable[Mapping[str, Any]]) -> list[
     never scored, or scored as an attack (the same text under another id is not judged yet). The
     writer's and `gitmem add`'s entries passed when they were gated. Standard library only, and
     cheap (no layer 1–2 checks: compiling runs those already): delivery asks it."""
-    return [str(e.get("id")) for e in _not_passed(repo, entries, judged_now(repo))]
-
-
-def _not_passed(repo: RepoPaths, entries: Iterable[Mapping[str, Any]],
-                judged: set[str]) -> list[Mapping[str, Any]]:
-    """The entries not in `judged` holding a text the detector has not passed on this machine."""
-    from gitmem.judge import safety
-
-    cache = safety.ScoreCache(repo)
-    return [e for e in entries if safety.entry_key(e) not in judged
-            and any(not cache.passed(t) for t in safety.detector_texts(e))]
+    return [str(e.get("id")) for e in not_passed(repo, entries, judged_now(repo))]
 
 
 def judge_arrivals_in_background(repo: RepoPaths, entries: Iterable[Mapping[str, Any]]) -> bool:
@@ -202,25 +164,6 @@ def judge_arrivals_in_background(repo: RepoPaths, entries: Iterable[Mapping[str,
     if os.environ.get("GITMEM_NO_DAEMON") or safety.stuck_head(str(repo.worktree_state)) == head_stamp():
         return False
     return bool(never_scored(repo, entries)) and judge_in_background(repo)
-
-
-def awaiting(repo: RepoPaths, entries: Iterable[Mapping[str, Any]], judging: bool) -> dict[str, list[str]]:
-    """entry_key -> [AWAITING] for the entries whose verdict the running job may change, while the
-    store is being judged (`judging`: the lock was held when the caller's signature was taken, so
-    what it compiles agrees with the signature it is keyed on): delivery withholds them for those
-    seconds rather than hand the agent what may be withheld a moment later. An entry the detector
-    already passed on this machine (what `gitmem add` and the writer recorded: they gated it) is
-    delivered meanwhile. Nothing while no one judges (a stuck or absent detector withholds nothing)."""
-    from gitmem.judge import safety
-
-    if not judging:
-        return {}
-    judged = judged_now(repo)
-    shared = main_checkout_state(str(repo.git_dir), str(repo.common_dir))
-    if shared:  # a new linked worktree: what the main checkout judged (and withholds) needs no wait
-        more, head = safety.judged_entries(shared)
-        judged |= more if head and head == head_stamp() else set()
-    return {safety.entry_key(e): [AWAITING] for e in _not_passed(repo, entries, judged)}
 
 
 def judge_in_background(repo: RepoPaths, retry: bool = False) -> bool:

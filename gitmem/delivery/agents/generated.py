@@ -14,14 +14,14 @@ header, then the block. Everything comes from gitmem.delivery.agents.content.
 from __future__ import annotations
 
 from gitmem.delivery import rules as delivery_rules
+from gitmem.delivery.agents import COPILOT_DIR as COPILOT_DIR
+from gitmem.delivery.agents import CURSOR_DIR as CURSOR_DIR
+from gitmem.delivery.agents import GEMINI_FILE as GEMINI_FILE
 from gitmem.delivery.agents import content
 from gitmem.delivery.agents.content import HEADER, REPOSITORY_WIDE, TITLE, Scope
 
-COPILOT_DIR = ".github/instructions"
 COPILOT_SUFFIX = ".instructions.md"
-CURSOR_DIR = ".cursor/rules"
 CURSOR_SUFFIX = ".mdc"
-GEMINI_FILE = "GEMINI.md"
 GEMINI_BEGIN = f"<!-- gitmem:begin ({content.GENERATED} from .gitmem/; edit memory with gitmem, not here) -->"
 GEMINI_END = "<!-- gitmem:end -->"
 
