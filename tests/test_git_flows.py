@@ -1185,34 +1185,30 @@ CART_JAVA = """class Cart {
 """
 
 
-@pytest.mark.parametrize("path, source, symbol, gone", [
-    ("src/lib.rs", MONEY_RS, "Money.fmt", ("impl fmt::Display", "impl fmt::Debug")),
-    ("src/Cart.java", CART_JAVA, "Cart.add", ("    int add(int qty)", "    int add(String sku)")),
+CALC_JAVA = "class Calc {\n    int add(int a, int b) { return a + b; }\n    double add(double a, double b) { return a + b; }\n}\n"
+
+
+def _without(source, start, end):
+    return source[:source.index(start)] + (source[source.index(end):] if end else "")
+
+
+@pytest.mark.parametrize("path, source, symbol, after, status", [
+    # the anchored one (the first of two namesakes, by its body) removed: retired
+    ("src/lib.rs", MONEY_RS, "Money.fmt", _without(MONEY_RS, "impl fmt::Display", "impl fmt::Debug"), "revoked"),
+    ("src/Cart.java", CART_JAVA, "Cart.add", _without(CART_JAVA, "    int add(int qty)", "    int add(String sku)"),
+     "revoked"),
+    # the other one removed: kept
+    ("src/lib.rs", MONEY_RS, "Money.fmt", _without(MONEY_RS, "impl fmt::Debug", None), "active"),
+    # the other one removed and the anchored one edited: which went is a guess, so kept
+    ("Calc.java", CALC_JAVA, "Calc.add",
+     "class Calc {\n    int add(int a, int b) { return Math.addExact(a, b); }\n}\n", "active"),
 ])
-def test_removing_the_one_of_two_namesakes_an_entry_is_about_retires_it(repo, path, source, symbol, gone):
+def test_removing_one_of_two_namesakes_retires_only_an_entry_about_that_one(repo, path, source, symbol, after, status):
     repo.with_gitmem({path: source})
-    entry = add(repo, "hazard", "The first one rounds.", f"{path}::{symbol}")
-    start, end = source.index(gone[0]), source.index(gone[1])
-    repo.write(path, source[:start] + source[end:])
-    repo.commit_all("drop the first")
-    assert repo.entries()[entry]["status"] == "revoked"
-
-
-def test_removing_the_other_namesake_keeps_the_entry(repo):
-    repo.with_gitmem({"src/lib.rs": MONEY_RS})
-    entry = add(repo, "hazard", "Display rounds.", "src/lib.rs::Money.fmt")
-    repo.write("src/lib.rs", MONEY_RS[:MONEY_RS.index("impl fmt::Debug")])
-    repo.commit_all("drop Debug")
-    assert repo.entries()[entry]["status"] == "active"
-
-
-def test_editing_the_anchored_overload_while_removing_its_sibling_keeps_the_entry(repo):
-    source = "class Calc {\n    int add(int a, int b) { return a + b; }\n    double add(double a, double b) { return a + b; }\n}\n"
-    repo.with_gitmem({"Calc.java": source})
-    entry = add(repo, "hazard", "int add must not overflow silently.", "Calc.java::Calc.add")
-    repo.write("Calc.java", "class Calc {\n    int add(int a, int b) { return Math.addExact(a, b); }\n}\n")
-    repo.commit_all("drop the double overload, guard the int one")
-    assert repo.entries()[entry]["status"] == "active"
+    entry = add(repo, "hazard", "The first one is subtle.", f"{path}::{symbol}")
+    repo.write(path, after)
+    repo.commit_all("drop one of two")
+    assert repo.entries()[entry]["status"] == status
 
 
 def test_a_class_deleted_beside_another_classs_rename_does_not_follow_the_rename(repo):

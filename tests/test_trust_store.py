@@ -500,16 +500,22 @@ def test_delivery_starts_the_job_for_a_flagged_text_under_a_new_id(gm):
     assert store_gate.never_scored(paths, index.entries(index.current(paths))) == [again]
 
 
+def serving_agents_without_hooks(gm, tmp_path):
+    """`gm` with AGENTS.md and Cursor's rules committed; a teammate's clone of it."""
+    gm.gitmem("init", "--agent", "claude-code", "--agent", "cursor")
+    gm.gitmem("render", "--agents-md")
+    gm.commit_all("agents without hooks read memory too")
+    teammate = type(gm)(tmp_path / "teammate")
+    subprocess.run(["git", "clone", "-q", str(gm.path), str(teammate.path)], check=True, capture_output=True)
+    return teammate
+
+
 def test_agents_md_and_other_agents_files_leave_out_what_the_detector_objects_to(gm, tmp_path, monkeypatch):
     """Agents without hooks read AGENTS.md and their generated rules files: an entry a pull brings
     in that the detector objects to leaves them once the background job has judged it, and
     `gitmem check` does the same for one committed here."""
-    gm.gitmem("init", "--agent", "claude-code", "--agent", "cursor")
-    gm.gitmem("render", "--agents-md")
-    gm.commit_all("agents without hooks read memory too")
+    teammate = serving_agents_without_hooks(gm, tmp_path)
     monkeypatch.delenv("GITMEM_NO_DAEMON")
-    teammate = type(gm)(tmp_path / "teammate")
-    subprocess.run(["git", "clone", "-q", str(gm.path), str(teammate.path)], check=True, capture_output=True)
     attack, rule = "20260103-000000a1", "20260103-000000b2"
     teammate.write(f".gitmem/entries/{attack}.yaml", entry_yaml(attack, OVERRIDE))
     teammate.write(f".gitmem/entries/{rule}.yaml", entry_yaml(rule, "Run make fmt before pushing."))
@@ -542,12 +548,8 @@ def test_a_pull_that_brings_a_teammates_judged_entry_with_its_files_leaves_them_
     """The teammate's machine judged their hand-written rule and committed the agents' files with
     it; this machine, judging it again after the pull, neither takes it out of those files nor
     puts it back in commits of its own."""
-    gm.gitmem("init", "--agent", "claude-code", "--agent", "cursor")
-    gm.gitmem("render", "--agents-md")
     gm.gitmem("check")
-    gm.commit_all("agents without hooks read memory too")
-    teammate = type(gm)(tmp_path / "teammate")
-    subprocess.run(["git", "clone", "-q", str(gm.path), str(teammate.path)], check=True, capture_output=True)
+    teammate = serving_agents_without_hooks(gm, tmp_path)
     teammate.gitmem("init", "--agent", "claude-code", "--agent", "cursor")
     rule = "20260103-000000b2"
     teammate.write(f".gitmem/entries/{rule}.yaml", entry_yaml(rule, "Run make fmt before pushing."))
