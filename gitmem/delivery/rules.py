@@ -379,8 +379,11 @@ def plan(rules: CompiledRules, cue: Cue, record: SessionRecord, *, now: float, w
     # What the session has as it is now: an entry withdrawn since and active again (a revert of its
     # retirement), or changed since (a pull brought new wording), is not what it was told.
     versions = record.get("versions") or {}
-    delivered = {i: how for i, how in (record.get("delivered") or {}).items()
-                 if not (i in active and (i in retracted or versions.get(i, version(active[i])) != version(active[i])))}
+
+    def as_told(i: str) -> bool:
+        return i not in active or (i not in retracted and versions.get(i) in (None, version(active[i])))
+
+    delivered = {i: how for i, how in (record.get("delivered") or {}).items() if as_told(i)}
     stale = set(record.get("delivered") or {}) - set(delivered)  # offered again, as if it had just come in
     retired = rules.get("retired") or {}
     recent = recent_retractions(rules, now)
