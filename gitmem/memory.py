@@ -361,10 +361,11 @@ class Memory:
 
 
 def _passed(expires: str) -> bool:
-    """A date (YYYY-MM-DD) passes when the day is over; a time, at that moment."""
-    import datetime as dt
-
+    """A date (YYYY-MM-DD) passes when the day is over; a time (checked by date_problem), at that moment."""
     if len(expires) == 10:
         return expires < now_iso()[:10]
-    moment = dt.datetime.fromisoformat(expires.replace("Z", "+00:00"))
-    return (moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)) <= dt.datetime.now(dt.UTC)
+    import time
+
+    from gitmem.base.files import utc_seconds
+
+    return (utc_seconds(expires) or 0.0) <= time.time()

@@ -232,6 +232,20 @@ def utc_date(seconds: float | None = None) -> str:
     return time.strftime("%Y-%m-%d", time.gmtime(time.time() if seconds is None else seconds))
 
 
+def utc_seconds(stamp: str | None) -> float | None:
+    """Epoch seconds of an ISO 8601 time (`2026-12-01T09:03:33Z`, a transcript's `…54.684Z`, a day
+    alone), UTC where it names no zone; None when it is none."""
+    if not stamp:
+        return None
+    import datetime as dt
+
+    try:
+        moment = dt.datetime.fromisoformat(stamp)
+    except ValueError:
+        return None
+    return (moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)).timestamp()
+
+
 PROBE_PATIENCE = 0.05  # seconds: is_locked's probe holds a shared lock for microseconds
 
 

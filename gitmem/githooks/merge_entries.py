@@ -31,7 +31,7 @@ markers. Standard library only.
 
 from __future__ import annotations
 
-import datetime as dt
+import math
 import os
 import re
 import subprocess
@@ -39,6 +39,7 @@ import sys
 import tempfile
 from typing import NamedTuple
 
+from gitmem.base.files import utc_seconds
 from gitmem.store.entry import RETIRED_NOTE
 
 # The records whose `at:` is the time a hook did something (gitmem.store.entry: Entry.revoked,
@@ -120,13 +121,8 @@ def records(text: str) -> dict[str, Record]:
     return found
 
 
-def _when(value: str) -> dt.datetime | None:
-    text = value.strip().strip("'\"")
-    try:
-        when = dt.datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return when if when.tzinfo is not None else when.replace(tzinfo=dt.UTC)
+def _when(value: str) -> float | None:
+    return utc_seconds(value.strip().strip("'\""))
 
 
 def reconcile(base: str, ours: str, theirs: str) -> tuple[str, str]:
@@ -186,9 +182,10 @@ def _moves(text: str) -> int:
     return sum(name.startswith("moves[") for name in records(text))
 
 
-def _revoked_at(text: str) -> dt.datetime:
+def _revoked_at(text: str) -> float:
     record = records(text).get("revocation")
-    return (_when(record.at) if record else None) or dt.datetime.max.replace(tzinfo=dt.UTC)
+    when = _when(record.at) if record else None
+    return math.inf if when is None else when
 
 
 def settle(base: str, ours: str, theirs: str) -> tuple[str, str]:

@@ -162,17 +162,10 @@ def future_problem(field: str, value: object, now: float) -> str | None:
     """Why a recorded time is not one (it lies in the future): delivery ranks entries by when they
     were recorded and announces withdrawals for days after them, so a crafted stamp would push
     every other rule out of the budget, or be announced for good."""
-    import datetime as dt
+    from gitmem.base.files import utc_seconds
 
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        stamp = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None  # the entry's own validation names a malformed date
-    if stamp.tzinfo is None:
-        stamp = stamp.replace(tzinfo=dt.UTC)
-    if stamp.timestamp() > now + FUTURE_SLACK_S:
+    seconds = utc_seconds(value) if isinstance(value, str) else None  # a malformed one: the entry's own check says so
+    if seconds is not None and seconds > now + FUTURE_SLACK_S:
         return f"{field} {value!r} is in the future"
     return None
 

@@ -34,6 +34,7 @@ import os
 import time
 
 from gitmem.base import fastjson  # the json module costs as much as starting Python
+from gitmem.base.files import utc_seconds
 
 # The hooks import this module: no typing (≈5 ms), no pathlib (≈8 ms), no gitmem.base.paths
 # (dataclasses ≈18 ms). Paths are plain strings; `repo` is anything with a `.state`
@@ -214,27 +215,12 @@ def _unlock(fd: int) -> None:
         os.close(fd)
 
 
-def parse_time(stamp: str | None) -> float | None:
-    """Epoch seconds of a transcript timestamp (`2026-02-10T22:57:54.684Z`)."""
-    if not stamp:
-        return None
-    import datetime as dt
-
-    try:
-        value = dt.datetime.fromisoformat(stamp)
-    except ValueError:
-        return None
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=dt.UTC)
-    return value.timestamp()
-
-
 def _complete(turns: list[Turn], signals: list[dict[str, Any]]) -> int:
     """How many of `turns` (consecutive, from the watermark) are complete."""
     if not turns:
         return 0
     last = turns[-1]
-    started = parse_time(last.timestamp)
+    started = utc_seconds(last.timestamp)
     for sig in signals:
         event = sig.get("event")
         at = sig.get("time")
@@ -308,7 +294,7 @@ def _plan_session(repo: RepoPaths, dirs: dict[str, str], session: str,
     event = next((s["event"] for s in reversed(signals) if isinstance(s.get("event"), str)), "")
     times = [s["time"] for s in signals if isinstance(s.get("time"), (int, float))] or [time.time()]
     # The reply a Stop reported belongs to the last turn in the transcript, if the Stop came after it began.
-    last_start = parse_time(turns[-1].timestamp)
+    last_start = utc_seconds(turns[-1].timestamp)
     reply = next((s["reply"] for s in reversed(signals) if s.get("event") == "Stop"
                   and isinstance(s.get("reply"), str) and isinstance(s.get("time"), (int, float))
                   and (last_start is None or s["time"] >= last_start)), None) if count == len(turns) else None

@@ -11,13 +11,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from gitmem.base.files import utc_seconds
 from gitmem.base.paths import RepoPaths, find_repo
 from gitmem.errors import AnchorError, NotARepository
 from gitmem.judge import safety
 from gitmem.store import index
 from gitmem.store.entry import Entry
 from gitmem.writer import edit_log
-from gitmem.writer.queue import Job, parse_time
+from gitmem.writer.queue import Job
 
 if TYPE_CHECKING:
     from gitmem.judge.safety import Finding
@@ -65,14 +66,14 @@ def build_packet(repo: RepoPaths, job: Job) -> Packet | None:
     from gitmem.writer.reader import read_turns
 
     if job.user is not None:  # planned by this version: the turn travelled with the job
-        user, assistant, start, end = job.user, job.assistant or "", parse_time(job.starts), parse_time(job.ends)
+        user, assistant, start, end = job.user, job.assistant or "", utc_seconds(job.starts), utc_seconds(job.ends)
     else:
         turns = read_turns(job.transcript, start=job.turn)
         if not turns or turns[0].index != job.turn:
             return None
         user, assistant = turns[0].user, turns[0].assistant
-        start = parse_time(turns[0].timestamp)
-        end = parse_time(turns[1].timestamp) if len(turns) > 1 else None
+        start = utc_seconds(turns[0].timestamp)
+        end = utc_seconds(turns[1].timestamp) if len(turns) > 1 else None
     if end is None and job.until is not None:
         end = job.until  # the hook call that completed the turn came after its last edit
     files = edit_log.files_modified(repo, job.session, start, end) if start is not None else ()
@@ -186,7 +187,7 @@ def _withdrawn(entries: Sequence[Entry]) -> dict[str, float]:
             stamp = by_id[entry.superseded_by].created_at
         else:
             continue
-        when = parse_time(stamp)
+        when = utc_seconds(stamp)
         if when is not None:
             key = " ".join(entry.body.split())
             found[key] = max(when, found.get(key, when))
@@ -203,7 +204,7 @@ def commit_candidates(repo: RepoPaths, job: Job, candidates: Sequence[Candidate]
     every = index.stored(repo)
     active = {e.id for e in every if e.active}
     withdrawn = _withdrawn(every)
-    said = parse_time(job.starts)
+    said = utc_seconds(job.starts)
     for c in candidates:
         if _already_recorded(repo, job.session, job.turn, c.body, since=job.enqueued and job.enqueued - QUEUED_SLACK_S):
             outcome.already.append(c.body)
