@@ -361,5 +361,5 @@ def _write(path: Path, data: Settings) -> None:
         current = read_plain(path).decode("utf-8") if path.exists() else None
     except (OSError, UnicodeDecodeError):
         current = None
-    edited = jsonc.set_member(current, "hooks", data.get("hooks")) if current is not None else None
-    write_atomic(path, edited if edited is not None else json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    text = jsonc.rewritten(current, "hooks", data)
+    write_atomic(path, text if text is not None else jsonc.dumped(data))

@@ -14,7 +14,6 @@ as gitmem wrote it, goes back to exactly what was there (gitmem.delivery.agents.
 
 from __future__ import annotations
 
-import json
 import shlex
 from pathlib import Path
 from typing import Any, TypedDict
@@ -75,13 +74,10 @@ def _read(path: Path, comments: bool) -> tuple[Settings, str | None]:
 
 
 def _serialised(current: bytes | None, settings: Settings) -> bytes | None:
-    """`settings` as the file's bytes: only the "hooks" member of a file that exists is rewritten,
-    in its style, every other byte (comments, layout, line breaks) as the developer left it (None
-    when that member itself holds a comment gitmem would drop)."""
-    if current is None:
-        return _dump(settings)
-    edited = jsonc.set_member(current.decode("utf-8"), "hooks", settings.get("hooks"))
-    return edited.encode("utf-8") if edited is not None else None
+    """`settings` as the file's bytes (jsonc.rewritten: only the "hooks" member of a file that
+    exists is written anew, in its style; None when that member holds a comment gitmem would drop)."""
+    text = jsonc.rewritten(current.decode("utf-8") if current is not None else None, "hooks", settings)
+    return text.encode("utf-8") if text is not None else None
 
 
 def installed_events(repo: RepoPaths, rel: str, *, comments: bool = False) -> list[str]:
@@ -181,8 +177,5 @@ def uninstall(repo: RepoPaths, rel: str, what: str, *, comments: bool = False) -
         return [f"left {rel} alone: it changed since gitmem wrote it"]
     return [f"removed gitmem's {what} hooks from {rel}"]
 
-
-def _dump(data: Settings) -> bytes:
-    return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 

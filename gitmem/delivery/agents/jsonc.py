@@ -11,6 +11,7 @@ value is written anew, so a comment inside it would be lost: `replace_member` re
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 _DECODER = json.JSONDecoder()
@@ -107,6 +108,18 @@ def _render(value: Any, indent: str, style: Style) -> str:
     if unit is None:
         return json.dumps(value, ensure_ascii=ascii_only)
     return json.dumps(value, indent=unit, ensure_ascii=ascii_only).replace("\n", newline + indent)
+
+
+def rewritten(current: str | None, key: str, data: Mapping[str, Any]) -> str | None:
+    """`data` as a settings file's text: `current` with only its top-level `key` written anew (or
+    removed, where `data` has none), every other byte as it was; where there is no file yet, the
+    whole object, two-space indented. None when that member holds a comment it would drop."""
+    return dumped(data) if current is None else set_member(current, key, data.get(key))
+
+
+def dumped(data: Mapping[str, Any]) -> str:
+    """A new settings file's text."""
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
 def set_member(text: str, key: str, value: Any) -> str | None:
