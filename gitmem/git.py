@@ -216,11 +216,8 @@ def update_ref(repo: Path, ref: str, new: str, old: str, message: str) -> str | 
     must not stop it between moving the ref and saying so (gitmem holds it meanwhile)."""
     import sys
 
-    command = ["git", "update-ref", "-m", message, ref, new, old]
-    if sys.platform == "win32":
-        proc = subprocess.run(command, cwd=repo, capture_output=True)
-    else:
-        proc = subprocess.run(command, cwd=repo, capture_output=True, process_group=0)
+    proc = subprocess.run(["git", "update-ref", "-m", message, ref, new, old], cwd=repo, capture_output=True,
+                          process_group=None if sys.platform == "win32" else 0)
     if proc.returncode == 0:
         return None
     return proc.stderr.decode("utf-8", "replace").strip() or f"git update-ref exited {proc.returncode}"
