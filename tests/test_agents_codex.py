@@ -305,6 +305,25 @@ def test_a_codex_rollout_reads_into_typed_turns(tmp_path):
     assert reader.last_turn_index(path) == 1
 
 
+def test_a_rollouts_turns_carry_their_folder_and_a_message_of_images_ends_the_turn_before(tmp_path):
+    def rec(stamp, kind, payload):
+        return json.dumps({"timestamp": stamp, "type": kind, "payload": payload})
+
+    path = tmp_path / "rollout.jsonl"
+    path.write_text("\n".join([
+        rec("2026-06-18T00:00:00.000Z", "session_meta", {"id": "s", "cwd": "/work/a"}),
+        rec("2026-06-18T00:00:01.000Z", "event_msg", {"type": "user_message", "message": "keep amounts in cents"}),
+        rec("2026-06-18T00:00:02.000Z", "event_msg", {"type": "agent_message", "message": "OK, cents."}),
+        rec("2026-06-18T00:00:03.000Z", "turn_context", {"cwd": "/work/b"}),
+        rec("2026-06-18T00:00:04.000Z", "event_msg", {"type": "user_message", "message": "", "images": ["x.png"]}),
+        rec("2026-06-18T00:00:05.000Z", "event_msg", {"type": "agent_message", "message": "A stack trace."}),
+        rec("2026-06-18T00:00:06.000Z", "event_msg", {"type": "user_message", "message": "fix it"})]) + "\n")
+    turns = reader.read_turns(path)
+    assert [(t.user, t.assistant, t.cwd) for t in turns] == [("keep amounts in cents", "OK, cents.", "/work/a"),
+                                                            ("fix it", "", "/work/b")]
+    assert turns[0].user_uuid and turns[0].user_uuid != turns[1].user_uuid  # what a fork's copy keeps
+
+
 def test_an_older_codex_rollouts_injected_user_messages_are_not_turns(tmp_path):
     # older Codex wrote AGENTS.md and the environment as user_message events of their own `kind`
     def rec(message: str, kind: str) -> str:

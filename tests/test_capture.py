@@ -637,6 +637,33 @@ def test_a_forked_session_judges_only_the_prompts_typed_after_the_fork(paths, pr
     assert len(queue.pending(paths)) == 3
 
 
+def test_a_forked_codex_rollout_judges_only_the_prompts_typed_after_the_fork(paths, project, tmp_path):
+    """`codex fork` writes a rollout of its own (new id, `forked_from_id`) and then the parent's
+    lines as they were: rollout lines have no ids, so the prompt's time and text identify it."""
+    def rec(stamp, kind, payload):
+        return json.dumps({"timestamp": stamp, "type": kind, "payload": payload}) + "\n"
+
+    def prompts(*typed):
+        return "".join(rec(stamp, "turn_context", {"cwd": str(project.path)})
+                       + rec(stamp, "event_msg", {"type": "user_message", "message": text})
+                       + rec(stamp, "event_msg", {"type": "agent_message", "message": "OK."}) for stamp, text in typed)
+
+    parent = tmp_path / "rollout-parent.jsonl"
+    parent.write_text(rec("2026-06-18T00:57:05.000Z", "session_meta", {"id": SESSION, "cwd": str(project.path)})
+                      + prompts(("2026-06-18T00:58:00.000Z", "Always run make lint before pushing."),
+                                ("2026-06-18T00:59:00.000Z", "Never call sync_ledger in a handler.")))
+    _hook(paths, payload("Stop", SESSION, parent, project.path))
+    queue.plan(paths)
+    assert [j.turn for j in queue.pending(paths)] == [0, 1]
+    fork = tmp_path / "rollout-fork.jsonl"
+    fork.write_text(rec("2026-06-18T01:10:00.000Z", "session_meta", {"id": OTHER, "forked_from_id": SESSION,
+                                                                     "cwd": str(project.path)})
+                    + parent.read_text() + prompts(("2026-06-18T01:11:00.000Z", "Now add a test for f.")))
+    _hook(paths, payload("Stop", OTHER, fork, project.path))
+    queue.plan(paths)
+    assert [(j.turn, j.user) for j in queue.pending(paths) if j.session == OTHER] == [(2, "Now add a test for f.")]
+
+
 def test_a_deleted_repository_is_dropped_from_the_writer_whatever_was_written_back(tmp_path):
     """Deleted while its job was judged, a repository's path may get a file or two written back
     (`.git/gitmem/…`): it has no HEAD, so the writer forgets it instead of serving it for good."""

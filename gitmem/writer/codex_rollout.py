@@ -14,7 +14,7 @@ One JSON object per line, `{"timestamp", "type", "payload"}`:
   (`output_text` blocks) again; `function_call`, `custom_tool_call`, their outputs and
   `reasoning` are not text for the judge.
 
-A turn: each `user_message` event, with the assistant text up to the next one: the
+A turn: each `user_message` event with text, with the assistant text up to the next one: the
 `response_item` assistant messages, or, in a rollout that lacks them, the `agent_message`
 events (the two carry the same text, so only one of them is used). gitmem's own hook context
 (`<gitmem-context>…</gitmem-context>`) and other injected blocks are stripped as for Claude
@@ -23,6 +23,7 @@ Code. Lines that do not parse are skipped; a missing file reads as no turns.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 
@@ -53,18 +54,27 @@ def is_rollout(path: str | os.PathLike[str]) -> bool:
 
 
 class _Open:
-    __slots__ = ("agent", "index", "items", "timestamp", "user")
+    __slots__ = ("agent", "cwd", "index", "items", "timestamp", "user")
 
-    def __init__(self, index: int, user: str, timestamp: str | None) -> None:
-        self.index, self.user, self.timestamp = index, user, timestamp
+    def __init__(self, index: int, user: str, timestamp: str | None, cwd: str | None) -> None:
+        self.index, self.user, self.timestamp, self.cwd = index, user, timestamp, cwd
         self.items: list[str] = []  # response_item assistant text
         self.agent: list[str] = []  # agent_message events
 
     def close(self) -> Turn:
         user, cut_user = _bound(self.user, USER_HEAD, USER_TAIL)
         reply, cut_reply = _bound("\n\n".join(self.items or self.agent), ASSISTANT_HEAD, ASSISTANT_TAIL)
-        return Turn(index=self.index, user=user, assistant=reply, user_uuid=None, timestamp=self.timestamp,
-                    truncated=cut_user or cut_reply)
+        return Turn(index=self.index, user=user, assistant=reply, user_uuid=_prompt_id(self.timestamp, self.user),
+                    timestamp=self.timestamp, truncated=cut_user or cut_reply, cwd=self.cwd)
+
+
+def _prompt_id(timestamp: str | None, text: str) -> str | None:
+    """What identifies a typed prompt across rollouts: a fork (`codex fork`, a resume into a new
+    file) copies the parent's lines as they were, so their time and text come along; rollout
+    lines carry no id of their own. The writer leaves such a copy to the session that planned it."""
+    if not timestamp:
+        return None
+    return "codex-" + hashlib.sha256(f"{timestamp}\0{text}".encode()).hexdigest()[:32]
 
 
 def _scan(path: str | os.PathLike[str], start: int) -> tuple[list[Turn], int]:
@@ -75,6 +85,7 @@ def _scan(path: str | os.PathLike[str], start: int) -> tuple[list[Turn], int]:
     turns: list[Turn] = []
     count = 0
     current: _Open | None = None
+    cwd: str | None = None  # the session's folder, as session_meta and each turn_context give it
     with handle:
         try:
             for line in handle:
@@ -88,16 +99,21 @@ def _scan(path: str | os.PathLike[str], start: int) -> tuple[list[Turn], int]:
                 if not isinstance(payload, dict):
                     continue
                 kind, inner = rec.get("type"), payload.get("type")
-                if kind == "event_msg" and inner == "user_message":
+                if kind in ("session_meta", "turn_context"):
+                    folder = payload.get("cwd")
+                    cwd = folder if isinstance(folder, str) and folder else cwd
+                elif kind == "event_msg" and inner == "user_message":
                     if payload.get("kind") not in (None, "plain"):
                         continue  # older Codex: AGENTS.md and the environment, injected as user messages
+                    if current is not None:  # a message of images alone still ends the turn before it
+                        turns.append(current.close())
+                        current = None
                     text = _clean(payload.get("message"))
                     if text is None:
                         continue
-                    if current is not None:
-                        turns.append(current.close())
                     stamp = rec.get("timestamp")
-                    current = _Open(count, text, stamp if isinstance(stamp, str) else None) if count >= start else None
+                    stamp = stamp if isinstance(stamp, str) else None
+                    current = _Open(count, text, stamp, cwd) if count >= start else None
                     count += 1
                 elif current is None:
                     continue
