@@ -22,15 +22,21 @@ if TYPE_CHECKING:
     from gitmem.delivery.agents.channels import AgentReport
     from gitmem.delivery.upkeep import Delivery
     from gitmem.memory import Memory
+    from gitmem.store.entry import Trigger
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
 
-def _memory() -> Memory:
+def _memory(*, set_up: bool = True) -> Memory:
+    """`set_up`: the command reads or writes the store, so `gitmem init` must have made one here
+    (else a read command would say "no entries" or "all anchors resolve" of a store that is not there)."""
     from gitmem.memory import Memory
 
-    return Memory()
+    memory = Memory()
+    if set_up:
+        memory.require_store()
+    return memory
 
 
 def reports_errors(func: Callable[P, R]) -> Callable[P, R]:
@@ -65,6 +71,9 @@ def main() -> None:
     _commit_pending()
 
 
+_STILL_PENDING: list[str] = []  # why changes still wait after this command's try (`status` says it)
+
+
 def _commit_pending() -> None:
     """Every command first commits entries kept pending while the repository was busy (a merge,
     a rebase, a held lock): this is one of the safe moments. Never fails the command."""
@@ -77,7 +86,9 @@ def _commit_pending() -> None:
             return
         from gitmem.memory import Memory
 
-        Memory(repo).flush_pending()
+        reason = Memory(repo).flush_pending()
+        if reason:
+            _STILL_PENDING.append(reason)
     except Exception:  # the command itself reports what is wrong with the repository
         return
 
@@ -92,7 +103,7 @@ def _commit_pending() -> None:
 @reports_errors
 def init(agents: tuple[str, ...]) -> None:
     """Set up .gitmem/, the git hooks and the agent hooks (safe to run again)."""
-    lines = _memory().init(agents)
+    lines = _memory(set_up=False).init(agents)
     for line in lines:
         click.echo(line)
     from gitmem.delivery import NotInstalled
@@ -133,7 +144,7 @@ def _from_here(memory: Memory, anchor: str | None) -> str | None:
 @reports_errors
 def uninstall() -> None:
     """Remove gitmem's hooks and restore the ones that were there before."""
-    for line in _memory().uninstall() or ["nothing to remove"]:
+    for line in _memory(set_up=False).uninstall() or ["nothing to remove"]:
         click.echo(line)
 
 
@@ -166,8 +177,25 @@ def add(kind: str, body: str, anchor: str | None, on: tuple[str, ...], source: s
     recorded = memory.add(kind, body, anchor=anchor, on=on, source=source,
                              supersedes=supersedes, expires=expires, commit=not stage_only)
     click.echo(recorded.entry.id)
+    for trigger in recorded.entry.triggers:
+        _say_if_matching_nothing(memory, trigger)
     if not recorded.commit.committed:
         click.echo(f"gitmem: {recorded.commit.note}", err=True)
+
+
+def _say_if_matching_nothing(memory: Memory, trigger: Trigger) -> None:
+    """A path glob no tracked file matches is said (not refused: the files may come later), since
+    `app/[slug]/**` is one character of s, l, u, g, not the folder, and would deliver nothing."""
+    from gitmem import git
+    from gitmem.delivery.rules import path_matches
+
+    if trigger.event not in ("read", "edit", "commit") or not trigger.glob:
+        return
+    tracked = git.git_text(memory.repo.worktree, "ls-files", "-z", check=False).split("\0")
+    if any(path_matches(trigger.glob, path) for path in tracked if path):
+        return
+    hint = " (in a glob, [...] is one character of a set: write [[] for a literal '[')" if "[" in trigger.glob else ""
+    click.echo(escaped(f"gitmem: note: no tracked file matches {trigger} yet{hint}"), err=True)
 
 
 def _refuse_under_agent(command: str) -> None:
@@ -210,12 +238,14 @@ def list_(as_json: bool, show_all: bool) -> None:
     """List entries."""
     memory = _memory()
     result = memory.load()
+    waiting = memory.pending_entries()  # recorded, in no commit yet (`gitmem status` says why)
     for entry in result.entries:
         if as_json:
-            click.echo(json.dumps(memory.as_json(entry), ensure_ascii=False))
+            click.echo(json.dumps({**memory.as_json(entry), "pending": entry.id in waiting}, ensure_ascii=False))
         elif show_all or entry.active:
             anchor = f"  @ {entry.anchor}" if entry.anchor else ""
             status = f" [{entry.status}]" if not entry.active else " [expired]" if entry.expired() else ""
+            status += " [not yet committed]" if entry.id in waiting else ""
             click.echo(_one_line(f"{entry.id}  {entry.kind:<10} {entry.source:<5}{status} {entry.body}{anchor}"))
     _say_skipped(result.errors)
 
@@ -268,6 +298,7 @@ def check(mode: str | None, rev_range: str | None) -> None:
     """Check anchors and the gate; exits 1 when an active entry's anchor does not resolve, an
     entry or the configuration is invalid, an entry fails the gate (it is then never
     delivered: remove it), or gitmem's section of AGENTS.md or GEMINI.md has damaged markers."""
+    from gitmem import git
     from gitmem.store.yaml_files import config_problems
 
     memory = _memory()
@@ -277,11 +308,11 @@ def check(mode: str | None, rev_range: str | None) -> None:
     head = None
     if mode == "staged":
         problems = memory.check_staged()
+    elif rev_range is None and not git.has_head(memory.repo.worktree):
+        problems = []  # nothing committed yet: the work tree's entries are checked below
     else:
         base, dots, head = (rev_range or "HEAD").rpartition("..")
         head = head or "HEAD"
-        from gitmem import git
-
         if dots and base and git.rev_parse(memory.repo.worktree, base) is None:  # a typo would pass every PR
             raise GitmemError(f"--rev: unknown revision {base!r}")
         problems = memory.check_rev(head)
@@ -346,7 +377,7 @@ def diff(rev_range: str | None) -> None:
     from gitmem.githooks.review import diff_markdown, split_range
     from gitmem.judge.normalise import visible
 
-    memory = _memory()
+    memory = _memory(set_up=False)  # history: the work tree may have no store
     base, head = split_range(memory.repo, rev_range)
     click.echo(visible(diff_markdown(memory.repo, base, head)), nl=False)
 
@@ -358,7 +389,7 @@ def log(count: int) -> None:
     """History of memory changes (commits touching .gitmem/)."""
     from gitmem import git
 
-    memory = _memory()
+    memory = _memory(set_up=False)  # history: the work tree may have no store
     lines = git.git_text(memory.repo.worktree, "log", f"-{count}", "--format=%h %ad %an  %s",
                          "--date=short", "--", ".gitmem/entries", check=False).splitlines()
     for line in lines or ["no memory commits yet"]:
@@ -606,16 +637,20 @@ def status(as_json: bool) -> None:
 
     _check_config()
     info = _delivery().status()
-    repo = _memory().repo
+    repo = _memory(set_up=False).repo
     gate = _gate_status(repo)
     try:
         git_missing, git_hooks = install.missing(repo), ""
     except GitmemError as exc:  # a shared hooks folder: init installs nothing there, nor is told to
         git_missing, git_hooks = [], str(exc)
+    from gitmem.store import pending
+
+    waiting: dict[str, Any] = {"changes": len(pending.names(repo)),
+                               "why": _STILL_PENDING[-1] if _STILL_PENDING else None}
     if as_json:
         click.echo(json.dumps({**{k: v for k, v in info.items() if k != "rules"}, "gate": gate,
-                               "git_hooks": {"missing": git_missing, "shared_folder": git_hooks}},
-                              ensure_ascii=False))
+                               "git_hooks": {"missing": git_missing, "shared_folder": git_hooks},
+                               "pending": waiting}, ensure_ascii=False))
         return
     if git_missing:  # where git looks now: core.hooksPath may have been set since `gitmem init`
         folder, root = install.hooks_folder(repo), repo.worktree.resolve()
@@ -655,6 +690,10 @@ def status(as_json: bool) -> None:
         click.echo(f"invalid entry, never delivered: {shown}")
     for entry_id, reasons in sorted(info["rules"].get("withheld", {}).items()):
         click.echo(f"withheld by the gate, never delivered: {escaped(entry_id + ': ' + '; '.join(reasons))[:200]}")
+    if waiting["changes"]:  # delivered here, but in no commit yet: a push would not carry them
+        click.echo(f"not yet committed: {waiting['changes']} memory change{'s' if waiting['changes'] > 1 else ''} "
+                   f"kept pending ({waiting['why'] or 'waiting for a safe moment'}); every gitmem command "
+                   "and git hook tries again")
     if info["hook_errors"]:
         click.echo(f"hook errors logged: {info['hook_errors']} (see .git/gitmem/errors.log)")
     click.echo(f"gate: {gate['withheld']} withheld by the learned detector" +

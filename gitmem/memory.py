@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gitmem import git
-from gitmem.base.paths import RepoPaths, find_repo
+from gitmem.base.paths import ENTRIES_DIR, RepoPaths, find_repo
 from gitmem.errors import EntryError, GitmemError, UnknownEntry
 from gitmem.store import index, pending
 from gitmem.store.commit import Change, CommitResult, FileChange, record, subject_for
@@ -96,6 +96,15 @@ class Memory:
             return done
         return done + channels.uninstall(self.repo)  # every agent's channels, Claude Code's included
 
+    def require_store(self) -> None:
+        """GitmemError unless `gitmem init` made a store here whose entries folder is a folder: an
+        entry committed where there is none would be deleted by the developer's next `commit -a`."""
+        if not self.repo.store.is_dir():  # also a store committed into a repository that never chose gitmem
+            raise GitmemError("no .gitmem/ here: run `gitmem init` first (it sets up the hooks that keep entries true)")
+        if self.repo.entries.exists() and not self.repo.entries.is_dir():
+            raise GitmemError(f"{ENTRIES_DIR} is not a folder, so no entry is read or recorded: move it "
+                              "away and run `gitmem init`")
+
     # -- reading --------------------------------------------------------------------------
     def load(self) -> LoadResult:
         """The work tree's entries, with pending changes (not yet committed) in their place. Read
@@ -122,6 +131,8 @@ class Memory:
                 result.errors.append(exc if isinstance(exc, EntryError) else EntryError(rel, None, str(exc)))
         never_read = "never read: an entry is a file .gitmem/entries/<id>.yaml (not .yml, not hidden, not in a folder)"
         result.errors += [EntryError(rel, None, never_read) for rel in self.store.strays()]
+        if self.repo.entries.exists() and not self.repo.entries.is_dir():
+            result.errors.append(EntryError(ENTRIES_DIR, None, "not a folder: no entry is read"))
         waiting = self.pending_entries()
         if waiting:
             by_id = {e.id: e for e in result.entries}
@@ -191,8 +202,6 @@ class Memory:
         """Record an entry the developer gives (`gitmem add`). Refused in an agent's shell
         (refuse_under_agent): code the agent runs (`python - <<EOF … Memory().add(…)`) must not record."""
         refuse_under_agent("add")
-        if not self.repo.store.is_dir():  # a store committed into a repository that never chose gitmem
-            raise GitmemError("no .gitmem/ here: run `gitmem init` first (it sets up the hooks that keep entries true)")
         return self.add_copied(kind, body, anchor=anchor, on=on, source=source, session=session, turn=turn,
                                supersedes=supersedes, expires=expires, commit=commit)
 
@@ -203,7 +212,9 @@ class Memory:
         starts from the agent's hooks and inherits their environment (CLAUDECODE=1), so this way in
         does not refuse an agent's shell; the read-only hook denies commands that name it."""
         from gitmem.code.resolve import resolve
+        from gitmem.delivery.rules import unclosed_bracket
 
+        self.require_store()
         check_config(self.repo)
         if kind not in KINDS:
             raise GitmemError(f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
@@ -220,6 +231,8 @@ class Memory:
             event, colon, glob = t.partition(":")
             if colon and not glob.strip():
                 raise GitmemError(f"--on: {t!r} names no glob after the colon (`{event}` alone means every {event})")
+            if unclosed_bracket(glob):  # a typo: as in git, such a glob would match nothing meant
+                raise GitmemError(f"--on: {t!r} opens a '[' it never closes (write [[] for a literal '[')")
         if expires and date_problem(expires):
             raise GitmemError(f"--expires: {date_problem(expires)}")
         if expires and _passed(expires):

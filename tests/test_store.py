@@ -405,6 +405,44 @@ def test_add_in_a_repository_that_never_ran_init_is_refused(repo):
     proc = repo.gitmem("add", "law", "Use tabs.", check=False)
     assert proc.returncode == 1 and "no .gitmem/ here: run `gitmem init` first" in proc.stderr
     assert not (repo.path / ".gitmem").exists() and repo.git("log", "--oneline").count("\n") == 1
+    # nor do the read commands speak of a store that is not there ("all anchors resolve")
+    for command in (["check"], ["list"], ["show", "20260101-00000000"], ["stats"]):
+        proc = repo.gitmem(*command, check=False)
+        assert proc.returncode == 1 and "run `gitmem init` first" in proc.stderr, (command, proc)
+    assert repo.gitmem("log").stdout.strip() == "no memory commits yet"  # history needs no store
+
+
+def test_check_before_the_first_commit_checks_the_work_tree(repo):
+    repo.gitmem("init")
+    assert repo.gitmem("check").returncode == 0  # no "unknown revision 'HEAD'"
+    repo.write(".gitmem/entries/20260101-0badf00d.yaml", "id: 20260101-0badf00d\nkind: rumour\n")
+    proc = repo.gitmem("check", check=False)
+    assert proc.returncode == 1 and "kind" in proc.stdout, proc
+
+
+def test_an_entries_path_that_is_not_a_folder_is_an_error_not_an_empty_store(app_repo):
+    entries = app_repo.path / ".gitmem" / "entries"
+    for child in entries.iterdir():
+        child.unlink()
+    entries.rmdir()
+    entries.write_text("not a folder\n")
+    head = app_repo.git("rev-parse", "HEAD")
+    for command in (["list"], ["check"], ["add", "law", "Use tabs for indentation, always."]):
+        proc = app_repo.gitmem(*command, check=False)
+        assert proc.returncode == 1 and ".gitmem/entries is not a folder" in proc.stderr, (command, proc)
+    assert app_repo.git("rev-parse", "HEAD") == head  # nothing committed that the work tree cannot hold
+
+
+def test_a_trigger_glob_that_cannot_mean_what_was_meant_is_refused_or_said(app_repo):
+    proc = app_repo.gitmem("add", "law", "pages export metadata", "--on", "edit:app/[slug", check=False)
+    assert proc.returncode == 1 and "opens a '[' it never closes" in proc.stderr, proc
+    app_repo.write("app/[slug]/page.tsx", "export const metadata = {}\n")
+    app_repo.commit_all("a dynamic route")
+    said = app_repo.gitmem("add", "law", "pages export metadata", "--on", "edit:app/[slug]/**")
+    assert "no tracked file matches edit:app/[slug]/** yet" in said.stderr and "write [[]" in said.stderr
+    quiet = app_repo.gitmem("add", "law", "pages export their metadata", "--on", "edit:app/[[]slug]/**")
+    assert "no tracked file matches" not in quiet.stderr, quiet.stderr
+    assert len(app_repo.entries()) == 2
 
 
 def test_an_anchor_that_a_link_now_leads_out_of_the_repository_is_reported(repo, tmp_path):

@@ -393,6 +393,11 @@ def test_commits_are_signed_where_the_developer_signs_theirs(project, tmp_path):
     entry, proc = gitmem_add(project, "Never log tokens.")
     assert "pending, not committed: the commit could not be signed (commit.gpgsign is set)" in proc.stdout + proc.stderr
     assert project.git("rev-parse", "HEAD").strip() == head
+    # it is delivered here but no push carries it: status and list say so, and why
+    status = project.gitmem("status").stdout
+    assert "not yet committed: 1 memory change kept pending (the commit could not be signed" in status, status
+    listed = project.gitmem("list").stdout
+    assert f"{entry}  law        user  [not yet committed] Never log tokens." in listed, listed
     project.git("config", "user.signingkey", str(key))
     gitmem_add(project, "Keep functions small.")
     assert len(project.git("log", "--format=%H", f"{head}..HEAD").split()) == 2  # the one that waited too

@@ -211,6 +211,17 @@ def path_matches(glob: str, path: str) -> bool:
     return _match_segments(segments, path.split("/"))
 
 
+def unclosed_bracket(glob: str) -> bool:
+    """Does `glob` open a `[` set it never closes?"""
+    i = glob.find("[")
+    while i >= 0:
+        _, end = _match_class(glob, i, "")
+        if end < 0:
+            return True
+        i = glob.find("[", end)
+    return False
+
+
 def command_matches(pattern: str, command: str) -> bool:
     """A command pattern (a glob with a space): `*` and `?` match any characters, `/` included."""
     return _match_name(pattern.strip(), command.strip())
