@@ -10,6 +10,7 @@ patch text as tool_input.command).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -226,6 +227,17 @@ def test_post_tool_use_apply_patch_logs_every_file_for_capture(gm):
     assert [json.loads(line)["path"] for line in log.read_text().splitlines()] == ["src/a.py", "b.py"]
 
 
+def test_a_patch_applied_through_the_shell_tool_is_logged_for_capture(gm):
+    # Codex applies `apply_patch <<'EOF'` given to its shell tool itself, and reports the call as Bash
+    codex = Codex(gm.path, "s-shell-patch")
+    heredoc = ("apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: src/a.py\n@@\n-import os\n+import sys\n"
+               "*** End Patch\nEOF\n")
+    assert not codex.send("PostToolUse", "Bash", tool_input={"command": heredoc}, tool_response="Success.")
+    assert not codex.send("PostToolUse", "Bash", tool_input={"command": "cat src/a.py"}, tool_response="x")
+    log = gm.path / ".git/gitmem/events" / f"{codex.session}.jsonl"
+    assert [json.loads(line)["path"] for line in log.read_text().splitlines()] == ["src/a.py"]
+
+
 def test_uninstall_puts_a_users_codex_hooks_back_byte_for_byte(repo, monkeypatch):
     monkeypatch.setenv("GITMEM_NO_DAEMON", "1")
     mine = '{\n    "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}\n}\n'
@@ -322,6 +334,23 @@ def test_a_rollouts_turns_carry_their_folder_and_a_message_of_images_ends_the_tu
     assert [(t.user, t.assistant, t.cwd) for t in turns] == [("keep amounts in cents", "OK, cents.", "/work/a"),
                                                             ("fix it", "", "/work/b")]
     assert turns[0].user_uuid and turns[0].user_uuid != turns[1].user_uuid  # what a fork's copy keeps
+
+
+def test_a_prompt_codex_wrote_for_a_slash_command_is_not_a_turn(tmp_path, monkeypatch):
+    # Codex's own canned texts are not copied here: a prompt of this test's stands in for one
+    made_up = "Write a file named NOTES.md for this repository.\n- Keep it concise."
+    fingerprint = hashlib.sha256(b"write a file named notes.md for this repository.").hexdigest()[:32]
+    monkeypatch.setattr(codex_rollout, "CANNED_PROMPTS", frozenset({fingerprint}))
+    assert codex_rollout.canned(made_up) and codex_rollout.canned("  WRITE a file named NOTES.md for this repository.")
+    assert not codex_rollout.canned("write a file named notes.md, and keep it concise")
+
+    def rec(message):
+        return json.dumps({"timestamp": "2026-06-18T00:00:00.000Z", "type": "event_msg",
+                           "payload": {"type": "user_message", "message": message}})
+
+    path = tmp_path / "rollout.jsonl"
+    path.write_text("\n".join([rec("keep amounts in cents"), rec(made_up), rec("fix the test")]) + "\n")
+    assert [t.user for t in reader.read_turns(path)] == ["keep amounts in cents", "fix the test"]
 
 
 def test_an_older_codex_rollouts_injected_user_messages_are_not_turns(tmp_path):

@@ -10,9 +10,10 @@ Every failure is swallowed into .git/gitmem/errors.log; it prints nothing.
 * UserPromptSubmit: the previous turn(s) of the session are complete, the one now
   starting is not (the prompt's first characters let the planner tell them apart).
 * Stop / SessionEnd: every turn so far is complete (the final turn included).
-* PostToolUse of Edit, Write, MultiEdit or NotebookEdit (Codex: apply_patch, each file): append (session, tool,
-  repository-relative path, time) to `.git/gitmem/events/<session>.jsonl`, so the files a
-  turn modified come from gitmem's own log, not from the agent's account of its work.
+* PostToolUse of Edit, Write, MultiEdit or NotebookEdit (Codex: apply_patch, also through its shell
+  tool, each file): append (session, tool, repository-relative path, time) to
+  `.git/gitmem/events/<session>.jsonl`, so the files a turn modified come from gitmem's own log,
+  not from the agent's account of its work.
 """
 
 from __future__ import annotations
@@ -117,11 +118,16 @@ def _edited_path(tool_input: object) -> str | None:
 def _log_edit(repo: RepoPaths | HookRepo, session: str, payload: Mapping[str, object]) -> None:
     tool = payload.get("tool_name")
     tool_input = payload.get("tool_input")
-    if tool == "apply_patch" and isinstance(tool_input, dict):  # Codex: every file the patch names
+    command = tool_input.get("command") if isinstance(tool_input, dict) else None
+    if tool == "apply_patch" and isinstance(command, str):  # Codex: every file the patch names
         from gitmem.hook import patch
 
-        command = tool_input.get("command")
-        raws = patch.paths(command) if isinstance(command, str) else []
+        raws = patch.paths(command)
+    elif tool == "Bash" and isinstance(command, str) and "*** Begin Patch" in command:
+        from gitmem.hook import patch
+
+        applied = patch.in_shell_command(command)  # Codex's `apply_patch <<'EOF'` through its shell tool
+        raws = patch.paths(applied) if applied is not None else []
     elif tool in EDIT_TOOLS:
         raw = _edited_path(tool_input)
         raws = [raw] if raw is not None else []

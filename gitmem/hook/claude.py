@@ -447,11 +447,12 @@ class Hook:
     def _shell_file_cues(self, command: str, bases: tuple[str, ...], done: bool) -> list[delivery_rules.Cue]:
         """The repository's files a shell command reads or writes (`cat f`, `sed -i … f`, `> f`),
         as the file tools' moments: a write is an edit of the whole file (the region is unknown)."""
+        from gitmem.hook import patch
+
         found: dict[str, bool] = {}
-        begin = command.find("*** Begin Patch")
-        if begin >= 0 and ("apply_patch" in command[:begin] or "applypatch" in command[:begin]):
-            # `apply_patch <<'EOF'` through the shell tool: Codex applies it itself, as its patch tool would
-            found.update(dict.fromkeys(self._patched_paths(command[begin:]), True))
+        applied = patch.in_shell_command(command)
+        if applied is not None:
+            found.update(dict.fromkeys(self._patched_paths(applied), True))
         for word, written in readonly.file_operands(command):
             paths = [p for base in bases if (p := relative(self.worktree, os.path.expanduser(word), base))]
             # the file as it is there; a file the command creates, from the last folder it moved to
@@ -592,8 +593,13 @@ class Hook:
         tool_input = self.payload.get("tool_input")
         if not isinstance(tool_input, dict):
             return
+        from gitmem.hook import patch
+
+        applied = patch.in_shell_command(_text(tool_input.get("command")) or "") if tool in SHELL_TOOLS else None
         if tool == PATCH_TOOL:
             paths = self._patched_paths()
+        elif applied is not None:
+            paths = self._patched_paths(applied)
         elif tool in FILE_TOOLS and FILE_TOOLS[tool] == "edit":
             path = self._path(tool_input)
             paths = [path] if path is not None else []

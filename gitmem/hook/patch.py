@@ -99,6 +99,15 @@ def _header(line: str) -> tuple[str, str] | None:
     return None
 
 
+def in_shell_command(command: str) -> str | None:
+    """The patch of `apply_patch <<'EOF' … EOF` run through the shell tool (Codex applies it
+    itself, as its patch tool would, and tells its hooks it was Bash), or None."""
+    begin = command.find("*** Begin Patch")
+    if begin >= 0 and ("apply_patch" in command[:begin] or "applypatch" in command[:begin]):
+        return command[begin:]
+    return None
+
+
 def paths(text: str) -> list[str]:
     """Every file the patch names (sources and move targets), each once, in order."""
     found: list[str] = []

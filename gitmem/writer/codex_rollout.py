@@ -14,7 +14,8 @@ One JSON object per line, `{"timestamp", "type", "payload"}`:
   (`output_text` blocks) again; `function_call`, `custom_tool_call`, their outputs and
   `reasoning` are not text for the judge.
 
-A turn: each `user_message` event with text, with the assistant text up to the next one: the
+A turn: each `user_message` event with text (not a prompt Codex's TUI wrote for a slash command,
+CANNED_PROMPTS), with the assistant text up to the next one: the
 `response_item` assistant messages, or, in a rollout that lacks them, the `agent_message`
 events (the two carry the same text, so only one of them is used). gitmem's own hook context
 (`<gitmem-context>…</gitmem-context>`) and other injected blocks are stripped as for Claude
@@ -38,6 +39,12 @@ _strip_injected = transcript._strip_injected
 _MARKS = (b'"type":"session_meta"', b'"type": "session_meta"', b'"type":"response_item"',
           b'"type": "response_item"', b'"type":"event_msg"', b'"type": "event_msg"',
           b'"type":"turn_context"', b'"type": "turn_context"')
+# Prompts Codex's TUI sends for the developer, as plain user messages, by the SHA-256 (first 32
+# hex digits) of their first line, whitespace collapsed and lower-cased: the developer typed a
+# slash command, not these words (Claude Code marks its slash commands; Codex does not).
+CANNED_PROMPTS = frozenset({
+    "86a36fd198dfbc9c109a23e4ab518519",  # `/init`: codex-rs/tui/prompt_for_init_command.md
+})
 _SKIP = (b'"type":"token_count"', b'"type":"function_call_output"', b'"type":"reasoning"',
          b'"type":"function_call"', b'"type":"custom_tool_call_output"')
 
@@ -109,7 +116,7 @@ def _scan(path: str | os.PathLike[str], start: int) -> tuple[list[Turn], int]:
                         turns.append(current.close())
                         current = None
                     text = _clean(payload.get("message"))
-                    if text is None:
+                    if text is None or canned(text):
                         continue
                     stamp = rec.get("timestamp")
                     stamp = stamp if isinstance(stamp, str) else None
@@ -133,6 +140,12 @@ def _scan(path: str | os.PathLike[str], start: int) -> tuple[list[Turn], int]:
     if current is not None:
         turns.append(current.close())
     return turns, count
+
+
+def canned(text: str) -> bool:
+    """Whether `text` is a prompt the harness wrote (its first line's fingerprint is known)."""
+    first = " ".join(text.split("\n", 1)[0].split()).lower()
+    return hashlib.sha256(first.encode("utf-8")).hexdigest()[:32] in CANNED_PROMPTS
 
 
 def _clean(value: object) -> str | None:

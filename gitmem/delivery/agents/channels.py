@@ -7,7 +7,7 @@ teammate's `gitmem init` sets up the same channels; `gitmem init` alone keeps th
 |---|---|
 | claude-code | hooks in .claude/settings.json (gitmem.delivery.claude_settings) |
 | codex | hooks in .codex/hooks.json: SessionStart, SubagentStart, UserPromptSubmit, PreToolUse |
-| | (apply_patch, Bash), PostToolUse (apply_patch), Stop |
+| | (apply_patch, Bash), PostToolUse (apply_patch, Bash), Stop |
 | copilot | .github/instructions/gitmem*.instructions.md |
 | cursor | .cursor/rules/gitmem*.mdc |
 | gemini | GEMINI.md's managed section, and hooks in .gemini/settings.json: AfterTool (files |
@@ -45,7 +45,7 @@ GEMINI_TIMEOUT_MS = 10_000  # Gemini CLI's timeouts are milliseconds
 CODEX_HOOKS: list[hooks_json.Group] = [
     (event, matcher, {"type": "command", "command": hooks_json.COMMAND, "timeout": CODEX_TIMEOUT_S})
     for event, matcher in (("SessionStart", None), ("SubagentStart", None), ("UserPromptSubmit", None),
-                           ("PreToolUse", "apply_patch|Bash"), ("PostToolUse", "apply_patch"), ("Stop", None))]
+                           ("PreToolUse", "apply_patch|Bash"), ("PostToolUse", "apply_patch|Bash"), ("Stop", None))]
 # SubagentStart: newer Codex versions; older ones ignore event names they do not know.
 GEMINI_HOOKS: list[hooks_json.Group] = [
     (event, matcher, {"name": "gitmem", "type": "command", "command": hooks_json.COMMAND,
