@@ -29,6 +29,7 @@ from test_capture_helpers import (
 )
 
 from gitmem.base.paths import find_repo
+from gitmem.errors import GitmemError
 from gitmem.hook import capture as capture_hook
 from gitmem.writer import daemon, edit_log, queue
 
@@ -309,6 +310,96 @@ def test_a_job_redone_on_another_branch_after_its_commit_is_not_committed_twice(
     project.git("switch", "-q", "main")
     project.git("merge", "-q", "--no-edit", "feature")
     assert len(project.entries()) == 1
+
+
+def test_a_turn_judged_again_weeks_later_is_not_recorded_twice_from_another_branch(paths, project, tmp_path):
+    """A session resumed after queue.prune forgot it is planned from turn 0 again, weeks after its
+    rule was committed on another branch: the check looked only since the redone job was queued."""
+    from gitmem.writer import turn_writer
+
+    project.git("branch", "feature")
+    _committed_then_killed(paths, project, tmp_path)
+    [job] = queue.pending(paths)
+    project.git("switch", "-q", "feature")
+    weeks_later = queue.Job.from_dict({**job.to_dict(), "enqueued": time.time() + 31 * 86400})
+    again = turn_writer.process(paths, weeks_later, KeywordJudge(paths))
+    assert again.recorded == [] and again.already == ["Always use UTC in the database layer."]
+
+
+def test_a_failed_attempt_is_retried_by_the_machines_writer_only_after_a_while(paths, project, tmp_path):
+    """Five attempts in one second parked a turn for good over a config mid-edit or a disk full for
+    a moment: the machine's writer waits between them (`gitmem drain`, run by hand, does not)."""
+    tp = tmp_path / "s.jsonl"
+    t = Transcript(tp, SESSION, project.path)
+    t.prompt("Never touch vendor/.")
+    t.say("OK.")
+    _hook(paths, payload("Stop", SESSION, tp, project.path))
+    queue.plan(paths)
+    time.sleep(queue.SETTLE_SECONDS)
+    held = queue.claim_next(paths, patient=True)
+    held.release()  # the attempt failed
+    assert queue.claim_next(paths, patient=True) is None
+    attempts = Path(held.path[:-len(".json")] + ".attempts")
+    back = time.time() - queue.RETRY_AFTER_S[0] - 1
+    os.utime(attempts, (back, back))
+    again = queue.claim_next(paths, patient=True)
+    assert again is not None and again.attempt == 2
+    again.release(counted=False)  # the judge could not load: not the job's failure
+    assert attempts.stat().st_size == 1
+    os.utime(attempts, (back, back))
+    held = queue.claim_next(paths)  # drain's claim: no waiting
+    assert held is not None
+    held.release()
+    assert queue.claim_next(paths) is not None
+
+
+def test_a_repository_whose_job_cannot_be_parked_does_not_stop_the_writer_for_the_others(paths, project, tmp_path):
+    """A full disk: parking the job in failed/ raised out of the machine's writer, which every hook
+    restarted onto the same job; now that repository is logged and skipped."""
+    other = _other_project(tmp_path)
+    other_paths = find_repo(other.path)
+    for repo, where in ((paths, project.path), (other_paths, other.path)):
+        tp = tmp_path / f"{repo.worktree.name}.jsonl"
+        t = Transcript(tp, SESSION if repo is paths else OTHER, where)
+        t.prompt("Never touch vendor/.")
+        t.say("OK.")
+        _hook(repo, payload("Stop", SESSION if repo is paths else OTHER, tp, where))
+        queue.plan(repo)
+    time.sleep(queue.SETTLE_SECONDS)
+    [job] = queue.pending(paths)
+    ready = Path(queue.root(paths)) / "ready"
+    (ready / f"{job.key}.attempts").write_bytes(b"." * queue.MAX_ATTEMPTS)
+    failed = Path(queue.root(paths)) / "failed"
+    failed.rmdir()
+    failed.write_text("")  # parking it raises, as on a full disk
+    repo, held = daemon._next_claim([paths, other_paths])
+    assert repo == other_paths and held.job.session == OTHER
+    held.release()
+    assert "writer: claiming a job" in (paths.state / "errors.log").read_text()
+
+
+def test_a_repository_deleted_while_its_turn_is_judged_gets_nothing_written_back(paths, project, tmp_path):
+    import shutil
+
+    from gitmem.writer import turn_writer
+
+    tp = tmp_path / "s.jsonl"
+    t = Transcript(tp, SESSION, project.path)
+    t.prompt("Always use UTC in the database layer.")
+    t.say("OK.")
+    _hook(paths, payload("Stop", SESSION, tp, project.path))
+    queue.plan(paths)
+    [job] = queue.pending(paths)
+
+    class DeletedMeanwhile(KeywordJudge):
+        def judge(self, packet, stored):
+            found = super().judge(packet, stored)
+            shutil.rmtree(project.path)
+            return found
+
+    with pytest.raises(GitmemError, match="went away while its turn was judged"):
+        turn_writer.process(paths, job, DeletedMeanwhile(paths))
+    assert not project.path.exists()
 
 
 def test_a_job_that_keeps_failing_is_parked_not_lost(paths, project, tmp_path, monkeypatch):

@@ -48,6 +48,11 @@ class RepoPaths:
         """Machine-local state of this worktree's own entries (a linked worktree has its own)."""
         return self.git_dir / "gitmem"
 
+    def on_disk(self) -> bool:
+        """Whether the repository is still there (one deleted or moved keeps no HEAD at this path,
+        whatever a writer that was busy with it wrote back under it)."""
+        return os.path.isfile(os.path.join(self.common_dir, "HEAD")) and os.path.isdir(self.worktree)
+
     def relative(self, path: str | os.PathLike[str]) -> str | None:
         """Repository-relative POSIX path, or None outside the work tree or inside .git."""
         return locate.relative(str(self.worktree), os.fspath(path), os.getcwd())

@@ -272,22 +272,27 @@ class DrainResult:
         return sum(len(o.quarantined) for o in self.outcomes)
 
 
-def _next_claim(repos: Iterable[RepoPaths]) -> tuple[RepoPaths, Any] | None:
-    """The most urgent job nobody holds across `repos` (Stop/SessionEnd first, then oldest), claimed."""
+def _next_claim(repos: Iterable[RepoPaths], *, patient: bool = False) -> tuple[RepoPaths, Any] | None:
+    """The most urgent job nobody holds across `repos` (Stop/SessionEnd first, then oldest), claimed;
+    `patient`: a job whose last attempt failed waits its turn (queue.RETRY_AFTER_S)."""
+    from gitmem.base import faillog
+
     ranked = []
     for n, repo in enumerate(repos):
         try:
             queue.plan(repo)
             jobs = queue.pending(repo)
         except Exception:  # one repository's failure (logged) never stops the writer for the others
-            from gitmem.base import faillog
-
             faillog.record(repo.state, "writer: planning jobs")
             continue
         if jobs:
             ranked.append(((jobs[0].priority, jobs[0].enqueued, n), repo))
     for _, repo in sorted(ranked, key=lambda r: r[0]):
-        held = queue.claim_next(repo)
+        try:
+            held = queue.claim_next(repo, patient=patient)
+        except Exception:  # its disk is full (a job cannot be parked): the others are still served
+            faillog.record(repo.state, "writer: claiming a job")
+            continue
         if held is not None:
             return repo, held
     return None
@@ -371,7 +376,7 @@ def registered() -> list[RepoPaths]:
         record = _read(path) if name.endswith(".json") else {}
         where = [record.get(k) for k in ("worktree", "git_dir", "common_dir")]
         repo = RepoPaths(*(Path(str(w)) for w in where)) if all(isinstance(w, str) for w in where) else None
-        if repo is not None and os.path.isdir(os.path.join(repo.common_dir, "gitmem")) and _still_there(repo):
+        if repo is not None and os.path.isdir(os.path.join(repo.common_dir, "gitmem")) and repo.on_disk():
             out.append(repo)
         elif name.endswith(".json"):
             try:
@@ -379,12 +384,6 @@ def registered() -> list[RepoPaths]:
             except FileNotFoundError:
                 pass
     return out
-
-
-def _still_there(repo: RepoPaths) -> bool:
-    """Whether the repository is still on disk (a deleted one keeps no HEAD, whatever a writer
-    that was busy with it when it went wrote back under its path)."""
-    return os.path.isfile(os.path.join(repo.common_dir, "HEAD")) and os.path.isdir(repo.worktree)
 
 
 def _key(repo: RepoPaths) -> str:
@@ -455,7 +454,10 @@ class _Writer:
         self.info.update(changes)
         rss, peak = _rss()
         self.info.update(rss_kib=rss, peak_rss_kib=peak, time=time.time(), repos=len(self.paths))
-        fastjson.write_file(_machine(STATUS_FILE), self.info)
+        try:
+            fastjson.write_file(_machine(STATUS_FILE), self.info)
+        except OSError:
+            pass  # a full disk: the status is for people to read, the jobs go on
 
     def write_repo(self, repo: RepoPaths, **changes: Any) -> None:
         record = self.served.setdefault(_key(repo), {"pid": os.getpid(), "started": self.info["started"],
@@ -464,7 +466,7 @@ class _Writer:
         record.update(changes, time=time.time(), idle_timeout=self.info["idle_timeout"])
         rss, peak = _rss()
         record.update(rss_kib=rss, peak_rss_kib=peak)
-        if not _still_there(repo):
+        if not repo.on_disk():
             return  # deleted: its path gets nothing written back
         try:
             fastjson.write_file(_repo_file(repo, STATUS_FILE), record)
@@ -583,7 +585,8 @@ class _Writer:
             if self.serve_score_requests(lock):
                 last_work = time.monotonic()
             now = time.monotonic()
-            claimed = _next_claim([r for k, r in self.paths.items() if self.unloadable.get(k, 0.0) <= now])
+            claimed = _next_claim([r for k, r in self.paths.items() if self.unloadable.get(k, 0.0) <= now],
+                                  patient=True)
             if claimed is None:
                 if time.monotonic() - last_work > self.idle_timeout():
                     break
@@ -596,8 +599,8 @@ class _Writer:
                 judge = self.judge_for(repo)
             except Exception as exc:
                 # That repository's setting, not the writer: its jobs wait (tried again later: the
-                # setting may be fixed), the others go on.
-                held.release()
+                # setting may be fixed), the others go on; the job itself did not fail.
+                held.release(counted=False)
                 faillog.record(repo.state, "writer daemon: loading the judge")
                 self.unloadable[_key(repo)] = time.monotonic() + ERROR_BACKOFF
                 self.write_repo(repo, state="error", error=f"{type(exc).__name__}: {exc}")
@@ -607,7 +610,7 @@ class _Writer:
             try:
                 outcome = _judge(repo, held, judge, lock)
             except Exception:
-                if _still_there(repo):  # else it was deleted while judged: nothing to tell it
+                if repo.on_disk():  # else it was deleted while judged: nothing to tell it
                     faillog.record(repo.state, f"writer daemon: job {held.job.key}")
                 continue  # released unfinished: retried, then parked in failed/
             last_work = time.monotonic()

@@ -53,6 +53,10 @@ PRIORITY_PROMPT = 1  # UserPromptSubmit: mid-session
 FINAL_EVENTS = ("Stop", "SessionEnd")
 TRIGGER_EVENTS = ("UserPromptSubmit", "Stop", "SessionEnd")
 MAX_ATTEMPTS = 5     # a job that kills its judge this often moves to failed/
+# The machine's writer tries a job whose attempt failed again only this long after it (by attempts
+# so far): a config mid-edit or a full disk is over in seconds or minutes, five tries in one
+# second would park the turn for good. `gitmem drain`, run by the developer, does not wait.
+RETRY_AFTER_S = (5.0, 30.0, 120.0, 600.0)
 PROMPT_PREFIX = 200  # characters of the submitted prompt kept to recognise "the turn now starting"
 REPLY_CHARS = 6000   # of Stop's last_assistant_message, kept for a transcript that lags behind
 SETTLE_SECONDS = 0.3 # a job is claimed this long after the hook call that completed its turn
@@ -424,8 +428,14 @@ class Claim:
         _remove(_attempts_path(self.path))
         self.release()
 
-    def release(self) -> None:
-        """Give the job back unfinished (another claimer may take it)."""
+    def release(self, counted: bool = True) -> None:
+        """Give the job back unfinished (another claimer may take it); `counted=False`: this
+        attempt was not the job's failure (the judge could not load) and does not count."""
+        if not counted and self._fd is not None:
+            try:
+                os.truncate(_attempts_path(self.path), max(self.attempt - 1, 0))
+            except OSError:
+                pass
         if self._fd is not None:
             _unlock(self._fd)
             self._fd = None
@@ -472,12 +482,16 @@ def pending(repo: RepoPaths) -> list[Job]:
     return jobs
 
 
-def claim_next(repo: RepoPaths) -> Claim | None:
-    """The highest-priority job nobody holds, claimed; None when there is none (or none has settled)."""
+def claim_next(repo: RepoPaths, *, patient: bool = False) -> Claim | None:
+    """The highest-priority job nobody holds, claimed; None when there is none (or none has settled);
+    `patient`: one whose last attempt failed is left until RETRY_AFTER_S has passed."""
     now = time.time()
+    ready = _dirs(repo)["ready"]
     for job in pending(repo):
         if job.until is not None and now - job.until < SETTLE_SECONDS:
             continue  # give Claude Code a moment to flush the transcript
+        if patient and _retry_later(os.path.join(ready, f"{job.key}.json"), now):
+            continue
         held = claim(repo, job.key)
         if held is not None:
             return held
@@ -520,6 +534,16 @@ def claim(repo: RepoPaths, key: str) -> Claim | None:
         result.fail(f"gave up after {MAX_ATTEMPTS} attempts that did not finish")
         return None
     return result
+
+
+def _retry_later(job_path: str, now: float) -> bool:
+    try:
+        tried = os.stat(_attempts_path(job_path))
+    except OSError:
+        return False
+    if tried.st_size == 0:
+        return False
+    return now - tried.st_mtime < RETRY_AFTER_S[min(tried.st_size, len(RETRY_AFTER_S)) - 1]
 
 
 def _attempts_path(job_path: str) -> str:

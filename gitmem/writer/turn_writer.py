@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitmem.base.files import utc_seconds
 from gitmem.base.paths import RepoPaths, find_repo
-from gitmem.errors import AnchorError, NotARepository
+from gitmem.errors import AnchorError, GitmemError, NotARepository
 from gitmem.judge import safety
 from gitmem.store import index
 from gitmem.store.entry import Entry
@@ -55,8 +55,8 @@ def stored_entries(repo: RepoPaths) -> list[Entry]:
     return index.stored(repo, active_only=True)
 
 
-# A redone job looks for its entries committed on other branches since it was queued, less this
-# (a clock set back meanwhile).
+# A redone job looks for its entries committed on other branches since its turn was typed (or,
+# where the transcript has no time, since it was queued), less this (a clock set back meanwhile).
 QUEUED_SLACK_S = 3600.0
 
 
@@ -163,7 +163,6 @@ def _recorded_on_a_branch(repo: RepoPaths, trailer: str, since: float, same: Any
 
 def _committed_matches(repo: RepoPaths, blob: str, path: str, same: Any) -> bool:
     from gitmem import git
-    from gitmem.errors import GitmemError
     from gitmem.store.yaml_files import parse_entry_text
 
     data = git.read_blobs(repo.worktree, [blob]).get(blob)
@@ -205,8 +204,11 @@ def commit_candidates(repo: RepoPaths, job: Job, candidates: Sequence[Candidate]
     active = {e.id for e in every if e.active}
     withdrawn = _withdrawn(every)
     said = utc_seconds(job.starts)
+    # a session resumed after its queue state was pruned has every earlier turn judged again,
+    # weeks after they were typed and committed on some branch
+    since = min(t for t in (said, job.enqueued) if t) - QUEUED_SLACK_S if said or job.enqueued else 0.0
     for c in candidates:
-        if _already_recorded(repo, job.session, job.turn, c.body, since=job.enqueued and job.enqueued - QUEUED_SLACK_S):
+        if _already_recorded(repo, job.session, job.turn, c.body, since=since):
             outcome.already.append(c.body)
             continue
         when = withdrawn.get(" ".join(c.body.split()))
@@ -258,6 +260,8 @@ def process(repo: RepoPaths, job: Job, judge: Judge, judge_lock: Any = None) -> 
             candidates = judge.judge(packet, stored)
     else:
         candidates = judge.judge(packet, stored)
+    if not repo.on_disk():  # deleted or moved while judged: nothing is written back under its path
+        raise GitmemError(f"{repo.worktree} went away while its turn was judged")
     cache = safety.ScoreCache(repo)  # the store's gate (gitmem.judge.store_gate) reuses these scores
     accepted, rejected = gate(candidates, cache)
     cache.save()
