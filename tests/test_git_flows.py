@@ -1063,6 +1063,76 @@ def test_a_commit_that_never_happened_leaves_no_retirement_behind(app_repo, fail
     assert code == 0 and "was not made" not in err  # taken back once
 
 
+@pytest.mark.parametrize("moves_head", ["gitmem add", "switch"])
+def test_a_commit_that_never_happened_leaves_no_retirement_behind_after_head_moved(app_repo, moves_head):
+    """As above, but HEAD moved before the next commit (another entry recorded, a switch to a
+    branch at another commit): the retirement still staged went into that unrelated commit."""
+    r = app_repo
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    if moves_head == "switch":
+        r.write("docs/other.md", "other\n")
+        r.commit_all("other docs")
+        r.git("branch", "older", "HEAD~1")
+    r.write("src/app.py", WITHOUT_G)
+    r.git("add", "src/app.py")
+    env = {**os.environ, "GIT_EDITOR": "sh -c ': > \"$1\"' editor"}
+    failed = subprocess.run(["git", "commit", "-q"], cwd=r.path, env=env, capture_output=True, text=True)
+    assert failed.returncode != 0 and "retired" in failed.stderr, failed
+    r.git("restore", "--staged", "--worktree", "src/app.py")  # the developer keeps g after all
+    if moves_head == "gitmem add":
+        add(r, "ritual", "run the tests before pushing")
+    else:
+        r.git("switch", "-q", "older")
+    r.write("notes.txt", "more\n")
+    r.git("add", "notes.txt")
+    code, err = git_err(r, "commit", "-q", "-m", "unrelated work")
+    assert code == 0 and "was not made" in err, err
+    assert r.git("show", "--name-only", "--format=", "HEAD").split() == ["notes.txt"]
+    assert status_at(r, entry) == "active" and status_in(r.read(entry_file(entry))) == "active"
+
+
+def test_a_retirement_staged_again_after_a_reset_is_restored_where_the_declaration_is(app_repo):
+    """`git reset HEAD~1` after the commit that removed g (and retired its entry), g put back, then
+    `git add -A`: the work tree's retired entry went into the next commit, g still there."""
+    r = app_repo
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    r.write("src/app.py", WITHOUT_G)
+    r.commit_all("drop g")
+    assert status_at(r, entry) == "revoked"
+    r.git("reset", "-q", "HEAD~1")
+    r.git("checkout", "--", "src/app.py")
+    r.write("notes.txt", "more\n")
+    r.git("add", "-A")  # the work tree's entry file is still the retired one
+    code, err = git_err(r, "commit", "-q", "-m", "other work")
+    assert code == 0 and "restored" in err, err
+    assert status_at(r, entry) == "active" and "revocation" not in r.git("show", f"HEAD:{entry_file(entry)}")
+    assert status_in(r.read(entry_file(entry))) == "active" and r.git("status", "--porcelain") == ""
+
+
+@pytest.mark.parametrize("how", ["merge", "cherry-pick"])
+def test_a_conflict_resolved_keeping_the_declaration_restores_its_entry(app_repo, how):
+    r = app_repo
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    r.git("switch", "-q", "-c", "feat")
+    r.write("src/app.py", WITHOUT_G)
+    r.commit_all("feat: drop g")
+    assert status_at(r, entry) == "revoked"
+    r.git("switch", "-q", "main")
+    r.write("src/app.py", APP.replace("return 2", "return 5"))
+    r.commit_all("main: tweak g")
+    args = ["merge", "--no-edit", "feat"] if how == "merge" else ["cherry-pick", "feat"]
+    assert git_err(r, *args)[0] != 0  # the conflict in src/app.py
+    r.git("checkout", "--ours", "src/app.py")
+    r.git("add", "src/app.py")
+    code, err = git_err(r, "-c", "core.editor=true", "commit", "-q", "--no-edit") if how == "merge" else \
+        git_err(r, "-c", "core.editor=true", "cherry-pick", "--continue")
+    assert code == 0, err
+    wait_until_settled(r)
+    assert "def g" in r.read("src/app.py")
+    assert status_at(r, entry) == "active", r.git("log", "--format=%s", "-4")
+    assert r.gitmem("check").returncode == 0
+
+
 @pytest.mark.parametrize("how", ["fast-forward", "every commit dropped"])
 def test_a_rebase_with_nothing_to_replay_rechecks_anchors(app_repo, how):
     """`git rebase up` when main has no commit of its own only checks `up` out (no post-rewrite

@@ -156,10 +156,10 @@ def untouched(worktree: str, git_dir: str, common_dir: str) -> tuple[bool, list[
             return False, []  # an earlier commit was never made: the full pre-commit takes its changes back
     if os.path.exists(os.path.join(git_dir, "gitmem", TRANSACTION)):
         return False, []  # a gitmem commit whose work tree was never written: the full pre-commit keeps its entries
-    added = _git(worktree, ["diff-index", "--cached", "--name-only", "--diff-filter=A", "HEAD", "--",
+    added = _git(worktree, ["diff-index", "--cached", "--name-only", "--diff-filter=AM", "HEAD", "--",
                             ".gitmem/entries"])
     if added is None or added.strip():
-        return False, []  # an entry file the commit adds is checked where it lands: the full re-check
+        return False, []  # an entry file the commit adds or changes is checked where it lands: the full re-check
     specs = [":(literal)" + p for p in anchors]
     raw = _git(worktree, ["diff-index", "--cached", "-z", "--no-renames", "HEAD", "--", *specs])
     if raw is None:

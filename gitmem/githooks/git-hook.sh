@@ -115,8 +115,9 @@ if [ "$GITMEM_HOOK" = pre-commit ] || [ "$GITMEM_HOOK" = post-applypatch ]; then
       [ -f "${state%/gitmem}/CHERRY_PICK_HEAD" ] && read -r picked < "${state%/gitmem}/CHERRY_PICK_HEAD"
       { printf '%s' "$picked" > "$state/entries-committed"; } 2>/dev/null
       # An entry file the commit adds (a squash merge, a file checked out of another branch) is
-      # checked against the code it lands on, whatever else is staged: no shortcut.
-      git diff-index --cached --quiet --diff-filter=A HEAD -- .gitmem/entries 2>/dev/null || fresh=
+      # checked against the code it lands on, and one it changes (a retirement staged again after
+      # a reset, while the code kept the declaration), whatever else is staged: no shortcut.
+      git diff-index --cached --quiet --diff-filter=AM HEAD -- .gitmem/entries 2>/dev/null || fresh=
     fi
     if [ -n "$fresh" ]; then
       [ $# -eq 0 ] && exit 0

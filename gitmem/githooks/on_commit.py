@@ -38,8 +38,8 @@ from gitmem.githooks import STAGED_BY_PRE_COMMIT
 
 if TYPE_CHECKING:
     from gitmem.git import Change
-    from gitmem.githooks.recheck import Outcome
-    from gitmem.store.entry import Entry
+    from gitmem.githooks.recheck import Outcome, Snapshot
+    from gitmem.store.entry import Anchor, Entry
 
 
 def _entries(repo: RepoPaths) -> list[Entry]:
@@ -107,7 +107,10 @@ def _stage_outcomes(repo: RepoPaths, outcomes: Sequence[Outcome],
         current = contents.get(blob, b"").decode("utf-8", "replace") if blob else None
         before = old.get(outcome.entry.id, outcome.entry)
         sets = _changes(before, outcome.entry)
-        text = overlay_text(current, sets) if current else store.render_onto(None, outcome.entry)
+        if outcome.action == "restored":  # fields go away: render, so no `revocation: null` is left
+            text = store.render_onto(current, outcome.entry)
+        else:
+            text = overlay_text(current, sets) if current else store.render_onto(None, outcome.entry)
         new_blob = git.git(repo.worktree, "hash-object", "-w", "--stdin", input=text.encode("utf-8")).decode().strip()
         lines.append(f"100644 {new_blob}\t{path}\n")
         worktree.append((path, text, blob, current, sets))
@@ -168,6 +171,8 @@ def pre_commit(repo: RepoPaths) -> None:
     known_side = any((repo.git_dir / name).exists() for name in ("MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD"))
     added = (set() if known_side else _entry_ids(changes, ("A", "C"))) | _reactivated(repo, changes)
     outcomes += landed([e for e in entries if e.id in added and e.id not in done], committing, "this commit")
+    outcomes += [o for o, _ in _retirements_not_holding(repo, changes, "HEAD", committing, entries,
+                                                         {o.entry.id for o in outcomes})]
     if outcomes:
         from gitmem.store.yaml_files import Store
 
@@ -256,8 +261,14 @@ def _undo_a_commit_that_never_happened(repo: RepoPaths) -> None:
         return
     if owner.strip().isdigit() and int(owner) > 1 and _alive(int(owner)):
         return  # that commit is still being made (its editor open, in another terminal)
-    files = data.get("files") if data.get("head") == git.rev_parse(repo.worktree, "HEAD") else None
+    files = data.get("files")
     plan = {p: v for p, v in files.items() if isinstance(v, list) and len(v) == 2} if isinstance(files, dict) else {}
+    if plan and data.get("head") != git.rev_parse(repo.worktree, "HEAD"):
+        # HEAD moved since (`gitmem add`, a switch, a pull), the change still staged: a file is
+        # taken back where HEAD has the version the index had then (else the next, unrelated
+        # commit would carry a retirement of code the developer kept)
+        at_head = git.tree_blob_ids(repo.worktree, "HEAD", sorted(plan))
+        plan = {f: v for f, v in plan.items() if v[0][0] is not None and at_head.get(f) == v[0][0]}
     now = _index_and_files(repo, sorted(plan))
     restore = {f for f, (before, after) in plan.items() if now[f][1] == after[1] and after[1] != before[1]}
     texts = git.read_blobs(repo.worktree, [plan[f][0][1] for f in restore if plan[f][0][1]])
@@ -518,6 +529,10 @@ def after_history_change(repo: RepoPaths, base: str | None, what: str, finishing
                 entry = replace(outcome.entry, revocation=replace(outcome.entry.revocation, commit=sha))
                 outcome = replace(outcome, entry=entry)
             outcomes.append(outcome)
+        for outcome, was in _retirements_not_holding(repo, changes, base, Snapshot(repo, head), entries,
+                                                     {o.entry.id for o in outcomes}):
+            outcomes.append(outcome)
+            before[outcome.entry.id] = was
     if rewritten:
         done = {o.entry.id for o in outcomes}
         for outcome, was in _restorations(repo, rewritten, head):
@@ -652,24 +667,7 @@ def _restorations(repo: RepoPaths, rewritten: Sequence[str], head: str) -> list[
     from gitmem.code.grammar import language_for_path
     from gitmem.code.resolve import anchor_of
     from gitmem.githooks.recheck import Outcome, Snapshot
-    from gitmem.store.entry import RETIRED_NOTE, Anchor
-    from gitmem.store.yaml_files import parse_entry_text
-
-    def entries_at(rev: str, paths: list[str]) -> dict[str, Entry]:
-        blobs = git.tree_blob_ids(repo.worktree, rev, paths)
-        texts = git.read_blobs(repo.worktree, blobs.values())
-        out = {}
-        for path, blob in blobs.items():
-            try:
-                out[path] = parse_entry_text(texts.get(blob, b"").decode("utf-8"), path)
-            except Exception:
-                continue
-        return out
-
-    def resolves(snap: Snapshot, anchor: Anchor) -> bool:
-        if anchor.symbol is None:
-            return snap.exists(anchor.path)
-        return find(snap.declarations(anchor.path), anchor.symbol) is not None
+    from gitmem.store.entry import RETIRED_NOTE
 
     changed_by: dict[str, list[str]] = {}  # a rewritten commit -> the files it changed (asked once)
 
@@ -706,7 +704,7 @@ def _restorations(repo: RepoPaths, rewritten: Sequence[str], head: str) -> list[
         if not paths or not parent or (
                 new != head and git.run(repo.worktree, "merge-base", "--is-ancestor", new, head).returncode):
             continue
-        was, then, now = entries_at(parent, paths), entries_at(new, paths), entries_at(head, paths)
+        was, then, now = (_entries_at(repo, rev, paths) for rev in (parent, new, head))
         in_new = Snapshot(repo, new)
         for path in paths:
             old, retired, current = was.get(path), then.get(path), now.get(path)
@@ -718,7 +716,7 @@ def _restorations(repo: RepoPaths, rewritten: Sequence[str], head: str) -> list[
                     or current.status != "revoked" or current.revocation != retired.revocation):
                 continue
             restored = replace(current, status=old.status, revocation=old.revocation)
-            if resolves(in_new, anchor) and resolves(at_head, anchor):
+            if _resolves(in_new, anchor) and _resolves(at_head, anchor):
                 found.append((Outcome(restored, "restored", f"{anchor} is still there"), current))
             elif (target := moved_in(new, parent, in_new, anchor)) is not None:
                 # the amend or fixup completed a move the first commit began (deleted here, added there)
@@ -727,6 +725,59 @@ def _restorations(repo: RepoPaths, rewritten: Sequence[str], head: str) -> list[
             else:
                 continue
             seen.add(current.id)
+    return found
+
+
+def _entries_at(repo: RepoPaths, rev: str, paths: list[str]) -> dict[str, Entry]:
+    """The entries of `paths` as `rev` has them (a file that does not parse: left out)."""
+    from gitmem import git
+    from gitmem.store.yaml_files import parse_entry_text
+
+    blobs = git.tree_blob_ids(repo.worktree, rev, paths)
+    texts = git.read_blobs(repo.worktree, blobs.values())
+    out = {}
+    for path, blob in blobs.items():
+        try:
+            out[path] = parse_entry_text(texts.get(blob, b"").decode("utf-8"), path)
+        except Exception:
+            continue
+    return out
+
+
+def _resolves(snap: Snapshot, anchor: Anchor) -> bool:
+    from gitmem.code.anchors import find
+
+    if anchor.symbol is None:
+        return bool(snap.exists(anchor.path))
+    return find(snap.declarations(anchor.path), anchor.symbol) is not None
+
+
+def _retirements_not_holding(repo: RepoPaths, changes: Sequence[Change], base: str, now: Snapshot,
+                             entries: Sequence[Entry], done: set[str]) -> list[tuple[Outcome, Entry]]:
+    """Entries this change brings in retired by gitmem (active at `base`, retired with gitmem's own
+    note in `entries`, the change's result) whose declaration `now` still has: history the
+    developer did not keep (the commit that removed it reset away and its entry file staged
+    again, a merge or pick whose conflict was resolved keeping the declaration). Each restored
+    as `base` had it, with the entry as it now is."""
+    from dataclasses import replace
+
+    from gitmem.githooks.recheck import Outcome
+    from gitmem.githooks.review import ENTRIES_PREFIX
+    from gitmem.store.entry import RETIRED_NOTE
+
+    changed = sorted(_entry_ids(changes, ("M",)) - done)
+    current = {e.id: e for e in entries}
+    was = _entries_at(repo, base, [f"{ENTRIES_PREFIX}{i}.yaml" for i in changed]) if changed else {}
+    found = []
+    for entry_id in changed:
+        old, retired = was.get(f"{ENTRIES_PREFIX}{entry_id}.yaml"), current.get(entry_id)
+        anchor = old.anchor if old is not None else None
+        if (old is None or retired is None or anchor is None or not old.active or retired.status != "revoked"
+                or retired.anchor != anchor or retired.revocation is None
+                or RETIRED_NOTE.format(anchor=anchor) not in retired.revocation.reason or not _resolves(now, anchor)):
+            continue
+        restored = replace(retired, status=old.status, revocation=old.revocation)
+        found.append((Outcome(restored, "restored", f"{anchor} is still there"), retired))
     return found
 
 
