@@ -300,6 +300,26 @@ def test_uninstall_after_the_hooks_path_moved_removes_the_stubs_left_in_git_hook
     assert not [p.name for p in (repo.path / ".git/hooks").iterdir() if not p.name.endswith(".sample")]
 
 
+def test_a_chained_hook_that_dispatches_on_its_name_still_runs(repo):
+    """Overcommit-style: one script linked as every hook, choosing its job by its own name; run as
+    `pre-commit.gitmem-orig` it refused every commit ("unknown hook type")."""
+    repo.write("tools/githook", '#!/usr/bin/env bash\nhook=$(basename "$0")\ncase "$hook" in\n'
+                                '  pre-commit) echo "$hook" >> .git/dispatched ;;\n  post-commit) : ;;\n'
+                                '  *) echo "unknown hook type $hook" >&2; exit 69 ;;\nesac\n')
+    os.chmod(repo.path / "tools/githook", 0o755)
+    for name in ("pre-commit", "post-commit"):
+        os.symlink("../../tools/githook", repo.path / ".git/hooks" / name)
+    repo.write("a.py", "def f():\n    return 1\n")
+    repo.commit_all("first")
+    repo.gitmem("init")
+    repo.write("b.py", "x = 1\n")
+    repo.commit_all("second")  # raises if the commit is refused
+    assert (repo.path / ".git/dispatched").read_text() == "pre-commit\npre-commit\n"
+    repo.gitmem("uninstall")
+    assert os.readlink(repo.path / ".git/hooks/pre-commit") == "../../tools/githook"
+    assert not (repo.path / ".git/hooks/gitmem-orig").exists()
+
+
 @pytest.mark.parametrize("shim", ['. "${0%/*}/h"', '. "$(dirname "$0")/h"'])
 def test_husky_style_hooks_path_inside_the_repository(repo, shim):
     # husky v9 layout: core.hooksPath=.husky/_ holds shims (as husky 9 writes them: no word of

@@ -7,8 +7,8 @@ GITMEM_PYTHON=@PYTHON@
 GITMEM_ORIG_MODE=@ORIG_MODE@
 GITMEM_ROOT=@ROOT@
 case "$0" in  # the hooks folder, without forking dirname (this runs in every commit)
-  */*) orig="${0%/*}/$GITMEM_HOOK.gitmem-orig" ;;
-  *) orig="./$GITMEM_HOOK.gitmem-orig" ;;
+  */*) orig="${0%/*}/$GITMEM_HOOK.gitmem-orig"; named="${0%/*}/gitmem-orig/$GITMEM_HOOK" ;;
+  *) orig="./$GITMEM_HOOK.gitmem-orig"; named="./gitmem-orig/$GITMEM_HOOK" ;;
 esac
 
 # This worktree's own state (a linked worktree has its own git dir, index and entries).
@@ -41,7 +41,9 @@ if [ -f "$orig" ] && [ -x "$orig" ]; then  # git runs a hook only when it is exe
     # Shims such as husky's find their script from $0, so run it with this stub's $0.
     printf '%s\n' "$input" | GITMEM_ORIG="$orig" sh -c '. "$GITMEM_ORIG"' "$0" "$@"
   else
-    printf '%s\n' "$input" | "$orig" "$@"
+    # run under its own name where install linked it so: a hook may dispatch on its name
+    [ -x "$named" ] || named=$orig
+    printf '%s\n' "$input" | "$named" "$@"
   fi
   status=$?
   [ "$GITMEM_HOOK" = pre-commit ] && [ $status -ne 0 ] && exit $status

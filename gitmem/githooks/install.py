@@ -8,6 +8,7 @@ since one repository's init must not change every repository's hooks.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
@@ -23,6 +24,9 @@ from gitmem.githooks import HOOK_NAMES
 from gitmem.githooks.presence import is_stub
 
 ORIG_SUFFIX = ".gitmem-orig"
+# Links to the chained originals under their own names (`gitmem-orig/pre-commit`): a hook that
+# dispatches on its name (Overcommit's `File.basename($0)`) is run as one of that name.
+ORIG_LINKS = "gitmem-orig"
 TEXTCONV_KEY = "diff.gitmem.textconv"
 ATTRIBUTES = ".gitmem/.gitattributes"
 # Entry files merge through gitmem.githooks.merge_entries (a retirement or move both branches made
@@ -120,6 +124,22 @@ def _stub(name: str, python: str, orig: Path) -> str:
             .replace("@ORIG_MODE@", _orig_mode(orig) if orig.exists() else "exec"))
 
 
+def _link_under_own_name(folder: Path, name: str, orig: Path) -> None:
+    """`gitmem-orig/<name>` → `../<name>.gitmem-orig` where an original is chained, else none."""
+    link = folder / ORIG_LINKS / name
+    if orig.exists() or orig.is_symlink():
+        target = f"../{orig.name}"
+        if link.is_symlink() and os.readlink(link) == target:
+            return
+        link.parent.mkdir(exist_ok=True)
+        link.unlink(missing_ok=True)
+        link.symlink_to(target)
+    elif link.is_symlink():
+        link.unlink()
+    with contextlib.suppress(OSError):
+        link.parent.rmdir()  # only when empty
+
+
 def install(repo: RepoPaths, python: str | None = None) -> list[str]:
     """Install (or refresh) the stubs; running it twice changes nothing. Returns what it did."""
     folder = hooks_folder(repo)
@@ -136,6 +156,7 @@ def install(repo: RepoPaths, python: str | None = None) -> list[str]:
                 orig.rename(_unused(folder / (name + ORIG_SUFFIX + ".prev")))
             hook.rename(orig)
             done.append(f"chained existing {name} hook ({orig.name})")
+        _link_under_own_name(folder, name, orig)
         text = _stub(name, python, orig)
         if not hook.exists() or hook.read_text(encoding="utf-8", errors="replace") != text:
             hook.write_text(text, encoding="utf-8")
@@ -228,6 +249,10 @@ def _uninstall_stubs(folder: Path) -> list[str]:
         if not is_ours(hook):
             continue
         hook.unlink()
+        if (folder / ORIG_LINKS / name).is_symlink():
+            (folder / ORIG_LINKS / name).unlink()
+            with contextlib.suppress(OSError):
+                (folder / ORIG_LINKS).rmdir()
         if orig.exists() or orig.is_symlink():
             orig.rename(hook)
             done.append(f"restored the original {name} hook")
