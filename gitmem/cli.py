@@ -68,7 +68,29 @@ def reports_errors(func: Callable[P, R]) -> Callable[P, R]:
 @click.version_option(package_name="gitmem")
 def main() -> None:
     """Git-native memory for coding agents."""
+    _refuse_another_repository()
     _commit_pending()
+
+
+def _refuse_another_repository() -> None:
+    """GIT_DIR / GIT_WORK_TREE naming another repository than the folder's: gitmem finds its
+    repository from the folder (as the agents' hooks do) while every git it runs follows the
+    variables, so a command would read one repository and write the other. The same one (git sets
+    GIT_DIR for the hooks it runs) is fine."""
+    import os
+
+    from gitmem.base.locate import locate
+
+    named = {key: os.environ[key] for key in ("GIT_DIR", "GIT_WORK_TREE") if os.environ.get(key)}
+    found = locate(os.getcwd()) if named else None
+    if found is None:
+        return  # nothing set, or no repository here: the command says so
+    places = {"GIT_DIR": found[1:], "GIT_WORK_TREE": found[:1]}
+    for key, value in named.items():
+        if os.path.realpath(value) not in {os.path.realpath(p) for p in places[key]}:
+            click.echo(escaped(f"gitmem: {key}={value} names another repository than the one this folder is "
+                               f"in ({found[0]}): run gitmem in that repository's folder, without {key}"), err=True)
+            sys.exit(1)
 
 
 _STILL_PENDING: list[str] = []  # why changes still wait after this command's try (`status` says it)
@@ -212,7 +234,9 @@ def _gate_added(memory: Memory, body: str, anchor: str | None, what: str = "body
     characters long: the body's cap when None) that fails the gate, or whose anchor or triggers'
     `globs` do."""
     from gitmem.judge import safety
+    from gitmem.memory import utf8_text
 
+    utf8_text(body, f"the {what}")
     cache = safety.ScoreCache(memory.repo)  # the store's gate then needs no model for this entry
     text = safety.verdict(body.strip(), learned="optional", cache=cache)
     findings = text.findings + (safety.anchor_findings(anchor, learned="optional", cache=cache) if anchor else [])
@@ -239,6 +263,7 @@ def list_(as_json: bool, show_all: bool) -> None:
     memory = _memory()
     result = memory.load()
     waiting = memory.pending_entries()  # recorded, in no commit yet (`gitmem status` says why)
+    withheld = _delivery().rules().get("withheld", {})  # never delivered (`gitmem check` says why)
     for entry in result.entries:
         if as_json:
             click.echo(json.dumps({**memory.as_json(entry), "pending": entry.id in waiting}, ensure_ascii=False))
@@ -246,6 +271,7 @@ def list_(as_json: bool, show_all: bool) -> None:
             anchor = f"  @ {entry.anchor}" if entry.anchor else ""
             status = f" [{entry.status}]" if not entry.active else " [expired]" if entry.expired() else ""
             status += " [not yet committed]" if entry.id in waiting else ""
+            status += " [withheld by the gate]" if entry.active and entry.id in withheld else ""
             click.echo(_one_line(f"{entry.id}  {entry.kind:<10} {entry.source:<5}{status} {entry.body}{anchor}"))
     _say_skipped(result.errors)
 
@@ -341,7 +367,7 @@ def _gate_store(memory: Memory, rev: str | None) -> tuple[int, bool]:
 
     # recorded: delivery withholds what it objects to from now on; the store is scored by the
     # machine's writer when one runs (no second copy of the model; entries only at `rev` are not)
-    verdicts = store_gate.judge_store(memory.repo, wait=True) or store_gate.StoreVerdicts()
+    verdicts = store_gate.judge_store(memory.repo, wait=True, refresh_files=False) or store_gate.StoreVerdicts()
     entries = {(e.id, e.body) for e in memory.load().entries}
     failing = verdicts.failing
     commit = None
@@ -383,15 +409,15 @@ def diff(rev_range: str | None) -> None:
 
 
 @main.command()
-@click.option("-n", "count", default=20, show_default=True, type=click.IntRange(min=1))
+@click.option("-n", "count", default=20, show_default=True, type=click.IntRange(min=1, max=2**31 - 1))
 @reports_errors
 def log(count: int) -> None:
     """History of memory changes (commits touching .gitmem/)."""
     from gitmem import git
 
     memory = _memory(set_up=False)  # history: the work tree may have no store
-    lines = git.git_text(memory.repo.worktree, "log", f"-{count}", "--format=%h %ad %an  %s",
-                         "--date=short", "--", ".gitmem/entries", check=False).splitlines()
+    lines = git.git_text(memory.repo.worktree, "log", f"-{count}", "--format=%h %ad %an  %s", "--date=short",
+                         "--", ".gitmem/entries").splitlines() if git.has_head(memory.repo.worktree) else []
     for line in lines or ["no memory commits yet"]:
         click.echo(escaped(line))  # subjects quote entry bodies
 
@@ -688,6 +714,10 @@ def status(as_json: bool) -> None:
     for error in info["invalid_entries"]:  # as EntryError says it: the field named, the path escaped
         shown = EntryError(error["path"], error.get("field"), error["message"])
         click.echo(f"invalid entry, never delivered: {shown}")
+    from gitmem.store.yaml_files import Store
+
+    for rel in Store(repo).strays():
+        click.echo(escaped(f"never read: {rel} (an entry is a file .gitmem/entries/<id>.yaml)"))
     for entry_id, reasons in sorted(info["rules"].get("withheld", {}).items()):
         click.echo(f"withheld by the gate, never delivered: {escaped(entry_id + ': ' + '; '.join(reasons))[:200]}")
     if waiting["changes"]:  # delivered here, but in no commit yet: a push would not carry them
@@ -696,7 +726,7 @@ def status(as_json: bool) -> None:
                    "and git hook tries again")
     if info["hook_errors"]:
         click.echo(f"hook errors logged: {info['hook_errors']} (see .git/gitmem/errors.log)")
-    click.echo(f"gate: {gate['withheld']} withheld by the learned detector" +
+    click.echo(f"gate: {gate['withheld']} withheld by the store's gate" +
                (f"; {len(gate['unjudged'])} not yet judged on this machine "
                 "(a background job is on it, or run `gitmem check`)" if gate["unjudged"] else ""))
     _echo_agents(info["agents"])

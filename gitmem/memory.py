@@ -101,9 +101,8 @@ class Memory:
         entry committed where there is none would be deleted by the developer's next `commit -a`."""
         if not self.repo.store.is_dir():  # also a store committed into a repository that never chose gitmem
             raise GitmemError("no .gitmem/ here: run `gitmem init` first (it sets up the hooks that keep entries true)")
-        if self.repo.entries.exists() and not self.repo.entries.is_dir():
-            raise GitmemError(f"{ENTRIES_DIR} is not a folder, so no entry is read or recorded: move it "
-                              "away and run `gitmem init`")
+        if problem := _entries_folder_problem(self.repo):
+            raise GitmemError(f"{problem}, so no entry is read or recorded: move it away and run `gitmem init`")
 
     # -- reading --------------------------------------------------------------------------
     def load(self) -> LoadResult:
@@ -131,8 +130,8 @@ class Memory:
                 result.errors.append(exc if isinstance(exc, EntryError) else EntryError(rel, None, str(exc)))
         never_read = "never read: an entry is a file .gitmem/entries/<id>.yaml (not .yml, not hidden, not in a folder)"
         result.errors += [EntryError(rel, None, never_read) for rel in self.store.strays()]
-        if self.repo.entries.exists() and not self.repo.entries.is_dir():
-            result.errors.append(EntryError(ENTRIES_DIR, None, "not a folder: no entry is read"))
+        if problem := _entries_folder_problem(self.repo):
+            result.errors.append(EntryError(ENTRIES_DIR, None, f"{problem}: no entry is read"))
         waiting = self.pending_entries()
         if waiting:
             by_id = {e.id: e for e in result.entries}
@@ -220,7 +219,7 @@ class Memory:
             raise GitmemError(f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
         if source not in SOURCES:
             raise GitmemError(f"unknown source {source!r}; expected user or agent")
-        body = body.strip()
+        body = utf8_text(body, "the body").strip()
         if not body:
             raise GitmemError("the body is empty")
         try:
@@ -266,7 +265,7 @@ class Memory:
         entry, text, blob = self._find(entry_id)
         if entry.status == "revoked":
             raise GitmemError(f"{entry.id} is already revoked")
-        if not reason.strip():
+        if not utf8_text(reason, "the reason").strip():
             raise GitmemError("a revocation needs a reason")
         # No commit is named: the revocation is a commit of its own (`gitmem log` shows it); the
         # field names the commit that removed a retired entry's subject, which a person's has none of.
@@ -371,6 +370,26 @@ class Memory:
         if entry.revocation:
             data["revocation"]["commit"] = self.revocation_commit(entry)
         return data
+
+
+def utf8_text(text: str, what: str) -> str:
+    """`text` when it is text: bytes that are not UTF-8 (a terminal in Latin-1) reach Python as
+    lone surrogates, which no file or commit can hold."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise GitmemError(f"{what} is not valid UTF-8 (is the terminal set to another encoding?)") from None
+    return text
+
+
+def _entries_folder_problem(repo: RepoPaths) -> str | None:
+    from gitmem.base.signature import linked_store
+
+    if linked := linked_store(os.fspath(repo.worktree)):
+        return f"{linked} is a symbolic link (entries are read from the repository's own folder)"
+    if repo.entries.exists() and not repo.entries.is_dir():
+        return f"{ENTRIES_DIR} is not a folder"
+    return None
 
 
 def _passed(expires: str) -> bool:

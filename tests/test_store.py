@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -431,6 +432,68 @@ def test_an_entries_path_that_is_not_a_folder_is_an_error_not_an_empty_store(app
         proc = app_repo.gitmem(*command, check=False)
         assert proc.returncode == 1 and ".gitmem/entries is not a folder" in proc.stderr, (command, proc)
     assert app_repo.git("rev-parse", "HEAD") == head  # nothing committed that the work tree cannot hold
+
+
+def test_text_that_is_not_utf8_is_refused_in_one_line(app_repo):
+    latin1 = "caf\udce9 rule"  # what Python makes of a Latin-1 terminal's bytes
+    proc = subprocess.run([sys.executable, "-m", "gitmem.cli", "add", "law", latin1], cwd=app_repo.path,
+                          capture_output=True, text=True, errors="surrogateescape")
+    assert proc.returncode == 1 and proc.stderr == "gitmem: the body is not valid UTF-8 (is the terminal " \
+        "set to another encoding?)\n", proc.stderr
+    piped = subprocess.run([sys.executable, "-m", "gitmem.cli", "add", "law", "-"], cwd=app_repo.path,
+                           input=b"\xff rule", capture_output=True)
+    assert piped.returncode == 1 and b"not valid UTF-8" in piped.stderr and b"Traceback" not in piped.stderr
+    entry = app_repo.gitmem("add", "law", "Use tabs.").stdout.split()[0]
+    revoke = subprocess.run([sys.executable, "-m", "gitmem.cli", "revoke", entry, "--reason", "bad \udcff"],
+                            cwd=app_repo.path, capture_output=True, text=True, errors="surrogateescape")
+    assert revoke.returncode == 1 and "the revocation reason is not valid UTF-8" in revoke.stderr, revoke.stderr
+
+
+def test_git_dir_naming_another_repository_is_refused(app_repo, tmp_path):
+    from conftest import GitRepo
+
+    other = GitRepo(tmp_path / "other")
+    other.path.mkdir()
+    other.git("init", "-q", "-b", "main")
+    env = {**os.environ, "GIT_DIR": str(other.path / ".git"), "GIT_WORK_TREE": str(other.path)}
+    for command in (["list"], ["log"], ["add", "law", "Use tabs."]):
+        proc = subprocess.run([sys.executable, "-m", "gitmem.cli", *command], cwd=app_repo.path, env=env,
+                              capture_output=True, text=True)
+        assert proc.returncode == 1 and "names another repository than the one this folder is in" in proc.stderr
+    assert other.git("rev-list", "--all").strip() == "" and app_repo.git("log", "--format=%s").splitlines() == [
+        "initial"]
+    same = {**os.environ, "GIT_DIR": ".git"}  # as git sets it for the hooks it runs
+    assert subprocess.run([sys.executable, "-m", "gitmem.cli", "list"], cwd=app_repo.path, env=same).returncode == 0
+
+
+def test_log_says_what_git_says_and_an_empty_history_plainly(app_repo):
+    assert app_repo.gitmem("log").stdout.strip() == "no memory commits yet"
+    huge = app_repo.gitmem("log", "-n", "99999999999999999999", check=False)
+    assert huge.returncode == 2 and "99999999999999999999" in huge.stderr
+
+
+def test_an_entries_folder_that_is_a_link_is_refused_not_read(app_repo, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "20260101-0a0a0a0a.yaml").write_text(
+        "id: 20260101-0a0a0a0a\nkind: law\nstatus: active\nsource: user\nbody: Push straight to main.\n")
+    entries = app_repo.path / ".gitmem" / "entries"
+    entries.rmdir()
+    entries.symlink_to(outside)
+    for command in (["list"], ["check"]):
+        proc = app_repo.gitmem(*command, check=False)
+        assert proc.returncode == 1 and ".gitmem/entries is a symbolic link" in proc.stderr, proc
+    assert "Push straight" not in app_repo.gitmem("render", "--event", "session-start", check=False).stdout
+
+
+def test_yaml_files_the_store_never_reads_are_named_by_status_list_and_check(app_repo):
+    for rel in (".gitmem/entries/20260101-0b0b0b0b.YAML", ".gitmem/20260101-0c0c0c0c.yaml",
+                ".gitmem/entries/20260101-0d0d0d0d.yml"):
+        app_repo.write(rel, "id: x\n")
+        for command in (["status"], ["check"]):
+            out = app_repo.gitmem(*command, check=False)
+            assert rel in out.stdout + out.stderr, (command, rel, out)
+        assert rel in app_repo.gitmem("list").stderr
 
 
 def test_a_trigger_glob_that_cannot_mean_what_was_meant_is_refused_or_said(app_repo):

@@ -39,11 +39,22 @@ def main_checkout_state(git_dir: str, common_dir: str) -> str | None:
     return os.path.join(common_dir, "gitmem")
 
 
+def linked_store(worktree: str) -> str | None:
+    """`.gitmem` or `.gitmem/entries` when it is a symbolic link (git checks links out): entries
+    are read from the repository's own folder only, never from where a link leads."""
+    for folder in (os.path.dirname(ENTRIES_DIR), ENTRIES_DIR):
+        if os.path.islink(os.path.join(worktree, folder)):
+            return folder.replace(os.sep, "/")
+    return None
+
+
 def store_signature(worktree: str, local_state: str | None = None) -> Signature:
-    """Entry files sorted by name, the config, then (with `local_state`, the worktree's
-    `<git dir>/gitmem`) the pending records in their order."""
+    """Entry files sorted by name (none through a linked folder), the config, then (with
+    `local_state`, the worktree's `<git dir>/gitmem`) the pending records in their order."""
     sig: Signature = []
     try:
+        if linked_store(worktree):
+            raise NotADirectoryError
         with os.scandir(os.path.join(worktree, ENTRIES_DIR)) as it:
             for item in it:
                 if item.name.endswith(".yaml") and not item.name.startswith("."):

@@ -251,17 +251,21 @@ class Store:
         return sorted(p for p in self.entries_dir.iterdir() if p.suffix == ".yaml")
 
     def strays(self) -> list[str]:
-        """Files under the entries folder meant as entries that the store never reads: `*.yml`,
-        hidden `.*.yaml`, and either in a folder below it (a teammate's rule would vanish unsaid).
-        An editor's swap or backup files are not meant as entries."""
-        if not self.entries_dir.is_dir():
-            return []
+        """Files meant as entries that the store never reads: under the entries folder `*.yml`,
+        `*.YAML`, hidden `.*.yaml`, any of them in a folder below it; beside it in `.gitmem/`, any
+        YAML file but the config (a teammate's rule would vanish unsaid). An editor's swap or
+        backup files are not meant as entries."""
         found = []
+        if self.repo.store.is_dir():
+            found += [f".gitmem/{p.name}" for p in sorted(self.repo.store.iterdir())
+                      if p.suffix.lower() in (".yaml", ".yml") and p != self.repo.config and p.is_file()]
+        if not self.entries_dir.is_dir():
+            return found
         for path in sorted(self.entries_dir.rglob("*")):
-            if path.suffix not in (".yaml", ".yml") or not path.is_file():
+            if path.suffix.lower() not in (".yaml", ".yml") or not path.is_file():
                 continue
             rel = path.relative_to(self.entries_dir)
-            if len(rel.parts) > 1 or path.suffix == ".yml" or path.name.startswith("."):
+            if len(rel.parts) > 1 or path.suffix != ".yaml" or path.name.startswith("."):
                 found.append(f".gitmem/entries/{rel.as_posix()}")
         return found
 
