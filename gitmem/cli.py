@@ -327,6 +327,8 @@ def check(mode: str | None, rev_range: str | None) -> None:
     from gitmem import git
     from gitmem.store.yaml_files import config_problems
 
+    if mode == "staged" and rev_range:
+        raise click.UsageError("--staged checks the commit being made, --rev a committed one: give one of them")
     memory = _memory()
     config = config_problems(memory.repo)  # what every teammate's gitmem would then refuse
     for problem in config:
@@ -337,9 +339,9 @@ def check(mode: str | None, rev_range: str | None) -> None:
     elif rev_range is None and not git.has_head(memory.repo.worktree):
         problems = []  # nothing committed yet: the work tree's entries are checked below
     else:
-        base, dots, head = (rev_range or "HEAD").rpartition("..")
-        head = head or "HEAD"
-        if dots and base and git.rev_parse(memory.repo.worktree, base) is None:  # a typo would pass every PR
+        base, dots, head = (rev_range or "HEAD").partition("..")
+        base, head = (base, head.lstrip(".") or "HEAD") if dots else ("", base)  # BASE..HEAD, BASE...HEAD
+        if base and git.rev_parse(memory.repo.worktree, base) is None:  # a typo would pass every PR
             raise GitmemError(f"--rev: unknown revision {base!r}")
         problems = memory.check_rev(head)
     result = memory.load()

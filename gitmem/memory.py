@@ -232,6 +232,8 @@ class Memory:
                 raise GitmemError(f"--on: {t!r} names no glob after the colon (`{event}` alone means every {event})")
             if unclosed_bracket(glob):  # a typo: as in git, such a glob would match nothing meant
                 raise GitmemError(f"--on: {t!r} opens a '[' it never closes (write [[] for a literal '[')")
+        if expires is not None and not expires.strip():
+            raise GitmemError("--expires: empty (leave it out for an entry that does not expire)")
         if expires and date_problem(expires):
             raise GitmemError(f"--expires: {date_problem(expires)}")
         if expires and _passed(expires):

@@ -496,6 +496,18 @@ def test_yaml_files_the_store_never_reads_are_named_by_status_list_and_check(app
         assert rel in app_repo.gitmem("list").stderr
 
 
+def test_check_reads_a_three_dot_range_and_refuses_two_modes_at_once(app_repo):
+    app_repo.write("b.py", "x = 1\n")
+    app_repo.commit_all("second")
+    assert app_repo.gitmem("check", "--rev", "HEAD~1...HEAD").returncode == 0  # as CI passes base...head
+    typo = app_repo.gitmem("check", "--rev", "HEAD~9...HEAD", check=False)
+    assert typo.returncode == 1 and "unknown revision 'HEAD~9'" in typo.stderr
+    both = app_repo.gitmem("check", "--staged", "--rev", "HEAD", check=False)
+    assert both.returncode == 2 and "give one of them" in both.stderr
+    empty = app_repo.gitmem("add", "law", "Use tabs.", "--expires", "", check=False)
+    assert empty.returncode == 1 and "--expires: empty" in empty.stderr
+
+
 def test_a_trigger_glob_that_cannot_mean_what_was_meant_is_refused_or_said(app_repo):
     proc = app_repo.gitmem("add", "law", "pages export metadata", "--on", "edit:app/[slug", check=False)
     assert proc.returncode == 1 and "opens a '[' it never closes" in proc.stderr, proc

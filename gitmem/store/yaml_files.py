@@ -76,7 +76,8 @@ def read_entry_file(file: Path, rel: str) -> str:
     except OSError as exc:
         raise EntryError(rel, None, f"unreadable: {exc.strerror}") from None
     if not stat.S_ISREG(st.st_mode):
-        raise EntryError(rel, None, "not a plain file (a symbolic link, device or FIFO): entry files are plain files")
+        raise EntryError(rel, None, "not a plain file (a folder, symbolic link, device or FIFO): entry files "
+                                    "are plain files")
     problem = too_big(st.st_size, rel)
     if problem:
         raise problem
