@@ -87,13 +87,29 @@ def _refuse_another_repository() -> None:
         return  # nothing set, or no repository here: the command says so
     places = {"GIT_DIR": found[1:], "GIT_WORK_TREE": found[:1]}
     for key, value in named.items():
-        if os.path.realpath(value) not in {os.path.realpath(p) for p in places[key]}:
+        if _git_dir_file(value) not in {os.path.realpath(p) for p in places[key]}:
             click.echo(escaped(f"gitmem: {key}={value} names another repository than the one this folder is "
                                f"in ({found[0]}): run gitmem in that repository's folder, without {key}"), err=True)
             sys.exit(1)
 
 
 _STILL_PENDING: list[str] = []  # why changes still wait after this command's try (`status` says it)
+
+
+def _git_dir_file(path: str) -> str:
+    """`path`, or the git dir a `.git` file there points to (`gitdir: …`: a linked worktree's, a
+    submodule's; git takes one as GIT_DIR), resolved."""
+    import os
+
+    full = os.path.abspath(path)
+    try:
+        with open(full, encoding="utf-8") as handle:
+            first = handle.readline(4096)
+    except OSError:  # a folder, or nothing there
+        return os.path.realpath(full)
+    if first.startswith("gitdir:"):
+        full = os.path.join(os.path.dirname(full), first[len("gitdir:"):].strip())
+    return os.path.realpath(full)
 
 
 def _commit_pending() -> None:

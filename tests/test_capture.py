@@ -337,9 +337,11 @@ def test_a_failed_attempt_is_retried_by_the_machines_writer_only_after_a_while(p
     queue.plan(paths)
     time.sleep(queue.SETTLE_SECONDS)
     held = queue.claim_next(paths, patient=True)
+    attempts = Path(held.path[:-len(".json")] + ".attempts")
+    long_ago = time.time() - 3600
+    os.utime(attempts, (long_ago, long_ago))  # a judgement that ran long: the wait counts from its failure
     held.release()  # the attempt failed
     assert queue.claim_next(paths, patient=True) is None
-    attempts = Path(held.path[:-len(".json")] + ".attempts")
     back = time.time() - queue.RETRY_AFTER_S[0] - 1
     os.utime(attempts, (back, back))
     again = queue.claim_next(paths, patient=True)

@@ -1133,6 +1133,37 @@ def test_a_conflict_resolved_keeping_the_declaration_restores_its_entry(app_repo
     assert r.gitmem("check").returncode == 0
 
 
+def test_a_retirement_pulled_in_stays_though_another_function_took_the_name(app_repo):
+    """Upstream removed g (its entry retired) and later wrote another g: a pull must not bring
+    the hazard back onto the new function."""
+    r = app_repo
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    r.git("branch", "feature")
+    r.write("src/app.py", WITHOUT_G)
+    r.commit_all("drop g")
+    r.write("src/app.py", WITHOUT_G + "\n\ndef g(name, greeting='hello'):\n    return f'{greeting} {name}'\n")
+    r.commit_all("a new, unrelated g")
+    assert status_at(r, entry) == "revoked"
+    r.git("switch", "-q", "feature")
+    code, err = git_err(r, "merge", "-q", "--ff-only", "main")
+    assert code == 0 and "restored" not in err, err
+    assert status_at(r, entry) == "revoked" and subjects(r, 1) == ["a new, unrelated g"]
+
+
+def test_a_retirement_of_one_overload_pulled_in_stays(repo):
+    r = repo.with_gitmem({"Calc.java": "class Calc {\n  int add(int a, int b) { return a + b; }\n"
+                                       "  double add(double a, double b) { return a + b; }\n}\n"})
+    entry = add(r, "hazard", "the int add overflows silently", "Calc.java::Calc.add")
+    r.git("branch", "feature")
+    r.write("Calc.java", "class Calc {\n  double add(double a, double b) { return a + b; }\n}\n")
+    r.commit_all("drop the int overload")
+    assert status_at(r, entry) == "revoked"
+    r.git("switch", "-q", "feature")
+    code, err = git_err(r, "merge", "-q", "--ff-only", "main")
+    assert code == 0 and "restored" not in err, err
+    assert status_at(r, entry) == "revoked"
+
+
 @pytest.mark.parametrize("how", ["fast-forward", "every commit dropped"])
 def test_a_rebase_with_nothing_to_replay_rechecks_anchors(app_repo, how):
     """`git rebase up` when main has no commit of its own only checks `up` out (no post-rewrite

@@ -300,12 +300,20 @@ def test_uninstall_after_the_hooks_path_moved_removes_the_stubs_left_in_git_hook
     assert not [p.name for p in (repo.path / ".git/hooks").iterdir() if not p.name.endswith(".sample")]
 
 
-def test_a_chained_hook_that_dispatches_on_its_name_still_runs(repo):
-    """Overcommit-style: one script linked as every hook, choosing its job by its own name; run as
-    `pre-commit.gitmem-orig` it refused every commit ("unknown hook type")."""
-    repo.write("tools/githook", '#!/usr/bin/env bash\nhook=$(basename "$0")\ncase "$hook" in\n'
-                                '  pre-commit) echo "$hook" >> .git/dispatched ;;\n  post-commit) : ;;\n'
-                                '  *) echo "unknown hook type $hook" >&2; exit 69 ;;\nesac\n')
+DISPATCHERS = {  # one script linked as every hook, choosing its job by the name it was run as
+    "bash": '#!/usr/bin/env bash\nhook=$(basename "$0")\ncase "$hook" in\n'
+            '  pre-commit) echo "$hook" >> .git/dispatched ;;\n  post-commit) : ;;\n'
+            '  *) echo "unknown hook type $hook" >&2; exit 69 ;;\nesac\n',
+    "python": '#!/usr/bin/env python3\nimport os, sys\nhook = os.path.basename(sys.argv[0])\n'
+              'if hook == "pre-commit":\n    open(".git/dispatched", "a").write(hook + "\\n")\n'
+              'elif hook != "post-commit":\n    sys.exit(f"unknown hook type {hook}")\n',
+}
+
+
+@pytest.mark.parametrize("language", sorted(DISPATCHERS))
+def test_a_chained_hook_that_dispatches_on_its_name_still_runs(repo, language):
+    """Overcommit-style: run as `pre-commit.gitmem-orig`, such a script refused every commit."""
+    repo.write("tools/githook", DISPATCHERS[language])
     os.chmod(repo.path / "tools/githook", 0o755)
     for name in ("pre-commit", "post-commit"):
         os.symlink("../../tools/githook", repo.path / ".git/hooks" / name)
@@ -318,6 +326,25 @@ def test_a_chained_hook_that_dispatches_on_its_name_still_runs(repo):
     repo.gitmem("uninstall")
     assert os.readlink(repo.path / ".git/hooks/pre-commit") == "../../tools/githook"
     assert not (repo.path / ".git/hooks/gitmem-orig").exists()
+
+
+def test_a_chained_hook_still_finds_the_files_beside_it(repo):
+    """A runner that runs every script of `pre-commit.d/` beside it, from $0's folder."""
+    hooks = repo.path / ".git/hooks"
+    (hooks / "pre-commit.d").mkdir()
+    (hooks / "pre-commit.d/lint").write_text("#!/bin/sh\ngrep -q TODO b.py && { echo 'no TODOs' >&2; exit 1; }\nexit 0\n")
+    (hooks / "pre-commit").write_text('#!/bin/bash\nfor s in "$(dirname "$0")"/pre-commit.d/*; do "$s" || exit 1; done\n')
+    for path in (hooks / "pre-commit", hooks / "pre-commit.d/lint"):
+        path.chmod(0o755)
+    repo.write("a.py", "def f():\n    return 1\n")
+    repo.commit_all("first")
+    repo.gitmem("init")
+    repo.write("b.py", "x = 1\n")
+    repo.commit_all("second")
+    repo.write("b.py", "x = 1  # TODO\n")
+    repo.git("add", "b.py")
+    refused = subprocess.run(["git", "commit", "-qm", "third"], cwd=repo.path, capture_output=True, text=True)
+    assert refused.returncode != 0 and "no TODOs" in refused.stderr, refused
 
 
 @pytest.mark.parametrize("shim", ['. "${0%/*}/h"', '. "$(dirname "$0")/h"'])

@@ -464,6 +464,13 @@ def test_git_dir_naming_another_repository_is_refused(app_repo, tmp_path):
         "initial"]
     same = {**os.environ, "GIT_DIR": ".git"}  # as git sets it for the hooks it runs
     assert subprocess.run([sys.executable, "-m", "gitmem.cli", "list"], cwd=app_repo.path, env=same).returncode == 0
+    app_repo.git("worktree", "add", "-q", str(tmp_path / "linked"))  # its .git is a file naming its git dir
+    (tmp_path / "linked" / "src").mkdir(exist_ok=True)
+    for cwd, env in ((tmp_path / "linked", {"GIT_DIR": ".git"}),  # as `git submodule foreach` sets it
+                     (tmp_path / "linked" / "src", {"GIT_DIR": "../.git", "GIT_WORK_TREE": ".."})):
+        proc = subprocess.run([sys.executable, "-m", "gitmem.cli", "log"], cwd=cwd, env={**os.environ, **env},
+                              capture_output=True, text=True)
+        assert proc.returncode == 0 and proc.stdout == "no memory commits yet\n", proc.stderr
 
 
 def test_log_says_what_git_says_and_an_empty_history_plainly(app_repo):

@@ -89,6 +89,36 @@ def test_check_changes_nothing_in_the_work_tree(gm):
     assert gm.git("status", "--porcelain").splitlines() == [f"?? .gitmem/entries/{entry_id}.yaml"]
 
 
+def test_a_store_judged_half_way_keeps_the_scores_it_made(gm, monkeypatch):
+    """`gitmem check` of a store of thousands (80 ms an entry) stopped half-way lost every score."""
+    from gitmem.base.paths import find_repo
+    from gitmem.judge import store_gate
+    from gitmem.store import index
+
+    for n, body in enumerate(("Never log tokens.", "Keep handlers thin.", "Use UTC in the database.")):
+        gm.write(f".gitmem/entries/20260102-0000001{n}.yaml", entry_yaml(f"20260102-0000001{n}", body))
+    gm.commit_all("three more rules")
+    repo = find_repo(gm.path)
+    scores = gm.path / ".git/gitmem/gate-scores.json"
+
+    def count() -> int:
+        data = json.loads(scores.read_text()) if scores.exists() else {}
+        return sum(len(v) for v in data.values() if isinstance(v, dict))
+
+    before = count()
+    monkeypatch.setattr(store_gate, "SAVE_EVERY_S", 0.0)
+
+    def stopped_after_two():
+        for n, entry in enumerate(index.stored(repo)):
+            if n == 2:
+                raise KeyboardInterrupt  # Ctrl-C
+            yield entry
+
+    with pytest.raises(KeyboardInterrupt):
+        store_gate.judge_entries(repo, stopped_after_two())
+    assert count() > before
+
+
 def test_list_marks_an_entry_the_gate_withholds(gm):
     gm.write(".gitmem/entries/my-rule.yaml", entry_yaml("my-rule", "Keep functions short."))
     gm.commit_all("a hand-written entry named by words")

@@ -24,8 +24,8 @@ from gitmem.githooks import HOOK_NAMES
 from gitmem.githooks.presence import is_stub
 
 ORIG_SUFFIX = ".gitmem-orig"
-# Links to the chained originals under their own names (`gitmem-orig/pre-commit`): a hook that
-# dispatches on its name (Overcommit's `File.basename($0)`) is run as one of that name.
+# Links to chained originals under their own names (`gitmem-orig/pre-commit`): a hook in another
+# language than the shell's that dispatches on its name (Overcommit's `File.basename($0)`).
 ORIG_LINKS = "gitmem-orig"
 TEXTCONV_KEY = "diff.gitmem.textconv"
 ATTRIBUTES = ".gitmem/.gitattributes"
@@ -81,19 +81,27 @@ _FROM_DOLLAR_ZERO = re.compile(r'\$(?:0|\{0[^}]*\})')  # $0, ${0%/*}, ...
 
 
 def _orig_mode(orig: Path) -> str:
-    """A shell hook that finds its files from $0 (husky's shims: `. "${0%/*}/h"`, whose `h` runs
-    .husky/<the name in $0>) must be sourced with the hook's own name in $0: executed as
-    `pre-commit.gitmem-orig` it would look for a hook of that name and quietly do nothing."""
+    """How the stub runs a chained original that reads its own name or folder from $0: run as
+    `pre-commit.gitmem-orig`, a dispatcher on the name (husky's shims: `. "${0%/*}/h"`, whose `h`
+    runs .husky/<the name in $0>; Overcommit's `File.basename($0)`) would look for a hook of that
+    name and do nothing, or refuse the commit. A POSIX shell's script is sourced by `sh`, a bash
+    one by `bash`, with the hook's own path as $0 (its name and its folder both right); a script
+    of another language that takes a base name is run through a link under the hook's name
+    (`gitmem-orig/<hook>`: its folder is then that one). Any other runs as it is."""
     try:
         text = orig.read_text(encoding="utf-8", errors="replace")[:4000]
     except OSError:
         return "exec"
-    # Sourced by `sh` (git-hook.sh): only a POSIX shell's script whose shebang sets no options
-    # (sourcing would drop `-e`, and a failing check would no longer stop the commit); a bash
-    # one keeps its interpreter.
+    # Sourcing keeps no shebang options (`-e`: a failing check would no longer stop the commit).
     shebang = re.split(r"[/\s]+", text.splitlines()[0]) if text.startswith("#!") else []
-    shell = bool({"sh", "dash"} & set(shebang)) and not any(word.startswith("-") for word in shebang)
-    return "source" if shell and _FROM_DOLLAR_ZERO.search(text) else "exec"
+    plain = not any(word.startswith("-") for word in shebang)
+    if plain and {"sh", "dash"} & set(shebang) and _FROM_DOLLAR_ZERO.search(text):
+        return "source"
+    if plain and "bash" in shebang and (_FROM_DOLLAR_ZERO.search(text) or "BASH_SOURCE" in text):
+        return "bash"
+    if shebang and "basename" in text.lower():
+        return "named"
+    return "exec"
 
 
 def _import_root() -> str:
@@ -124,10 +132,10 @@ def _stub(name: str, python: str, orig: Path) -> str:
             .replace("@ORIG_MODE@", _orig_mode(orig) if orig.exists() else "exec"))
 
 
-def _link_under_own_name(folder: Path, name: str, orig: Path) -> None:
-    """`gitmem-orig/<name>` → `../<name>.gitmem-orig` where an original is chained, else none."""
+def _link_under_own_name(folder: Path, name: str, orig: Path, wanted: bool) -> None:
+    """`gitmem-orig/<name>` → `../<name>.gitmem-orig` where it is `wanted`, else none."""
     link = folder / ORIG_LINKS / name
-    if orig.exists() or orig.is_symlink():
+    if wanted:
         target = f"../{orig.name}"
         if link.is_symlink() and os.readlink(link) == target:
             return
@@ -156,7 +164,7 @@ def install(repo: RepoPaths, python: str | None = None) -> list[str]:
                 orig.rename(_unused(folder / (name + ORIG_SUFFIX + ".prev")))
             hook.rename(orig)
             done.append(f"chained existing {name} hook ({orig.name})")
-        _link_under_own_name(folder, name, orig)
+        _link_under_own_name(folder, name, orig, orig.exists() and _orig_mode(orig) == "named")
         text = _stub(name, python, orig)
         if not hook.exists() or hook.read_text(encoding="utf-8", errors="replace") != text:
             hook.write_text(text, encoding="utf-8")

@@ -752,29 +752,44 @@ def _resolves(snap: Snapshot, anchor: Anchor) -> bool:
     return find(snap.declarations(anchor.path), anchor.symbol) is not None
 
 
+def _kept_as_it_was(then: Snapshot, now: Snapshot, anchor: Anchor) -> bool:
+    """Whether `now` has the anchored declaration exactly as `then` had it (the namesake of the
+    anchor's body where several share its name): not merely a declaration of that name, which
+    may be another function written since, or the overload that stayed."""
+    if anchor.symbol is None:
+        return bool(then.exists(anchor.path) and now.exists(anchor.path))
+    namesakes = [d for d in then.declarations(anchor.path) if d.name == anchor.symbol]
+    kept = next((d for d in namesakes if d.fingerprint == anchor.fingerprint), namesakes[0] if namesakes else None)
+    return kept is not None and any(d.name == anchor.symbol and d.fingerprint == kept.fingerprint
+                                    for d in now.declarations(anchor.path))
+
+
 def _retirements_not_holding(repo: RepoPaths, changes: Sequence[Change], base: str, now: Snapshot,
                              entries: Sequence[Entry], done: set[str]) -> list[tuple[Outcome, Entry]]:
     """Entries this change brings in retired by gitmem (active at `base`, retired with gitmem's own
-    note in `entries`, the change's result) whose declaration `now` still has: history the
-    developer did not keep (the commit that removed it reset away and its entry file staged
-    again, a merge or pick whose conflict was resolved keeping the declaration). Each restored
-    as `base` had it, with the entry as it now is."""
+    note in `entries`, the change's result) whose declaration `now` still has as `base` had it:
+    history the developer did not keep (the commit that removed it reset away and its entry file
+    staged again, a merge or pick whose conflict was resolved keeping the declaration). Each
+    restored as `base` had it, with the entry as it now is. To retire such an entry by hand:
+    `gitmem revoke`."""
     from dataclasses import replace
 
-    from gitmem.githooks.recheck import Outcome
+    from gitmem.githooks.recheck import Outcome, Snapshot
     from gitmem.githooks.review import ENTRIES_PREFIX
     from gitmem.store.entry import RETIRED_NOTE
 
     changed = sorted(_entry_ids(changes, ("M",)) - done)
     current = {e.id: e for e in entries}
     was = _entries_at(repo, base, [f"{ENTRIES_PREFIX}{i}.yaml" for i in changed]) if changed else {}
+    then = Snapshot(repo, base)
     found = []
     for entry_id in changed:
         old, retired = was.get(f"{ENTRIES_PREFIX}{entry_id}.yaml"), current.get(entry_id)
         anchor = old.anchor if old is not None else None
         if (old is None or retired is None or anchor is None or not old.active or retired.status != "revoked"
                 or retired.anchor != anchor or retired.revocation is None
-                or RETIRED_NOTE.format(anchor=anchor) not in retired.revocation.reason or not _resolves(now, anchor)):
+                or RETIRED_NOTE.format(anchor=anchor) not in retired.revocation.reason
+                or not _kept_as_it_was(then, now, anchor)):
             continue
         restored = replace(retired, status=old.status, revocation=old.revocation)
         found.append((Outcome(restored, "restored", f"{anchor} is still there"), retired))

@@ -431,12 +431,14 @@ class Claim:
     def release(self, counted: bool = True) -> None:
         """Give the job back unfinished (another claimer may take it); `counted=False`: this
         attempt was not the job's failure (the judge could not load) and does not count."""
-        if not counted and self._fd is not None:
-            try:
-                os.truncate(_attempts_path(self.path), max(self.attempt - 1, 0))
-            except OSError:
-                pass
         if self._fd is not None:
+            try:  # counted: the wait before the next attempt runs from now, when this one failed
+                if counted:
+                    os.utime(_attempts_path(self.path))
+                else:
+                    os.truncate(_attempts_path(self.path), max(self.attempt - 1, 0))
+            except OSError:
+                pass  # finished: the file is gone
             _unlock(self._fd)
             self._fd = None
 
