@@ -219,6 +219,14 @@ def test_agents_md_linked_out_of_the_repository_is_not_written_through(gm, tmp_p
     assert outside.read_text() == f"# another repository\n{BEGIN}\n{END}\n"
 
 
+def test_render_refuses_a_path_outside_the_repository_whether_or_not_it_exists(gm):
+    for path in ("../elsewhere.py", "src/../../elsewhere.py", "/etc/hostname"):
+        proc = gm.gitmem("render", "--event", "edit", "--path", path, check=False)
+        assert proc.returncode == 1 and "is outside this repository" in proc.stderr, (path, proc)
+    f = add_entry(gm, "hazard", "f() runs in signal handlers.", "--anchor", "src/a.py::f")
+    assert f in gm.gitmem("render", "--event", "edit", "--path", "src/./a.py").stdout
+
+
 def test_stats_and_render_name_a_broken_entry_file_and_go_on(gm):
     law = add_entry(gm, "law", "Use tabs.")
     gm.write(".gitmem/entries/20260101-0badf11e.yaml", "id: 20260101-0badf11e\nkind: nonsense\n")

@@ -7,6 +7,7 @@ import anything.
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -109,8 +110,10 @@ class Delivery:
             raise GitmemError(f"unknown event {event!r}; expected one of {', '.join(delivery_rules.EVENTS)}")
         rel = None
         if path is not None:
-            rel = self.repo.relative(path) if Path(path).is_absolute() or Path(path).exists() else path
-            if rel is None:
+            # a path not there (yet) is read from the repository's root
+            rel = self.repo.relative(path) if Path(path).is_absolute() or Path(path).exists() else \
+                Path(os.path.normpath(path)).as_posix()
+            if rel is None or rel == ".." or rel.startswith("../"):
                 raise GitmemError(f"{path} is outside this repository")
         if event in ("read", "edit") and rel is None:
             raise GitmemError(f"--event {event} needs --path")
