@@ -404,6 +404,23 @@ def test_a_repository_deleted_while_its_turn_is_judged_gets_nothing_written_back
     assert not project.path.exists()
 
 
+def test_a_reply_written_after_the_stop_is_judged_with_its_turn(paths, project, tmp_path):
+    """Planning read the turn the moment Stop arrived; a reply Claude Code wrote a moment later
+    (a Stop without last_assistant_message) was missing from the judged turn."""
+    from gitmem.writer import turn_writer
+
+    tp = tmp_path / "s.jsonl"
+    t = Transcript(tp, SESSION, project.path)
+    t.prompt("Should we keep the retry loop in sync_ledger?")
+    t.say("Checking.")
+    _hook(paths, payload("Stop", SESSION, tp, project.path))
+    queue.plan(paths)
+    t.say("Yes: keep it, and never call sync_ledger from a request handler.")  # flushed after the Stop
+    [job] = queue.pending(paths)
+    packet = turn_writer.build_packet(paths, job)
+    assert "never call sync_ledger from a request handler" in packet.assistant, packet.assistant
+
+
 def test_a_job_that_keeps_failing_is_parked_not_lost(paths, project, tmp_path, monkeypatch):
     tp = tmp_path / "s.jsonl"
     t = Transcript(tp, SESSION, project.path)

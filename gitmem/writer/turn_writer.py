@@ -67,6 +67,12 @@ def build_packet(repo: RepoPaths, job: Job) -> Packet | None:
 
     if job.user is not None:  # planned by this version: the turn travelled with the job
         user, assistant, start, end = job.user, job.assistant or "", utc_seconds(job.starts), utc_seconds(job.ends)
+        if job.ends is None and job.until is not None and not job.reply:
+            # the session's last turn, planned the moment its Stop arrived without the reply:
+            # Claude Code may have written that reply to the transcript since (the job settled)
+            turns = read_turns(job.transcript, start=job.turn)
+            if turns and turns[0].index == job.turn and len(turns[0].assistant) > len(assistant):
+                assistant = turns[0].assistant
     else:
         turns = read_turns(job.transcript, start=job.turn)
         if not turns or turns[0].index != job.turn:
