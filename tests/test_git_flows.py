@@ -1131,6 +1131,24 @@ def test_a_conflict_resolved_keeping_the_declaration_restores_its_entry(app_repo
     assert "def g" in r.read("src/app.py")
     assert status_at(r, entry) == "active", r.git("log", "--format=%s", "-4")
     assert r.gitmem("check").returncode == 0
+    assert not subjects(r, 1)[0].startswith("gitmem:")  # restored in the commit that resolved it
+
+
+def test_history_pulled_as_it_is_keeps_its_retirements(app_repo):
+    """Upstream retired the entry with g, then put g back by hand without restoring it: a
+    fast-forward takes that history as its authors have it, with no commit of gitmem's after."""
+    r = app_repo
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    r.git("branch", "feature")
+    r.write("src/app.py", WITHOUT_G)
+    r.commit_all("drop g")
+    r.git("checkout", "HEAD~1", "--", "src/app.py")
+    r.commit_all("g back")
+    assert status_at(r, entry) == "revoked"
+    r.git("switch", "-q", "feature")
+    code, err = git_err(r, "merge", "-q", "--ff-only", "main")
+    assert code == 0 and "restored" not in err, err
+    assert subjects(r, 1) == ["g back"] and status_at(r, entry) == "revoked"
 
 
 def test_a_retirement_pulled_in_stays_though_another_function_took_the_name(app_repo):

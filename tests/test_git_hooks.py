@@ -328,23 +328,50 @@ def test_a_chained_hook_that_dispatches_on_its_name_still_runs(repo, language):
     assert not (repo.path / ".git/hooks/gitmem-orig").exists()
 
 
-def test_a_chained_hook_still_finds_the_files_beside_it(repo):
-    """A runner that runs every script of `pre-commit.d/` beside it, from $0's folder."""
+# Pre-commit hooks that refuse a commit adding a file named `forbidden`, each finding its work its own way: from
+# the folder it is in, through the link it was run by, by the name it was run as, or both.
+REFUSING = {
+    "runs pre-commit.d/ beside it": ('#!/bin/bash\nfor s in "$(dirname "$0")"/pre-commit.d/*; do "$s" || exit 1; done\n',
+                                     "hooks"),
+    "a library found through its link": ('#!/usr/bin/env bash\nhere="$(dirname "$(readlink -f "$0")")"\n'
+                                         '. "$here/lib.sh"\nrun_checks\n', "tools"),
+    "runs main when executed": ('#!/bin/bash\nmain() { ! git diff --cached --name-only | grep -q forbidden; }\n'
+                                'if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then main "$@"; fi\n', "hooks"),
+    "by name, from <name>.d beside it": ('#!/usr/bin/env python3\nimport os, subprocess, sys\n'
+                                         'name = os.path.basename(sys.argv[0])\n'
+                                         'folder = os.path.join(os.path.dirname(sys.argv[0]), name + ".d")\n'
+                                         'for s in sorted(os.listdir(folder)):\n'
+                                         '    subprocess.run([os.path.join(folder, s)], check=True)\n', "hooks"),
+}
+CHECK = "#!/bin/sh\n! git diff --cached --name-only | grep -q forbidden\n"
+
+
+@pytest.mark.parametrize("how", sorted(REFUSING))
+def test_a_chained_hook_still_does_its_work_however_it_finds_it(repo, how):
+    script, place = REFUSING[how]
     hooks = repo.path / ".git/hooks"
     (hooks / "pre-commit.d").mkdir()
-    (hooks / "pre-commit.d/lint").write_text("#!/bin/sh\ngrep -q TODO b.py && { echo 'no TODOs' >&2; exit 1; }\nexit 0\n")
-    (hooks / "pre-commit").write_text('#!/bin/bash\nfor s in "$(dirname "$0")"/pre-commit.d/*; do "$s" || exit 1; done\n')
-    for path in (hooks / "pre-commit", hooks / "pre-commit.d/lint"):
-        path.chmod(0o755)
+    (hooks / "pre-commit.d/check").write_text(CHECK)
+    (hooks / "pre-commit.d/check").chmod(0o755)
+    if place == "tools":  # the hook is a link into the repository's tools/, its library beside it there
+        repo.write("tools/hooks/pre-commit", script)
+        repo.write("tools/hooks/lib.sh", "run_checks() { ! git diff --cached --name-only | grep -q forbidden; }\n")
+        (repo.path / "tools/hooks/pre-commit").chmod(0o755)
+        os.symlink("../../tools/hooks/pre-commit", hooks / "pre-commit")
+    else:
+        (hooks / "pre-commit").write_text(script)
+        (hooks / "pre-commit").chmod(0o755)
     repo.write("a.py", "def f():\n    return 1\n")
     repo.commit_all("first")
     repo.gitmem("init")
     repo.write("b.py", "x = 1\n")
-    repo.commit_all("second")
-    repo.write("b.py", "x = 1  # TODO\n")
-    repo.git("add", "b.py")
+    repo.commit_all("second")  # raises if the hook refuses a clean commit
+    repo.write("forbidden", "x\n")
+    repo.git("add", "forbidden")
     refused = subprocess.run(["git", "commit", "-qm", "third"], cwd=repo.path, capture_output=True, text=True)
-    assert refused.returncode != 0 and "no TODOs" in refused.stderr, refused
+    assert refused.returncode != 0, (how, refused)
+    repo.gitmem("uninstall")
+    assert not (hooks / "gitmem-orig").exists() and (hooks / "pre-commit").exists()
 
 
 @pytest.mark.parametrize("shim", ['. "${0%/*}/h"', '. "$(dirname "$0")/h"'])

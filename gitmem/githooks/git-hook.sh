@@ -37,12 +37,11 @@ input=""
 
 status=0
 if [ -f "$orig" ] && [ -x "$orig" ]; then  # git runs a hook only when it is executable; so does this stub
-  if [ "$GITMEM_ORIG_MODE" = source ] || [ "$GITMEM_ORIG_MODE" = bash ]; then
-    # Scripts that find their files or their job from $0 (husky's shims) run with this stub's $0.
-    shell=sh; [ "$GITMEM_ORIG_MODE" = bash ] && shell=bash
-    printf '%s\n' "$input" | GITMEM_ORIG="$orig" "$shell" -c '. "$GITMEM_ORIG"' "$0" "$@"
+  if [ "$GITMEM_ORIG_MODE" = source ]; then
+    # Shims such as husky's find their script from $0, so run it with this stub's $0.
+    printf '%s\n' "$input" | GITMEM_ORIG="$orig" sh -c '. "$GITMEM_ORIG"' "$0" "$@"
   else
-    # under its own name where install linked it so: a script that dispatches on its name
+    # under its hook's name, in a folder mirroring this one, where it dispatches on its name
     [ "$GITMEM_ORIG_MODE" = named ] && [ -x "$named" ] || named=$orig
     printf '%s\n' "$input" | "$named" "$@"
   fi

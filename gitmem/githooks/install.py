@@ -24,8 +24,8 @@ from gitmem.githooks import HOOK_NAMES
 from gitmem.githooks.presence import is_stub
 
 ORIG_SUFFIX = ".gitmem-orig"
-# Links to chained originals under their own names (`gitmem-orig/pre-commit`): a hook in another
-# language than the shell's that dispatches on its name (Overcommit's `File.basename($0)`).
+# A folder mirroring the hooks folder by links, each chained original under its hook's name
+# (`gitmem-orig/pre-commit`): where one that dispatches on its name runs (_shadow).
 ORIG_LINKS = "gitmem-orig"
 TEXTCONV_KEY = "diff.gitmem.textconv"
 ATTRIBUTES = ".gitmem/.gitattributes"
@@ -81,27 +81,24 @@ _FROM_DOLLAR_ZERO = re.compile(r'\$(?:0|\{0[^}]*\})')  # $0, ${0%/*}, ...
 
 
 def _orig_mode(orig: Path) -> str:
-    """How the stub runs a chained original that reads its own name or folder from $0: run as
+    """How the stub runs a chained original that reads its own name from $0: run as
     `pre-commit.gitmem-orig`, a dispatcher on the name (husky's shims: `. "${0%/*}/h"`, whose `h`
     runs .husky/<the name in $0>; Overcommit's `File.basename($0)`) would look for a hook of that
-    name and do nothing, or refuse the commit. A POSIX shell's script is sourced by `sh`, a bash
-    one by `bash`, with the hook's own path as $0 (its name and its folder both right); a script
-    of another language that takes a base name is run through a link under the hook's name
-    (`gitmem-orig/<hook>`: its folder is then that one). Any other runs as it is."""
+    name and do nothing, or refuse the commit. A POSIX shell's script is sourced by `sh` with
+    the hook's own path as $0 ("source"); any other that takes a base name runs as
+    `gitmem-orig/<hook>`, a folder mirroring the hooks folder ("named": _shadow). Any other runs
+    as it is, beside the hooks it was beside ("exec")."""
     try:
         text = orig.read_text(encoding="utf-8", errors="replace")[:4000]
     except OSError:
         return "exec"
-    # Sourcing keeps no shebang options (`-e`: a failing check would no longer stop the commit).
+    # Sourcing keeps no shebang options (`-e`: a failing check would no longer stop the commit),
+    # nor the interpreter: only a plain POSIX shell's script is sourced.
     shebang = re.split(r"[/\s]+", text.splitlines()[0]) if text.startswith("#!") else []
     plain = not any(word.startswith("-") for word in shebang)
     if plain and {"sh", "dash"} & set(shebang) and _FROM_DOLLAR_ZERO.search(text):
         return "source"
-    if plain and "bash" in shebang and (_FROM_DOLLAR_ZERO.search(text) or "BASH_SOURCE" in text):
-        return "bash"
-    if shebang and "basename" in text.lower():
-        return "named"
-    return "exec"
+    return "named" if shebang and "basename" in text.lower() else "exec"
 
 
 def _import_root() -> str:
@@ -132,20 +129,35 @@ def _stub(name: str, python: str, orig: Path) -> str:
             .replace("@ORIG_MODE@", _orig_mode(orig) if orig.exists() else "exec"))
 
 
-def _link_under_own_name(folder: Path, name: str, orig: Path, wanted: bool) -> None:
-    """`gitmem-orig/<name>` → `../<name>.gitmem-orig` where it is `wanted`, else none."""
-    link = folder / ORIG_LINKS / name
+def _shadow(folder: Path) -> None:
+    """`gitmem-orig/`, where an original that dispatches on its own name runs: links to every
+    chained original under its hook's name and to everything else in the hooks folder, so what
+    such a script finds from its own folder (`<hook>.d/`, a library, the other hooks) is what it
+    found beside it before. Made by `gitmem init` (a file added to the hooks folder later is
+    linked at the next one); none when no original needs it."""
+    shadow = folder / ORIG_LINKS
+    named = [n for n in HOOK_NAMES if (folder / (n + ORIG_SUFFIX)).is_file()
+             and _orig_mode(folder / (n + ORIG_SUFFIX)) == "named"]
+    wanted: dict[str, str] = {}
+    for entry in sorted(folder.iterdir()) if named else []:
+        name = entry.name
+        if name == ORIG_LINKS:
+            continue
+        if name.endswith(ORIG_SUFFIX) and name[:-len(ORIG_SUFFIX)] in HOOK_NAMES:
+            wanted[name[:-len(ORIG_SUFFIX)]] = f"../{name}"  # the original, under its hook's name
+        elif not (name in HOOK_NAMES and (folder / (name + ORIG_SUFFIX)).exists()):
+            wanted.setdefault(name, f"../{name}")
+    if shadow.is_dir() and not shadow.is_symlink():
+        for link in shadow.iterdir():
+            if link.is_symlink() and wanted.get(link.name) != os.readlink(link):
+                link.unlink()
     if wanted:
-        target = f"../{orig.name}"
-        if link.is_symlink() and os.readlink(link) == target:
-            return
-        link.parent.mkdir(exist_ok=True)
-        link.unlink(missing_ok=True)
-        link.symlink_to(target)
-    elif link.is_symlink():
-        link.unlink()
+        shadow.mkdir(exist_ok=True)
+        for name, target in wanted.items():
+            if not (shadow / name).is_symlink() and not (shadow / name).exists():
+                (shadow / name).symlink_to(target)
     with contextlib.suppress(OSError):
-        link.parent.rmdir()  # only when empty
+        shadow.rmdir()  # only when empty
 
 
 def install(repo: RepoPaths, python: str | None = None) -> list[str]:
@@ -164,12 +176,12 @@ def install(repo: RepoPaths, python: str | None = None) -> list[str]:
                 orig.rename(_unused(folder / (name + ORIG_SUFFIX + ".prev")))
             hook.rename(orig)
             done.append(f"chained existing {name} hook ({orig.name})")
-        _link_under_own_name(folder, name, orig, orig.exists() and _orig_mode(orig) == "named")
         text = _stub(name, python, orig)
         if not hook.exists() or hook.read_text(encoding="utf-8", errors="replace") != text:
             hook.write_text(text, encoding="utf-8")
             done.append(f"installed {name} hook")
         os.chmod(hook, 0o755)
+    _shadow(folder)
 
     textconv = textconv_command(python)
     if git.config_get(repo.worktree, TEXTCONV_KEY) != textconv:
@@ -257,10 +269,6 @@ def _uninstall_stubs(folder: Path) -> list[str]:
         if not is_ours(hook):
             continue
         hook.unlink()
-        if (folder / ORIG_LINKS / name).is_symlink():
-            (folder / ORIG_LINKS / name).unlink()
-            with contextlib.suppress(OSError):
-                (folder / ORIG_LINKS).rmdir()
         if orig.exists() or orig.is_symlink():
             orig.rename(hook)
             done.append(f"restored the original {name} hook")
@@ -269,6 +277,7 @@ def _uninstall_stubs(folder: Path) -> list[str]:
         kept = sorted(p.name for p in folder.glob(f"{name}{ORIG_SUFFIX}.prev*"))
         if kept:  # hooks another tool had replaced: not run before uninstall either, never deleted
             done.append(f"kept {', '.join(kept)} (a {name} hook another tool replaced; delete it if unused)")
+    _shadow(folder)  # no original chained now: its links go
     return done
 
 

@@ -529,8 +529,13 @@ def after_history_change(repo: RepoPaths, base: str | None, what: str, finishing
                 entry = replace(outcome.entry, revocation=replace(outcome.entry.revocation, commit=sha))
                 outcome = replace(outcome, entry=entry)
             outcomes.append(outcome)
+        # only where this repository resolved history (a merge commit made here, a pick): history
+        # taken as it is (a fast-forward, a rebase onto it) keeps its retirements, as its authors
+        # have them, and a revert is the developer's own word
+        resolved = what == "cherry-pick" or (what == "merge" and len(git.git_text(
+            repo.worktree, "rev-list", "--parents", "-n", "1", head, check=False).split()) > 2)
         for outcome, was in _retirements_not_holding(repo, changes, base, Snapshot(repo, head), entries,
-                                                     {o.entry.id for o in outcomes}):
+                                                     {o.entry.id for o in outcomes}) if resolved else []:
             outcomes.append(outcome)
             before[outcome.entry.id] = was
     if rewritten:
@@ -792,7 +797,8 @@ def _retirements_not_holding(repo: RepoPaths, changes: Sequence[Change], base: s
                 or not _kept_as_it_was(then, now, anchor)):
             continue
         restored = replace(retired, status=old.status, revocation=old.revocation)
-        found.append((Outcome(restored, "restored", f"{anchor} is still there"), retired))
+        found.append((Outcome(restored, "restored", f"{anchor} is still there as it was; `gitmem revoke "
+                                                    f"{entry_id}` retires it for good"), retired))
     return found
 
 
