@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 
 import pytest
@@ -1132,6 +1133,58 @@ def test_a_conflict_resolved_keeping_the_declaration_restores_its_entry(app_repo
     assert status_at(r, entry) == "active", r.git("log", "--format=%s", "-4")
     assert r.gitmem("check").returncode == 0
     assert not subjects(r, 1)[0].startswith("gitmem:")  # restored in the commit that resolved it
+
+
+def test_a_fast_forward_to_a_merge_made_elsewhere_keeps_its_retirements(app_repo):
+    """A teammate without gitmem's hooks merged a branch that retired the entry, keeping g: a
+    fast-forward to that merge commit took a restoring commit of gitmem's on top of it."""
+    r = app_repo
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    r.git("branch", "mine")
+    r.git("switch", "-q", "-c", "drop")
+    r.write("src/app.py", WITHOUT_G)
+    r.commit_all("drop g")
+    assert status_at(r, entry) == "revoked"
+    r.git("switch", "-q", "main")
+    r.write("src/app.py", APP.replace("return 2", "return 5"))
+    r.commit_all("tweak g")
+    elsewhere = ["-c", "core.hooksPath=/nonexistent"]
+    assert git_err(r, *elsewhere, "merge", "drop")[0] != 0
+    r.git("checkout", "--ours", "src/app.py")
+    r.git("add", "src/app.py")
+    r.git(*elsewhere, "commit", "-q", "--no-edit")
+    r.git("switch", "-q", "mine")
+    r.git("merge", "-q", "--ff-only", "main~1")  # where the teammate's merge began
+    code, err = git_err(r, "merge", "--ff-only", "main")
+    assert code == 0 and "restored" not in err, err
+    assert r.git("rev-parse", "HEAD") == r.git("rev-parse", "main") and status_at(r, entry) == "revoked"
+
+
+def test_a_merge_keeps_its_restoration_when_an_entry_waited_for_it(app_repo):
+    """An entry recorded while the merge's message was being edited is committed on top of the
+    merge first: the restoration was then decided on gitmem's commit, not the merge."""
+    r = app_repo
+    middle = "".join(f"\n\ndef h{n}():\n    return {n}\n" for n in range(4))
+    g = "\n\ndef g():\n    return 2\n"
+    r.write("src/mod.py", "def f():\n    return 1\n" + middle + g)
+    r.commit_all("mod")
+    entry = add(r, "hazard", "g is slow", "src/mod.py::g")
+    r.git("switch", "-q", "-c", "drop")
+    r.write("src/mod.py", "def f():\n    return 1\n" + middle)
+    r.commit_all("drop g")
+    assert status_at(r, entry) == "revoked"
+    r.git("switch", "-q", "main")
+    r.write("src/mod.py", g.lstrip("\n") + "\n\ndef f():\n    return 1\n" + middle)  # g moved up, as it was
+    r.commit_all("g first")
+    editor = r.path.parent / "editor.sh"
+    editor.write_text(f"#!/bin/sh\ncd {r.path} && {sys.executable} -m gitmem.cli add law 'Use tabs.' >/dev/null 2>&1\n")
+    editor.chmod(0o755)
+    env = {**os.environ, "GIT_EDITOR": str(editor)}
+    merged = subprocess.run(["git", "merge", "--no-ff", "--edit", "drop"], cwd=r.path, env=env,
+                            capture_output=True, text=True)
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    wait_until_settled(r)
+    assert "def g" in r.read("src/mod.py") and status_at(r, entry) == "active", r.git("log", "--format=%s", "-4")
 
 
 def test_history_pulled_as_it_is_keeps_its_retirements(app_repo):

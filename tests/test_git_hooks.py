@@ -320,12 +320,34 @@ def test_a_chained_hook_that_dispatches_on_its_name_still_runs(repo, language):
     repo.write("a.py", "def f():\n    return 1\n")
     repo.commit_all("first")
     repo.gitmem("init")
+    assert (repo.path / ".git/hooks.gitmem-orig/pre-commit").is_symlink()  # run under its name from there
     repo.write("b.py", "x = 1\n")
     repo.commit_all("second")  # raises if the commit is refused
     assert (repo.path / ".git/dispatched").read_text() == "pre-commit\npre-commit\n"
     repo.gitmem("uninstall")
     assert os.readlink(repo.path / ".git/hooks/pre-commit") == "../../tools/githook"
-    assert not (repo.path / ".git/hooks/gitmem-orig").exists()
+    assert not (repo.path / ".git/hooks.gitmem-orig").exists()
+
+
+def test_a_hook_linked_to_another_hook_is_chained_and_put_back(repo):
+    """`post-commit -> pre-commit`: gitmem wrote its post-commit stub through the link, over its
+    own pre-commit stub, and the developer's hook ran as neither."""
+    hooks = repo.path / ".git/hooks"
+    (hooks / "pre-commit").write_text("#!/bin/sh\necho ran >> .git/ran\n")
+    (hooks / "pre-commit").chmod(0o755)
+    os.symlink("pre-commit", hooks / "post-commit")
+    repo.write("a.py", "def f():\n    return 1\n")
+    repo.commit_all("first")
+    repo.gitmem("init")
+    assert "GITMEM_HOOK=pre-commit" in (hooks / "pre-commit").read_text()
+    assert "GITMEM_HOOK=post-commit" in (hooks / "post-commit").read_text()
+    assert os.readlink(hooks / "post-commit.gitmem-orig") == "pre-commit.gitmem-orig"
+    repo.write("b.py", "x = 1\n")
+    repo.commit_all("second")
+    assert (repo.path / ".git/ran").read_text() == "ran\n" * 4  # both commits, pre- and post-commit
+    repo.gitmem("uninstall")
+    assert os.readlink(hooks / "post-commit") == "pre-commit"
+    assert (hooks / "pre-commit").read_text() == "#!/bin/sh\necho ran >> .git/ran\n"
 
 
 # Pre-commit hooks that refuse a commit adding a file named `forbidden`, each finding its work its own way: from
@@ -337,6 +359,9 @@ REFUSING = {
                                          '. "$here/lib.sh"\nrun_checks\n', "tools"),
     "runs main when executed": ('#!/bin/bash\nmain() { ! git diff --cached --name-only | grep -q forbidden; }\n'
                                 'if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then main "$@"; fi\n', "hooks"),
+    "by name, the work tree two folders up": ('#!/bin/bash\nhook=$(basename "$0")\n'
+                                              'root="$(cd "$(dirname "$0")/../.." && pwd)"\n'
+                                              '"$root/tools/$hook.sh"\n', "tools"),
     "by name, from <name>.d beside it": ('#!/usr/bin/env python3\nimport os, subprocess, sys\n'
                                          'name = os.path.basename(sys.argv[0])\n'
                                          'folder = os.path.join(os.path.dirname(sys.argv[0]), name + ".d")\n'
@@ -353,7 +378,12 @@ def test_a_chained_hook_still_does_its_work_however_it_finds_it(repo, how):
     (hooks / "pre-commit.d").mkdir()
     (hooks / "pre-commit.d/check").write_text(CHECK)
     (hooks / "pre-commit.d/check").chmod(0o755)
-    if place == "tools":  # the hook is a link into the repository's tools/, its library beside it there
+    if how == "by name, the work tree two folders up":
+        repo.write("tools/pre-commit.sh", CHECK)
+        (repo.path / "tools/pre-commit.sh").chmod(0o755)
+        (hooks / "pre-commit").write_text(script)
+        (hooks / "pre-commit").chmod(0o755)
+    elif place == "tools":  # the hook is a link into the repository's tools/, its library beside it there
         repo.write("tools/hooks/pre-commit", script)
         repo.write("tools/hooks/lib.sh", "run_checks() { ! git diff --cached --name-only | grep -q forbidden; }\n")
         (repo.path / "tools/hooks/pre-commit").chmod(0o755)
@@ -371,7 +401,7 @@ def test_a_chained_hook_still_does_its_work_however_it_finds_it(repo, how):
     refused = subprocess.run(["git", "commit", "-qm", "third"], cwd=repo.path, capture_output=True, text=True)
     assert refused.returncode != 0, (how, refused)
     repo.gitmem("uninstall")
-    assert not (hooks / "gitmem-orig").exists() and (hooks / "pre-commit").exists()
+    assert not (repo.path / ".git/hooks.gitmem-orig").exists() and (hooks / "pre-commit").exists()
 
 
 @pytest.mark.parametrize("shim", ['. "${0%/*}/h"', '. "$(dirname "$0")/h"'])

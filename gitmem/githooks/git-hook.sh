@@ -5,10 +5,11 @@
 GITMEM_HOOK=@HOOK@
 GITMEM_PYTHON=@PYTHON@
 GITMEM_ORIG_MODE=@ORIG_MODE@
+GITMEM_SHADOW=@SHADOW@
 GITMEM_ROOT=@ROOT@
 case "$0" in  # the hooks folder, without forking dirname (this runs in every commit)
-  */*) orig="${0%/*}/$GITMEM_HOOK.gitmem-orig"; named="${0%/*}/gitmem-orig/$GITMEM_HOOK" ;;
-  *) orig="./$GITMEM_HOOK.gitmem-orig"; named="./gitmem-orig/$GITMEM_HOOK" ;;
+  */*) orig="${0%/*}/$GITMEM_HOOK.gitmem-orig"; named="${0%/*}/$GITMEM_SHADOW/$GITMEM_HOOK" ;;
+  *) orig="./$GITMEM_HOOK.gitmem-orig"; named="./$GITMEM_SHADOW/$GITMEM_HOOK" ;;
 esac
 
 # This worktree's own state (a linked worktree has its own git dir, index and entries).

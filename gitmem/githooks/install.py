@@ -24,9 +24,12 @@ from gitmem.githooks import HOOK_NAMES
 from gitmem.githooks.presence import is_stub
 
 ORIG_SUFFIX = ".gitmem-orig"
-# A folder mirroring the hooks folder by links, each chained original under its hook's name
-# (`gitmem-orig/pre-commit`): where one that dispatches on its name runs (_shadow).
-ORIG_LINKS = "gitmem-orig"
+# A folder mirroring the hooks folder by links, each chained original under its hook's name:
+# where one that dispatches on its name runs (_shadow). Beside the hooks folder in the git dir
+# (`.git/hooks.gitmem-orig/pre-commit`: `$0/../..` is still the work tree); inside a hooks folder
+# in the work tree (husky's `.husky/_`, which git ignores), where a folder beside it would show.
+SHADOW_SUFFIX = ".gitmem-orig"
+SHADOW_INSIDE = "gitmem-orig"
 TEXTCONV_KEY = "diff.gitmem.textconv"
 ATTRIBUTES = ".gitmem/.gitattributes"
 # Entry files merge through gitmem.githooks.merge_entries (a retirement or move both branches made
@@ -51,6 +54,9 @@ def _template() -> str:
 
 
 def is_ours(path: Path) -> bool:
+    """A stub of gitmem's: a plain file (a link to one is the developer's: `post-commit -> pre-commit`)."""
+    if path.is_symlink():
+        return False
     try:
         return is_stub(path.read_text(encoding="utf-8", errors="replace"))
     except OSError:
@@ -86,7 +92,7 @@ def _orig_mode(orig: Path) -> str:
     runs .husky/<the name in $0>; Overcommit's `File.basename($0)`) would look for a hook of that
     name and do nothing, or refuse the commit. A POSIX shell's script is sourced by `sh` with
     the hook's own path as $0 ("source"); any other that takes a base name runs as
-    `gitmem-orig/<hook>`, a folder mirroring the hooks folder ("named": _shadow). Any other runs
+    `<hook>` in a folder mirroring the hooks folder ("named": _shadow). Any other runs
     as it is, beside the hooks it was beside ("exec")."""
     try:
         text = orig.read_text(encoding="utf-8", errors="replace")[:4000]
@@ -120,33 +126,42 @@ def _import_root() -> str:
     return os.pathsep.join(roots)
 
 
+def _shadow_folder(folder: Path) -> tuple[Path, str]:
+    """Where the hooks `folder`'s mirror goes, and how the stub names it from the folder."""
+    if (folder.parent / "HEAD").is_file() and (folder.parent / "objects").is_dir():  # in a git dir
+        return folder.parent / (folder.name + SHADOW_SUFFIX), f"../{folder.name}{SHADOW_SUFFIX}"
+    return folder / SHADOW_INSIDE, SHADOW_INSIDE
+
+
 def _stub(name: str, python: str, orig: Path) -> str:
     """The text of gitmem's stub for hook `name`, running `python`, chaining `orig` if there."""
     return (_template()
             .replace("@HOOK@", name)
+            .replace("@SHADOW@", shlex.quote(_shadow_folder(orig.parent)[1]))
             .replace("@PYTHON@", shlex.quote(python))
             .replace("@ROOT@", shlex.quote(_import_root()))
             .replace("@ORIG_MODE@", _orig_mode(orig) if orig.exists() else "exec"))
 
 
 def _shadow(folder: Path) -> None:
-    """`gitmem-orig/`, where an original that dispatches on its own name runs: links to every
-    chained original under its hook's name and to everything else in the hooks folder, so what
-    such a script finds from its own folder (`<hook>.d/`, a library, the other hooks) is what it
-    found beside it before. Made by `gitmem init` (a file added to the hooks folder later is
-    linked at the next one); none when no original needs it."""
-    shadow = folder / ORIG_LINKS
+    """The mirror of the hooks folder where an original that dispatches on its own name runs:
+    links to every chained original under its hook's name and to everything else in the hooks
+    folder, so what such a script finds from its own folder (`<hook>.d/`, a library, the other
+    hooks) is what it found beside it before. Made by `gitmem init` (a file added to the hooks
+    folder later is linked at the next one); none when no original needs it."""
+    shadow, _ = _shadow_folder(folder)
+    up = "../" if shadow.parent == folder else f"../{folder.name}/"
     named = [n for n in HOOK_NAMES if (folder / (n + ORIG_SUFFIX)).is_file()
              and _orig_mode(folder / (n + ORIG_SUFFIX)) == "named"]
     wanted: dict[str, str] = {}
     for entry in sorted(folder.iterdir()) if named else []:
         name = entry.name
-        if name == ORIG_LINKS:
+        if entry == shadow:
             continue
         if name.endswith(ORIG_SUFFIX) and name[:-len(ORIG_SUFFIX)] in HOOK_NAMES:
-            wanted[name[:-len(ORIG_SUFFIX)]] = f"../{name}"  # the original, under its hook's name
+            wanted[name[:-len(ORIG_SUFFIX)]] = f"{up}{name}"  # the original, under its hook's name
         elif not (name in HOOK_NAMES and (folder / (name + ORIG_SUFFIX)).exists()):
-            wanted.setdefault(name, f"../{name}")
+            wanted.setdefault(name, f"{up}{name}")
     if shadow.is_dir() and not shadow.is_symlink():
         for link in shadow.iterdir():
             if link.is_symlink() and wanted.get(link.name) != os.readlink(link):
@@ -166,7 +181,7 @@ def install(repo: RepoPaths, python: str | None = None) -> list[str]:
     folder.mkdir(parents=True, exist_ok=True)
     python = python or sys.executable
     done: list[str] = []
-    for name in HOOK_NAMES:
+    for name in HOOK_NAMES:  # every foreign hook aside first, then the stubs: none is written through a link
         hook = folder / name
         orig = folder / (name + ORIG_SUFFIX)
         if (hook.exists() or hook.is_symlink()) and not is_ours(hook):
@@ -176,6 +191,10 @@ def install(repo: RepoPaths, python: str | None = None) -> list[str]:
                 orig.rename(_unused(folder / (name + ORIG_SUFFIX + ".prev")))
             hook.rename(orig)
             done.append(f"chained existing {name} hook ({orig.name})")
+    _relink_siblings(folder, ORIG_SUFFIX)
+    for name in HOOK_NAMES:
+        hook = folder / name
+        orig = folder / (name + ORIG_SUFFIX)
         text = _stub(name, python, orig)
         if not hook.exists() or hook.read_text(encoding="utf-8", errors="replace") != text:
             hook.write_text(text, encoding="utf-8")
@@ -261,6 +280,21 @@ def missing(repo: RepoPaths) -> list[str]:
     return out
 
 
+def _relink_siblings(folder: Path, suffix: str) -> None:
+    """A chained original that is a link to another hook by name (`post-commit -> pre-commit`)
+    points at that hook's original (`suffix` ".gitmem-orig"), or, put back (`suffix` ""), at the
+    hook again."""
+    for name in HOOK_NAMES:
+        link = folder / (name + ORIG_SUFFIX if suffix else name)
+        if not link.is_symlink():
+            continue
+        target = os.readlink(link)
+        base = target[:-len(ORIG_SUFFIX)] if target.endswith(ORIG_SUFFIX) else target
+        if base in HOOK_NAMES and target != base + suffix and (folder / (base + suffix)).exists():
+            link.unlink()
+            link.symlink_to(base + suffix)
+
+
 def _uninstall_stubs(folder: Path) -> list[str]:
     done: list[str] = []
     for name in HOOK_NAMES:
@@ -277,6 +311,7 @@ def _uninstall_stubs(folder: Path) -> list[str]:
         kept = sorted(p.name for p in folder.glob(f"{name}{ORIG_SUFFIX}.prev*"))
         if kept:  # hooks another tool had replaced: not run before uninstall either, never deleted
             done.append(f"kept {', '.join(kept)} (a {name} hook another tool replaced; delete it if unused)")
+    _relink_siblings(folder, "")
     _shadow(folder)  # no original chained now: its links go
     return done
 

@@ -502,6 +502,13 @@ def after_history_change(repo: RepoPaths, base: str | None, what: str, finishing
     from gitmem.githooks.recheck import Snapshot, recheck
     from gitmem.store import index
 
+    # Restorations only where this repository resolved history, a merge commit made here or a
+    # pick (asked before pending entries are committed on top): history taken as it is (a
+    # fast-forward, to a merge commit made elsewhere too; a rebase onto it) keeps its
+    # retirements, as its authors have them, and a revert is the developer's own word.
+    resolved = what == "cherry-pick" or (what == "merge" and "fast-forward" not in _reflog_subject(repo).lower()
+                                         and len(git.git_text(repo.worktree, "rev-list", "--parents", "-n", "1",
+                                                              "HEAD", check=False).split()) > 2)
     if not defer:
         commit_pending(repo, finishing)
     head = git.rev_parse(repo.worktree, "HEAD")
@@ -529,11 +536,6 @@ def after_history_change(repo: RepoPaths, base: str | None, what: str, finishing
                 entry = replace(outcome.entry, revocation=replace(outcome.entry.revocation, commit=sha))
                 outcome = replace(outcome, entry=entry)
             outcomes.append(outcome)
-        # only where this repository resolved history (a merge commit made here, a pick): history
-        # taken as it is (a fast-forward, a rebase onto it) keeps its retirements, as its authors
-        # have them, and a revert is the developer's own word
-        resolved = what == "cherry-pick" or (what == "merge" and len(git.git_text(
-            repo.worktree, "rev-list", "--parents", "-n", "1", head, check=False).split()) > 2)
         for outcome, was in _retirements_not_holding(repo, changes, base, Snapshot(repo, head), entries,
                                                      {o.entry.id for o in outcomes}) if resolved else []:
             outcomes.append(outcome)
