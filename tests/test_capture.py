@@ -274,15 +274,20 @@ def test_a_judge_killed_mid_judgement_is_redone_and_committed_once(paths, projec
     assert project.gitmem("drain").stdout.startswith("judged 0 turns")
 
 
+def _stopped_turn(paths, project, tmp_path, text: str, reply: str) -> Transcript:
+    """A session whose one turn (`text`, answered `reply`) Claude Code has just stopped on."""
+    t = Transcript(tmp_path / "s.jsonl", SESSION, project.path)
+    t.prompt(text)
+    t.say(reply)
+    _hook(paths, payload("Stop", SESSION, t.path, project.path))
+    return t
+
+
 def _committed_then_killed(paths, project, tmp_path) -> None:
     """One rule's turn judged and committed by a writer that then died before marking it done."""
     from gitmem.writer import turn_writer
 
-    tp = tmp_path / "s.jsonl"
-    t = Transcript(tp, SESSION, project.path)
-    t.prompt("Always use UTC in the database layer.")
-    t.say("OK.")
-    _hook(paths, payload("Stop", SESSION, tp, project.path))
+    _stopped_turn(paths, project, tmp_path, "Always use UTC in the database layer.", "OK.")
     queue.plan(paths)
     [job] = queue.pending(paths)
     assert len(turn_writer.process(paths, job, KeywordJudge(paths)).recorded) == 1
@@ -329,11 +334,7 @@ def test_a_turn_judged_again_weeks_later_is_not_recorded_twice_from_another_bran
 def test_a_failed_attempt_is_retried_by_the_machines_writer_only_after_a_while(paths, project, tmp_path):
     """Five attempts in one second parked a turn for good over a config mid-edit or a disk full for
     a moment: the machine's writer waits between them (`gitmem drain`, run by hand, does not)."""
-    tp = tmp_path / "s.jsonl"
-    t = Transcript(tp, SESSION, project.path)
-    t.prompt("Never touch vendor/.")
-    t.say("OK.")
-    _hook(paths, payload("Stop", SESSION, tp, project.path))
+    _stopped_turn(paths, project, tmp_path, "Never touch vendor/.", "OK.")
     queue.plan(paths)
     time.sleep(queue.SETTLE_SECONDS)
     held = queue.claim_next(paths, patient=True)
@@ -385,11 +386,7 @@ def test_a_repository_deleted_while_its_turn_is_judged_gets_nothing_written_back
 
     from gitmem.writer import turn_writer
 
-    tp = tmp_path / "s.jsonl"
-    t = Transcript(tp, SESSION, project.path)
-    t.prompt("Always use UTC in the database layer.")
-    t.say("OK.")
-    _hook(paths, payload("Stop", SESSION, tp, project.path))
+    _stopped_turn(paths, project, tmp_path, "Always use UTC in the database layer.", "OK.")
     queue.plan(paths)
     [job] = queue.pending(paths)
 
@@ -409,11 +406,7 @@ def test_a_reply_written_after_the_stop_is_judged_with_its_turn(paths, project, 
     (a Stop without last_assistant_message) was missing from the judged turn."""
     from gitmem.writer import turn_writer
 
-    tp = tmp_path / "s.jsonl"
-    t = Transcript(tp, SESSION, project.path)
-    t.prompt("Should we keep the retry loop in sync_ledger?")
-    t.say("Checking.")
-    _hook(paths, payload("Stop", SESSION, tp, project.path))
+    t = _stopped_turn(paths, project, tmp_path, "Should we keep the retry loop in sync_ledger?", "Checking.")
     queue.plan(paths)
     t.say("Yes: keep it, and never call sync_ledger from a request handler.")  # flushed after the Stop
     [job] = queue.pending(paths)

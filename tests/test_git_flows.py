@@ -1110,17 +1110,22 @@ def test_a_retirement_staged_again_after_a_reset_is_restored_where_the_declarati
     assert status_in(r.read(entry_file(entry))) == "active" and r.git("status", "--porcelain") == ""
 
 
-@pytest.mark.parametrize("how", ["merge", "cherry-pick"])
-def test_a_conflict_resolved_keeping_the_declaration_restores_its_entry(app_repo, how):
-    r = app_repo
-    entry = add(r, "hazard", "g is slow", "src/app.py::g")
-    r.git("switch", "-q", "-c", "feat")
+def _g_dropped_on(r, branch, entry):
+    """g removed on a new `branch` (its entry retired there), and edited on main, checked out again."""
+    r.git("switch", "-q", "-c", branch)
     r.write("src/app.py", WITHOUT_G)
-    r.commit_all("feat: drop g")
+    r.commit_all(f"{branch}: drop g")
     assert status_at(r, entry) == "revoked"
     r.git("switch", "-q", "main")
     r.write("src/app.py", APP.replace("return 2", "return 5"))
     r.commit_all("main: tweak g")
+
+
+@pytest.mark.parametrize("how", ["merge", "cherry-pick"])
+def test_a_conflict_resolved_keeping_the_declaration_restores_its_entry(app_repo, how):
+    r = app_repo
+    entry = add(r, "hazard", "g is slow", "src/app.py::g")
+    _g_dropped_on(r, "feat", entry)
     args = ["merge", "--no-edit", "feat"] if how == "merge" else ["cherry-pick", "feat"]
     assert git_err(r, *args)[0] != 0  # the conflict in src/app.py
     r.git("checkout", "--ours", "src/app.py")
@@ -1141,13 +1146,7 @@ def test_a_fast_forward_to_a_merge_made_elsewhere_keeps_its_retirements(app_repo
     r = app_repo
     entry = add(r, "hazard", "g is slow", "src/app.py::g")
     r.git("branch", "mine")
-    r.git("switch", "-q", "-c", "drop")
-    r.write("src/app.py", WITHOUT_G)
-    r.commit_all("drop g")
-    assert status_at(r, entry) == "revoked"
-    r.git("switch", "-q", "main")
-    r.write("src/app.py", APP.replace("return 2", "return 5"))
-    r.commit_all("tweak g")
+    _g_dropped_on(r, "drop", entry)
     elsewhere = ["-c", "core.hooksPath=/nonexistent"]
     assert git_err(r, *elsewhere, "merge", "drop")[0] != 0
     r.git("checkout", "--ours", "src/app.py")
