@@ -385,7 +385,7 @@ def _gate_store(memory: Memory, rev: str | None) -> tuple[int, bool]:
 
     # recorded: delivery withholds what it objects to from now on; the store is scored by the
     # machine's writer when one runs (no second copy of the model; entries only at `rev` are not)
-    verdicts = store_gate.judge_store(memory.repo, wait=True, refresh_files=False) or store_gate.StoreVerdicts()
+    verdicts = store_gate.judge_store(memory.repo, wait=True) or store_gate.StoreVerdicts()
     entries = {(e.id, e.body) for e in memory.load().entries}
     failing = verdicts.failing
     commit = None

@@ -76,19 +76,6 @@ def test_check_fails_on_a_hand_written_malicious_entry_and_delivery_leaves_it_ou
     assert "\u202e" not in status  # the developer's terminal shows hidden characters escaped
 
 
-def test_check_changes_nothing_in_the_work_tree(gm):
-    """CI runs `gitmem check` on a checkout: it judged a new entry and rewrote AGENTS.md (and the
-    other agents' files) there, with an entry not even committed."""
-    gm.gitmem("init", "--agent", "claude-code", "--agent", "agents-md")
-    gm.commit_all("serve agents without hooks")
-    entry_id = "20260102-0000000a"
-    gm.write(f".gitmem/entries/{entry_id}.yaml", entry_yaml(entry_id, "Never log a customer's card number."))
-    before = gm.read("AGENTS.md")
-    assert gm.gitmem("check").returncode == 0
-    assert gm.read("AGENTS.md") == before
-    assert gm.git("status", "--porcelain").splitlines() == [f"?? .gitmem/entries/{entry_id}.yaml"]
-
-
 def test_a_store_judged_half_way_keeps_the_scores_it_made(gm, monkeypatch):
     """`gitmem check` of a store of thousands (80 ms an entry) stopped half-way lost every score."""
     from gitmem.base.paths import find_repo

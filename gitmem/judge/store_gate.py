@@ -208,16 +208,14 @@ def judge_in_background(repo: RepoPaths, retry: bool = False) -> bool:
 
 
 def judge_store(repo: RepoPaths, wait: bool = False, lock_fd: int | None = None,
-                commit_files: bool = False, refresh_files: bool = True) -> StoreVerdicts | None:
+                commit_files: bool = False) -> StoreVerdicts | None:
     """Judge the worktree's store and record the verdicts, again while it changes; the machine's
     writer, when one runs, scores the entries first with the model it holds, so no second copy is
     loaded. `wait` (`gitmem check`): for a running job to finish first, so neither writes older
     verdicts over the other's; else None when a job holds the lock (it judges what this one would).
     `lock_fd`: the lock as judge_in_background took it. `commit_files` (the background job): the
     agents' files it renders again, where HEAD holds them, go into a commit of gitmem's, as after a
-    merge; left in the work tree, they would ride along in the developer's next commit.
-    `refresh_files=False` (`gitmem check`, a reading command CI runs): the verdicts only; the
-    files follow at the next memory change."""
+    merge; left in the work tree, they would ride along in the developer's next commit."""
     from gitmem.base.files import FileLock
     from gitmem.judge import safety
 
@@ -235,8 +233,8 @@ def judge_store(repo: RepoPaths, wait: bool = False, lock_fd: int | None = None,
             _scored_by_writer(repo)
             verdicts = judge_and_record(repo)  # what the writer scored is cached: no model for it
             now = set(safety.withheld_by_detector(repo))
-            if refresh_files and (now != withheld or verdicts.judged):  # before letting go: whoever waits
-                _refresh_agent_files(repo, commit_files)                  # finds the files final
+            if now != withheld or verdicts.judged:  # before letting go: whoever waits finds the files final
+                _refresh_agent_files(repo, commit_files)
                 withheld = now
         finally:
             lock.__exit__()
