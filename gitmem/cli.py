@@ -79,7 +79,7 @@ def _refuse_another_repository() -> None:
     GIT_DIR for the hooks it runs) is fine."""
     import os
 
-    from gitmem.base.locate import locate
+    from gitmem.base.locate import gitfile_target, locate
 
     named = {key: os.environ[key] for key in ("GIT_DIR", "GIT_WORK_TREE") if os.environ.get(key)}
     found = locate(os.getcwd()) if named else None
@@ -87,29 +87,14 @@ def _refuse_another_repository() -> None:
         return  # nothing set, or no repository here: the command says so
     places = {"GIT_DIR": found[1:], "GIT_WORK_TREE": found[:1]}
     for key, value in named.items():
-        if _git_dir_file(value) not in {os.path.realpath(p) for p in places[key]}:
+        full = os.path.abspath(value)  # git takes a `.git` file as GIT_DIR too (`submodule foreach`)
+        if (gitfile_target(full) or os.path.realpath(full)) not in {os.path.realpath(p) for p in places[key]}:
             click.echo(escaped(f"gitmem: {key}={value} names another repository than the one this folder is "
                                f"in ({found[0]}): run gitmem in that repository's folder, without {key}"), err=True)
             sys.exit(1)
 
 
 _STILL_PENDING: list[str] = []  # why changes still wait after this command's try (`status` says it)
-
-
-def _git_dir_file(path: str) -> str:
-    """`path`, or the git dir a `.git` file there points to (`gitdir: …`: a linked worktree's, a
-    submodule's; git takes one as GIT_DIR), resolved."""
-    import os
-
-    full = os.path.abspath(path)
-    try:
-        with open(full, encoding="utf-8") as handle:
-            first = handle.readline(4096)
-    except OSError:  # a folder, or nothing there
-        return os.path.realpath(full)
-    if first.startswith("gitdir:"):
-        full = os.path.join(os.path.dirname(full), first[len("gitdir:"):].strip())
-    return os.path.realpath(full)
 
 
 def _commit_pending() -> None:
@@ -215,25 +200,24 @@ def add(kind: str, body: str, anchor: str | None, on: tuple[str, ...], source: s
     recorded = memory.add(kind, body, anchor=anchor, on=on, source=source,
                              supersedes=supersedes, expires=expires, commit=not stage_only)
     click.echo(recorded.entry.id)
-    for trigger in recorded.entry.triggers:
-        _say_if_matching_nothing(memory, trigger)
+    _say_globs_matching_nothing(memory, recorded.entry.triggers)
     if not recorded.commit.committed:
         click.echo(f"gitmem: {recorded.commit.note}", err=True)
 
 
-def _say_if_matching_nothing(memory: Memory, trigger: Trigger) -> None:
+def _say_globs_matching_nothing(memory: Memory, triggers: Sequence[Trigger]) -> None:
     """A path glob no tracked file matches is said (not refused: the files may come later), since
     `app/[slug]/**` is one character of s, l, u, g, not the folder, and would deliver nothing."""
     from gitmem import git
     from gitmem.delivery.rules import path_matches
 
-    if trigger.event not in ("read", "edit", "commit") or not trigger.glob:
-        return
-    tracked = git.git_text(memory.repo.worktree, "ls-files", "-z", check=False).split("\0")
-    if any(path_matches(trigger.glob, path) for path in tracked if path):
-        return
-    hint = " (in a glob, [...] is one character of a set: write [[] for a literal '[')" if "[" in trigger.glob else ""
-    click.echo(escaped(f"gitmem: note: no tracked file matches {trigger} yet{hint}"), err=True)
+    globs = {str(t): t.glob for t in triggers if t.event in ("read", "edit", "commit") and t.glob}
+    tracked = git.git_text(memory.repo.worktree, "ls-files", "-z", check=False).split("\0") if globs else []
+    for said, glob in globs.items():
+        if glob is None or any(path_matches(glob, path) for path in tracked if path):
+            continue
+        hint = " (in a glob, [...] is one character of a set: write [[] for a literal '[')" if "[" in glob else ""
+        click.echo(escaped(f"gitmem: note: no tracked file matches {said} yet{hint}"), err=True)
 
 
 def _refuse_under_agent(command: str) -> None:

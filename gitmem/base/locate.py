@@ -18,13 +18,8 @@ def locate(start: str) -> tuple[str, str, str] | None:
         if os.path.isdir(dot_git):
             return here, dot_git, dot_git
         if os.path.isfile(dot_git):
-            try:
-                with open(dot_git, encoding="utf-8", errors="replace") as handle:
-                    text = handle.read().strip()
-            except OSError:
-                text = ""
-            if text.startswith("gitdir:"):
-                git_dir = os.path.realpath(os.path.join(here, text[7:].strip()))
+            git_dir = gitfile_target(dot_git)
+            if git_dir is not None:
                 common = git_dir
                 try:
                     with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as handle:
@@ -36,6 +31,19 @@ def locate(start: str) -> tuple[str, str, str] | None:
         if parent == here:
             return None
         here = parent
+
+
+def gitfile_target(path: str) -> str | None:
+    """The git dir a `.git` file names (`gitdir: …`, relative to its folder: a linked worktree's,
+    a submodule's), resolved; None when `path` is no such file."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            text = handle.read().strip()
+    except OSError:  # a folder, or nothing there
+        return None
+    if not text.startswith("gitdir:"):
+        return None
+    return os.path.realpath(os.path.join(os.path.dirname(path), text[len("gitdir:"):].strip()))
 
 
 def relative(worktree: str, path: str, cwd: str | None = None) -> str | None:

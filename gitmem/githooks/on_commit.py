@@ -162,7 +162,8 @@ def pre_commit(repo: RepoPaths) -> None:
     changes = git.staged_changes(repo.worktree)
     entries = _entries(repo)
     committing = Snapshot(repo, None)
-    outcomes = recheck(repo, entries, changes, Snapshot(repo, "HEAD"), committing)
+    at_head = Snapshot(repo, "HEAD")
+    outcomes = recheck(repo, entries, changes, at_head, committing)
     # An entry file this commit adds came from elsewhere (`git cherry-pick -n`, a patch, a file
     # checked out of another branch): checked against the code it lands on, as `git am`'s are. A
     # merge's or a conflicted pick's are checked after the commit, from the side they came from.
@@ -171,7 +172,7 @@ def pre_commit(repo: RepoPaths) -> None:
     known_side = any((repo.git_dir / name).exists() for name in ("MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD"))
     added = (set() if known_side else _entry_ids(changes, ("A", "C"))) | _reactivated(repo, changes)
     outcomes += landed([e for e in entries if e.id in added and e.id not in done], committing, "this commit")
-    outcomes += [o for o, _ in _retirements_not_holding(repo, changes, "HEAD", committing, entries,
+    outcomes += [o for o, _ in _retirements_not_holding(repo, changes, at_head, committing, entries,
                                                          {o.entry.id for o in outcomes})]
     if outcomes:
         from gitmem.store.yaml_files import Store
@@ -524,7 +525,8 @@ def after_history_change(repo: RepoPaths, base: str | None, what: str, finishing
         before.update((e.id, e) for e in entries)
         changes = git.changes_between(repo.worktree, base, head)
         store_changed = any(c.path.startswith(".gitmem/") for c in changes)
-        checked = [(base, o) for o in recheck(repo, entries, changes, Snapshot(repo, base), Snapshot(repo, head))]
+        then, now = Snapshot(repo, base), Snapshot(repo, head)
+        checked = [(base, o) for o in recheck(repo, entries, changes, then, now)]
         checked += _brought_in(repo, base, head, entries, changes, {o.entry.id for _, o in checked}, rewritten,
                                brought_from, what)
         # The commit that removed a retired entry's subject is knowable here: the last one
@@ -536,7 +538,7 @@ def after_history_change(repo: RepoPaths, base: str | None, what: str, finishing
                 entry = replace(outcome.entry, revocation=replace(outcome.entry.revocation, commit=sha))
                 outcome = replace(outcome, entry=entry)
             outcomes.append(outcome)
-        for outcome, was in _retirements_not_holding(repo, changes, base, Snapshot(repo, head), entries,
+        for outcome, was in _retirements_not_holding(repo, changes, then, now, entries,
                                                      {o.entry.id for o in outcomes}) if resolved else []:
             outcomes.append(outcome)
             before[outcome.entry.id] = was
@@ -771,24 +773,23 @@ def _kept_as_it_was(then: Snapshot, now: Snapshot, anchor: Anchor) -> bool:
                                     for d in now.declarations(anchor.path))
 
 
-def _retirements_not_holding(repo: RepoPaths, changes: Sequence[Change], base: str, now: Snapshot,
+def _retirements_not_holding(repo: RepoPaths, changes: Sequence[Change], then: Snapshot, now: Snapshot,
                              entries: Sequence[Entry], done: set[str]) -> list[tuple[Outcome, Entry]]:
-    """Entries this change brings in retired by gitmem (active at `base`, retired with gitmem's own
-    note in `entries`, the change's result) whose declaration `now` still has as `base` had it:
-    history the developer did not keep (the commit that removed it reset away and its entry file
-    staged again, a merge or pick whose conflict was resolved keeping the declaration). Each
-    restored as `base` had it, with the entry as it now is. To retire such an entry by hand:
-    `gitmem revoke`."""
+    """Entries this change brings in retired by gitmem (active at `then`, a commit, retired with
+    gitmem's own note in `entries`, the change's result) whose declaration `now` still has as
+    `then` had it: history the developer did not keep (the commit that removed it reset away and
+    its entry file staged again, a merge or pick whose conflict was resolved keeping the
+    declaration). Each restored as `then` had it, with the entry as it now is. To retire such an
+    entry by hand: `gitmem revoke`."""
     from dataclasses import replace
 
-    from gitmem.githooks.recheck import Outcome, Snapshot
+    from gitmem.githooks.recheck import Outcome
     from gitmem.githooks.review import ENTRIES_PREFIX
     from gitmem.store.entry import RETIRED_NOTE
 
     changed = sorted(_entry_ids(changes, ("M",)) - done)
     current = {e.id: e for e in entries}
-    was = _entries_at(repo, base, [f"{ENTRIES_PREFIX}{i}.yaml" for i in changed]) if changed else {}
-    then = Snapshot(repo, base)
+    was = _entries_at(repo, str(then.rev), [f"{ENTRIES_PREFIX}{i}.yaml" for i in changed]) if changed else {}
     found = []
     for entry_id in changed:
         old, retired = was.get(f"{ENTRIES_PREFIX}{entry_id}.yaml"), current.get(entry_id)

@@ -119,14 +119,11 @@ def _log_edit(repo: RepoPaths | HookRepo, session: str, payload: Mapping[str, ob
     tool = payload.get("tool_name")
     tool_input = payload.get("tool_input")
     command = tool_input.get("command") if isinstance(tool_input, dict) else None
-    if tool == "apply_patch" and isinstance(command, str):  # Codex: every file the patch names
+    if tool in ("apply_patch", "Bash") and isinstance(command, str):  # Codex: every file the patch names
         from gitmem.hook import patch
 
-        raws = patch.paths(command)
-    elif tool == "Bash" and isinstance(command, str) and "*** Begin Patch" in command:
-        from gitmem.hook import patch
-
-        applied = patch.in_shell_command(command)  # Codex's `apply_patch <<'EOF'` through its shell tool
+        # Bash: `apply_patch <<'EOF'` through Codex's shell tool, which applies it itself
+        applied = command if tool == "apply_patch" else patch.in_shell_command(command)
         raws = patch.paths(applied) if applied is not None else []
     elif tool in EDIT_TOOLS:
         raw = _edited_path(tool_input)
