@@ -556,6 +556,12 @@ class GeminiChat:
         self.messages = self.messages[:[m["id"] for m in self.messages].index(message_id)]
         self._append({"$rewindTo": message_id})
 
+    def set_history(self, *made: dict, kept: int = 0) -> None:
+        """The CLI setting its history itself (compression, a session's start): the messages it
+        makes (each with an id of its own, never recorded on a line before), then the last `kept`."""
+        self.messages = [*made, *self.messages[len(self.messages) - kept:]]
+        self._append({"$set": {"messages": self.messages}})
+
     def user(self, content: object, **extra: object) -> str:
         return self.add("user", content, **extra)
 
@@ -639,6 +645,53 @@ def test_a_gemini_line_recording_follows_changed_messages_rewinds_and_half_lines
     assert reader.last_turn_index(chat.path) == 2
     # judged up to the typo before the rewind: the turn typed after it is still ahead
     assert [t.index for t in reader.read_turns(chat.path, start=2)] == [2]
+
+
+def test_what_the_gemini_cli_writes_into_its_own_history_is_no_turn(tmp_path):
+    """The setup text a session starts with and the summary compression leaves in the history reach
+    the recording as messages of type `user` with a `$set` of the whole list: never typed, no turn,
+    and the reply after them answers no typed prompt; the prompts kept through it keep their turns."""
+    from gitmem.writer import reader
+
+    chat = GeminiChat(tmp_path / "session-2026-12-01T10-00-gem3.jsonl", "gem-3")
+    chat.set_history({"id": "setup", "type": "user", "content": [{"text": "This is the Gemini CLI. We are "
+                      "setting up the context for our chat. Always answer in Markdown."}]},
+                     {"id": "setup-ack", "type": "gemini", "content": [{"text": "Got it."}]})
+    chat.user("refactor the ledger please")
+    chat.gemini("Done.")
+    chat.user("fyi we never deploy on Fridays")
+    chat.gemini("Noted.")
+    chat.set_history({"id": "snapshot", "type": "user", "content": [{"text": "<state_snapshot><key_knowledge>"
+                      "- The user requires that all money be stored as integer cents.</key_knowledge></state_snapshot>"}]},
+                     {"id": "snapshot-ack", "type": "gemini", "content": [{"text": "Thanks for the context!"}]},
+                     kept=2)
+    chat.user("now continue")
+    chat.gemini("Continuing.")
+    assert [(t.index, t.user, t.assistant) for t in reader.read_turns(chat.path)] == [
+        (0, "refactor the ledger please", "Done."), (1, "fyi we never deploy on Fridays", "Noted."),
+        (2, "now continue", "Continuing.")]
+    assert reader.last_turn_index(chat.path) == 2
+
+
+def test_a_gemini_recording_past_any_size_worth_reading_whole_still_gives_its_turns(tmp_path):
+    """A busy turn records its reply again, whole, at every tool call: the file passes 64 MiB in one
+    session, and every turn is still read."""
+    from gitmem.writer import reader
+
+    chat = GeminiChat(tmp_path / "session-2026-12-01T10-00-gem4.jsonl", "gem-4")
+    chat.user("we never deploy on Fridays")
+    reply = chat.gemini("Reading the deploy scripts.")
+    output = "x" * 2_000_000
+    calls: list[dict] = []
+    for n in range(34):
+        calls.append({"id": f"read_file-{n}", "name": "read_file", "args": {"file_path": f"deploy/{n}.sh"},
+                      "result": [{"functionResponse": {"response": {"output": output}}}]})
+        chat.update(reply, toolCalls=calls[-1:] if n % 2 else calls[-2:])
+    chat.user("and keep the changelog in sync")
+    assert chat.path.stat().st_size > 64 * 1024 * 1024
+    assert [(t.index, t.user) for t in reader.read_turns(chat.path)] == [
+        (0, "we never deploy on Fridays"), (1, "and keep the changelog in sync")]
+    assert reader.last_turn_index(chat.path) == 1
 
 
 def test_a_gemini_session_is_captured_with_the_real_model(gm, tmp_path, monkeypatch):

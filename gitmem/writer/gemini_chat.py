@@ -7,6 +7,12 @@ The current CLI appends one JSON record per line: first the session's metadata (
 changes (the latest record of an `id` is the message, in the place it first took), metadata
 updates (`{"$set": {…}}`, which may replace the whole `messages` list), and rewinds
 (`{"$rewindTo": ID}`: that message and every later one are gone; an unknown id clears them all).
+The CLI replaces the list when it sets its history itself (after compressing it, when a session
+starts): a message first seen there, never recorded on a line of its own, is the CLI's (the
+compression's summary, the session's setup text), never typed; it ends the turn before it, and the
+prompts the new list leaves out (summarised) were typed all the same. The
+file grows with every tool call (a changed message is recorded whole again), so it is streamed,
+keeping of each message only what a turn needs.
 An older CLI rewrote one JSON document: `{"sessionId", "projectHash", …, "messages": [...]}`
 (a resumed session moves to the line format). Each message has an `id`, a `timestamp`, a `type`
 and its `content`:
@@ -29,11 +35,14 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 
 from gitmem.writer import transcript
 from gitmem.writer.transcript import Turn
 
-MAX_BYTES = 64 * 1024 * 1024  # a chat file larger than this is not read
+MAX_DOCUMENT_BYTES = 64 * 1024 * 1024  # an older CLI's one document larger than this is not read
+_KEPT = ("id", "type", "timestamp", "displayContent", "content")  # what a turn reads of a message
+_HISTORY = {"type": "history"}  # a message the CLI put in its history itself
 
 
 def is_chat(path: str | os.PathLike[str]) -> bool:
@@ -54,12 +63,12 @@ def is_chat(path: str | os.PathLike[str]) -> bool:
     return first.startswith(b"{") and b'"sessionId"' in first and b'"projectHash"' in first
 
 
-def _replayed(raw: bytes) -> tuple[list[object], dict[str, object]]:
+def _replayed(lines: Iterable[bytes]) -> tuple[list[object], dict[str, object]]:
     """The messages of a line-format recording, as the CLI itself loads them, and every message
-    ever recorded in it (rewound ones too) by id, in the order each first appeared."""
+    ever recorded on a line of its own (rewound ones too) by id, in the order each first appeared."""
     messages: dict[str, object] = {}
     ever: dict[str, object] = {}
-    for line in raw.splitlines():
+    for line in lines:
         try:
             record = json.loads(line)
         except (ValueError, RecursionError):
@@ -72,12 +81,15 @@ def _replayed(raw: bytes) -> tuple[list[object], dict[str, object]]:
             for key in gone:
                 del messages[key]
         elif isinstance(record.get("id"), str):
-            messages[record["id"]] = record  # a later record of the same id: in the place it took
-            ever[record["id"]] = record
+            kept = {key: record[key] for key in _KEPT if key in record}
+            messages[record["id"]] = kept  # a later record of the same id: in the place it took
+            ever[record["id"]] = kept
         elif isinstance(record.get("$set"), dict) and isinstance(record["$set"].get("messages"), list):
-            listed = record["$set"]["messages"]
-            messages = {str(m.get("id", n)) if isinstance(m, dict) else str(n): m for n, m in enumerate(listed)}
-            ever.update(messages)
+            # The prompts it leaves out were still typed (compression summarised them): they stay.
+            for n, message in enumerate(record["$set"]["messages"]):
+                key = message.get("id") if isinstance(message, dict) else None
+                if not isinstance(key, str) or key not in ever:
+                    messages.setdefault(key if isinstance(key, str) else f"$set {len(messages)} {n}", _HISTORY)
     return list(messages.values()), ever
 
 
@@ -94,26 +106,26 @@ def _typed(text: str) -> bool:
 
 
 def _scan(path: str | os.PathLike[str], start: int) -> tuple[list[Turn], int]:
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_BYTES + 1)
-    except OSError:
-        return [], 0
-    if len(raw) > MAX_BYTES:
-        return [], 0
     messages: object
     numbers: dict[str, int] = {}  # message id of a typed prompt -> its turn index
-    if os.fspath(path).endswith(".jsonl"):
-        messages, ever = _replayed(raw)
-        # A turn keeps the number it was first recorded with: one typed after a rewind comes after
-        # every turn the writer may already have judged, not in the place of the rewound ones.
-        numbers = {key: n for n, key in enumerate(k for k, m in ever.items() if _prompt(m) is not None)}
-    else:
-        try:
-            data = json.loads(raw)
-        except (ValueError, RecursionError):  # RecursionError: nesting no recording has
-            return [], 0
-        messages = data.get("messages") if isinstance(data, dict) else None
+    try:
+        with open(path, "rb") as handle:
+            if os.fspath(path).endswith(".jsonl"):
+                messages, ever = _replayed(handle)
+                # A turn keeps the number it was first recorded with: one typed after a rewind comes
+                # after every turn the writer may already have judged, not in the place of the rewound ones.
+                numbers = {key: n for n, key in enumerate(k for k, m in ever.items() if _prompt(m) is not None)}
+            else:
+                raw = handle.read(MAX_DOCUMENT_BYTES + 1)
+                if len(raw) > MAX_DOCUMENT_BYTES:
+                    return [], 0
+                try:
+                    data = json.loads(raw)
+                except (ValueError, RecursionError):  # RecursionError: nesting no recording has
+                    return [], 0
+                messages = data.get("messages") if isinstance(data, dict) else None
+    except OSError:
+        return [], 0
     turns: list[Turn] = []
     count = 0
     user: tuple[int, str, str | None] | None = None  # index, text, timestamp of the open turn
@@ -138,6 +150,9 @@ def _scan(path: str | os.PathLike[str], start: int) -> tuple[list[Turn], int]:
             user = (index, text, stamp if isinstance(stamp, str) else None) if index >= start else None
             replies = []
             count += 1
+        elif message is _HISTORY:  # what follows it answers no typed turn of this reading
+            close()
+            user = None
         elif message.get("type") == "gemini" and user is not None and (text := _text(message.get("content"))):
             replies.append(text)
     close()
