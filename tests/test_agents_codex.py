@@ -148,6 +148,22 @@ def test_a_patch_naming_several_files_delivers_each_files_entries(gm):
     assert delivered.text.count("<gitmem-context>") == 2  # one block per file, under one answer
 
 
+def test_codex_cannot_switch_its_hooks_off(gm):
+    """Codex's hooks.json holds gitmem's hooks, the read-only gate among them: a patch that takes a
+    line of gitmem's hook out or deletes the file, or a shell write of it, is refused; a patch that
+    adds a hook of the team's beside gitmem's runs."""
+    codex = Codex(gm.path)
+    lines = gm.read(".codex/hooks.json").splitlines()
+    ours = next(line for line in lines if "gitmem/claude-hook" in line)
+    removal = f"*** Begin Patch\n*** Update File: .codex/hooks.json\n@@\n-{ours}\n*** End Patch\n"
+    assert "settings" in codex.refusal("apply_patch", removal)
+    assert codex.refusal("apply_patch", "*** Begin Patch\n*** Delete File: .codex/hooks.json\n*** End Patch\n")
+    assert codex.refusal("Bash", "printf '{}' > .codex/hooks.json")
+    addition = (f"*** Begin Patch\n*** Update File: .codex/hooks.json\n@@\n {ours}\n"
+                f"+{ours.replace('gitmem/claude-hook', 'scripts/lint-hook')}\n*** End Patch\n")
+    assert codex.refusal("apply_patch", addition) is None
+
+
 def test_a_codex_subagent_gets_the_repository_block_and_its_own_record(gm):
     law = add_entry(gm, "law", "Use tabs.")
     hazard = add_entry(gm, "hazard", "a.py is shared with the mobile app.", "--anchor", "src/a.py")

@@ -32,11 +32,23 @@ def safe_load(text: str) -> object:
 
 
 def front_matter(text: str) -> tuple[dict, str]:
+    """Copilot's front matter is YAML. Cursor's `.mdc` reader takes each line as `key: the rest of
+    the line` (a quoted glob keeps its quotes and matches nothing): read so, the description as the
+    JSON string gitmem writes where it must, `alwaysApply` a boolean, an empty value none."""
     assert text.startswith("---\n"), text[:80]
     head, _, rest = text[4:].partition("\n---\n")
-    data = safe_load(head)
-    assert isinstance(data, dict)
-    return data, rest
+    if "alwaysApply:" not in head:
+        data = safe_load(head)
+        assert isinstance(data, dict)
+        return data, rest
+    meta: dict[str, object] = {}
+    for line in head.splitlines():
+        key, sep, value = line.partition(": ") if ": " in line else line.partition(":")
+        assert sep and key not in meta, line
+        value = value.strip()
+        meta[key] = (None if not value else {"true": True, "false": False}.get(value, value) if key == "alwaysApply"
+                     else json.loads(value) if key == "description" and value.startswith('"') else value)
+    return meta, rest
 
 
 def glob_matches(glob: str, path: str) -> bool:
@@ -145,10 +157,15 @@ def test_an_anchored_path_with_glob_characters_or_a_comma_scopes_exactly_that_fi
     gm.commit_all("route and data file")
     route = add_entry(gm, "hazard", "The page is statically rendered.", "--anchor", "app/[slug]/page.tsx")
     data = add_entry(gm, "hazard", "The pair file is shared.", "--anchor", "src/a,b.py")
+    sql = add_entry(gm, "law", "SQL migrations must be reversible.", "--on", "edit:**/*.sql")
+    pair = add_entry(gm, "law", "The a,b folder is generated.", "--on", "read:src/a,b/**")
     for folder, key in ((COPILOT, "applyTo"), (CURSOR, "globs")):
         by_glob = {meta[key]: ids(rest) for meta, rest in map(front_matter, scoped(gm.path, folder).values())}
         route_glob = next(g for g, found in by_glob.items() if found == [route])
         data_glob = next(g for g, found in by_glob.items() if found == [data])
+        assert by_glob["**/*.sql"] == [sql]  # bare in Cursor's file, where quotes would stay part of the glob
+        pair_glob = next(g for g, found in by_glob.items() if found == [pair])
+        assert glob_matches(pair_glob, "src/a,b/gen.py") and "," not in pair_glob
         assert "," not in route_glob + data_glob
         assert glob_matches(route_glob, "app/[slug]/page.tsx") and not glob_matches(route_glob, "app/s/page.tsx")
         assert glob_matches(data_glob, "src/a,b.py") and not glob_matches(data_glob, "src/a.py")
@@ -204,6 +221,39 @@ def test_every_clone_generates_the_same_bytes(gm, tmp_path):
     assert subprocess.run(["git", "status", "--porcelain"], cwd=clone, capture_output=True, text=True).stdout == ""
 
 
+def test_a_clone_never_puts_back_a_teammates_old_rendering(gm, tmp_path):
+    """On a clone, the generated files and the managed sections came through git: they are gitmem's,
+    not what the developer had before gitmem. A scope that empties goes, and uninstall takes them
+    away; neither brings back the teammate's rendering, which names the withdrawn entry as standing."""
+    gm.gitmem("init", "--agent", "claude-code", "--agent", "copilot", "--agent", "cursor", "--agent", "gemini",
+              "--agent", "agents-md")
+    hazard = add_entry(gm, "hazard", "Docs are built by a legacy script; never hand-edit them.", "--on", "read:docs/**")
+    law = add_entry(gm, "law", "Never log tokens.")
+    gm.commit_all("share memory and generated files")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(gm.path), str(clone)], check=True)
+
+    def gitmem(*args: str) -> str:
+        out = subprocess.run([os.sys.executable, "-m", "gitmem.cli", *args], cwd=clone, capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        return out.stdout
+
+    def generated() -> dict[str, str]:
+        return {**scoped(clone, COPILOT), **scoped(clone, CURSOR)}
+
+    gitmem("init")
+    assert sum(hazard in text for text in generated().values()) == 2  # Copilot's docs scope, Cursor's
+    # a store change not yet committed: gitmem's revocation commits no agent file, regenerates them here
+    (clone / ".gitmem/config.yaml").write_text((clone / ".gitmem/config.yaml").read_text() + "# note\n")
+    gitmem("revoke", hazard, "--reason", "the script is gone")
+    assert sorted(generated()) == ["gitmem.instructions.md", "gitmem.mdc"]  # the docs scope emptied: gone
+    gitmem("revoke", law, "--reason", "tokens are hashed now")
+    out = gitmem("uninstall")
+    assert generated() == {}, out
+    for name in ("AGENTS.md", "GEMINI.md"):  # the section was all there was: the file goes, as on the first machine
+        assert not (clone / name).exists(), out
+
+
 def test_two_branches_that_each_add_entries_merge_cleanly(gm):
     gm.commit_all("set up")
     gm.git("checkout", "-q", "-b", "other")
@@ -223,6 +273,24 @@ def test_two_branches_that_each_add_entries_merge_cleanly(gm):
         both = "\n".join(scoped(gm.path, folder).values())
         assert {theirs, theirs_law, ours, ours_law} <= set(ids(both))
     assert own_errors(gm.path) == ""
+
+
+def test_a_developers_file_named_like_a_generated_one_merges_as_git_merges_it(gm):
+    """`gitmem-howto.mdc` is the developer's (no generated-by-gitmem header), though the merge
+    attribute's pattern takes it in: both branches' changes to one line conflict, as in git."""
+    howto = f"{CURSOR}/gitmem-howto.mdc"
+    gm.write(howto, "---\nalwaysApply: true\n---\n# How we use gitmem\n\nTimeout: 30 seconds.\nOwner: alice\n")
+    gm.commit_all("how we use gitmem")
+    gm.git("checkout", "-q", "-b", "other")
+    gm.write(howto, gm.read(howto).replace("30 seconds", "60 seconds"))
+    gm.commit_all("longer")
+    gm.git("checkout", "-q", "main")
+    gm.write(howto, gm.read(howto).replace("30 seconds", "10 seconds").replace("alice", "bob"))
+    gm.commit_all("shorter, bob")
+    merged = subprocess.run(["git", "merge", "-q", "--no-edit", "other"], cwd=gm.path, capture_output=True, text=True)
+    assert merged.returncode != 0 and "CONFLICT" in merged.stdout, merged.stdout + merged.stderr
+    text = gm.read(howto)
+    assert "<<<<<<<" in text and "10 seconds" in text and "60 seconds" in text and "Owner: bob" in text
 
 
 def test_uninstall_removes_generated_files_and_restores_what_was_there(repo, monkeypatch):
@@ -413,6 +481,28 @@ def test_gemini_cannot_write_memory_through_its_tools(gm):
     assert own_errors(gm.path) == ""
 
 
+def test_gemini_cannot_switch_its_hooks_off(gm):
+    """Gemini CLI's settings hold gitmem's hooks, the read-only gate among them: an edit that switches
+    hooks off or takes gitmem's out is refused, as for Claude Code's; any other edit runs."""
+    gm.gitmem("init", "--agent", "gemini")
+    path = str(gm.path / ".gemini/settings.json")
+    text = gm.read(".gemini/settings.json")
+    settings = json.loads(text)
+    for tool, tool_input in (
+            ("write_file", {"file_path": path, "content": json.dumps({**settings, "hooksConfig": {"enabled": False}})}),
+            ("write_file", {"file_path": path, "content": "// comments are fine\n" + json.dumps(
+                {**settings, "hooksConfig": {"disabled": ["gitmem"]}})}),
+            ("write_file", {"file_path": path, "content": "{}"}),
+            ("replace", {"file_path": path, "old_string": "{", "new_string": "{{"}),
+            ("run_shell_command", {"command": "echo {} > .gemini/settings.json"})):
+        answers = gemini_refusals(gm.path, tool, tool_input)
+        assert [a.get("decision") for a in answers] == ["deny"], (tool, tool_input)
+        assert "settings" in answers[0]["reason"], answers
+    kept = "// the team's model\n" + json.dumps({**settings, "model": {"name": "gemini-2.5-pro"}}, indent=2)
+    assert gemini_refusals(gm.path, "write_file", {"file_path": path, "content": kept}) == [{}]
+    assert gm.read(".gemini/settings.json") == text
+
+
 def test_gemini_gets_the_repository_block_in_gemini_md_and_anchored_entries_after_tools(gm):
     gm.gitmem("init", "--agent", "gemini")
     law = add_entry(gm, "law", "Use tabs.")
@@ -444,6 +534,26 @@ def test_gemini_is_not_told_again_what_gemini_md_gave_it(gm):
     assert not gemini_hook(gm.path, "BeforeAgent", prompt="hi")
     assert not gemini_hook(gm.path, "AfterTool", tool_name="read_file", tool_input={"file_path": str(gm.path / "src/a.py")},
                            tool_response={"llmContent": SOURCE})
+
+
+def test_after_compression_gemini_hears_again_what_changed_since_its_session_started(gm):
+    """Gemini CLI keeps GEMINI.md as it read it at its start through compression (it does not read
+    it again); what hooks added goes. A rule recorded mid-session and a withdrawal announced
+    mid-session are news again at the next moment after compression; what the start's GEMINI.md
+    gave is not repeated."""
+    gm.gitmem("init", "--agent", "gemini")
+    old = add_entry(gm, "law", "Use tabs.")
+    kept = add_entry(gm, "law", "Never log tokens.")
+    assert not gemini_hook(gm.path, "BeforeAgent", prompt="hi")  # the session starts with GEMINI.md's block
+    new = add_entry(gm, "law", "Never push directly to main.")
+    gm.gitmem("revoke", old, "--reason", "we use the formatter's defaults now")
+    told = gemini_hook(gm.path, "BeforeAgent", prompt="next")
+    assert told.active == [new] and told.retracted == [old], told
+    assert not gemini_hook(gm.path, "PreCompress", trigger="auto")
+    again = gemini_hook(gm.path, "BeforeAgent", prompt="after the compression")
+    assert again.active == [new] and again.retracted == [old] and kept not in again.ids, again
+    assert not gemini_hook(gm.path, "BeforeAgent", prompt="and then")
+    assert own_errors(gm.path) == ""
 
 
 def test_gemini_read_many_files_delivers_the_entries_of_the_files_it_takes_in(gm):

@@ -670,7 +670,7 @@ def test_settings_edits_that_switch_gitmems_hooks_off_are_denied(gm):
     assert denied(pre_tool(gm, "Write", file_path=local, content='{"disableAllHooks": true}')) is not None
     reason = denied(pre_tool(gm, "Bash", command="jq '.x = 1' .claude/settings.json > /tmp/s && "
                                                   "cp /tmp/s .claude/settings.json"))
-    assert "Claude Code's settings" in reason and "memory files" not in reason
+    assert "an agent's settings" in reason and "memory files" not in reason
     allowed = json.dumps({**settings, "permissions": {"allow": ["Bash(npm test)"]}})
     assert denied(pre_tool(gm, "Write", file_path=path, content=allowed)) is None
     assert denied(pre_tool(gm, "Write", file_path=local, content='{"permissions": {"allow": []}}')) is None

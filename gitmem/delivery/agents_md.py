@@ -310,18 +310,18 @@ def merge(base: str, ours: str, theirs: str) -> tuple[str, bool]:
     merge-file` decides (conflict markers when both sides changed the same lines)."""
     parts = [_split(t) for t in (base, ours, theirs)]
     if parts[1] is None or parts[2] is None:  # not both managed: an ordinary text merge
-        return _merge_file(base, ours, theirs)
+        return merge_file(base, ours, theirs)
     b = parts[0] or ("", [], "")
     o, t = parts[1], parts[2]
     placeholder = "@@gitmem-managed-section@@"
-    outside, clean = _merge_file(b[0] + placeholder + b[2], o[0] + placeholder + o[2], t[0] + placeholder + t[2])
+    outside, clean = merge_file(b[0] + placeholder + b[2], o[0] + placeholder + o[2], t[0] + placeholder + t[2])
     if outside.count(placeholder) != 1:  # the section itself was caught in a conflict: keep ours
         return ours, False
     section = "\n".join([BEGIN, *merge_section(b[1], o[1], t[1]), END])
     return outside.replace(placeholder, section), clean
 
 
-def _merge_file(base: str, ours: str, theirs: str) -> tuple[str, bool]:
+def merge_file(base: str, ours: str, theirs: str) -> tuple[str, bool]:
     with tempfile.TemporaryDirectory(prefix="gitmem-merge-") as tmp:
         paths = []
         for name, text in (("ours", ours), ("base", base), ("theirs", theirs)):

@@ -29,6 +29,9 @@ if TYPE_CHECKING:
         known: NotRequired[list[str]]  # every entry for session start offered to it, shown or not
         owed: NotRequired[list[str]]  # session-start entries the message's size cut: the next moment brings them
         versions: NotRequired[dict[str, str]]  # entry id -> its version when delivered (delivery.rules.version)
+        # Gemini CLI: what GEMINI.md gave the session as it started (known, delivered, versions); it
+        # stays in its context through compression, as the entries delivered since do not
+        gemini_md: NotRequired[dict[str, object]]
 
 SESSIONS_DIR = "sessions"
 MAX_AGE_DAYS = 30

@@ -347,11 +347,15 @@ class Hook:
         if self.event == "SubagentStart":  # a fresh context: the subagent gets the repository block
             return self._deliver(delivery_rules.Cue("session-start", source="subagent"), reset=True)
         if self.event == GEMINI_COMPRESS:
-            # What hooks put in the context goes with the compression (GEMINI.md stays): entries are
-            # delivered again at their next moments, as after Claude Code's compaction.
+            # What hooks put in the context goes with the compression; GEMINI.md as the session read
+            # it at its start stays (Gemini CLI does not read it again): entries are delivered again
+            # at their next moments, as after Claude Code's compaction, and what changed since the
+            # start (a rule added, one withdrawn) is news again.
             with shown.Locked(self.state, self.record_key) as locked:
+                started = locked.record.get("gemini_md")
                 locked.reset()
-                self._read_gemini_md(locked.record)
+                if not self._restore_gemini_md(locked.record, started):
+                    self._read_gemini_md(locked.record)
                 locked.save()
             return ""
         event = GEMINI_EVENTS.get(self.event, self.event)
@@ -382,9 +386,29 @@ class Hook:
         record["known"] = delivery_rules.session_start_ids(self.rules, today)
         active = self.rules.get("active") or {}
         versions = record.setdefault("versions", {})
+        block: dict[str, str] = {}
         for entry_id in delivery_rules.session_start_selection(self.rules, today)[0]:
             record["delivered"].setdefault(entry_id, "session-start")
-            versions[entry_id] = delivery_rules.version(active[entry_id])
+            versions[entry_id] = block[entry_id] = delivery_rules.version(active[entry_id])
+        record["gemini_md"] = {"known": list(record["known"]), "versions": block}
+        return True
+
+    @staticmethod
+    def _restore_gemini_md(record: SessionRecord, started: object) -> bool:
+        """Take GEMINI.md's block as the session read it at its start (`started`, from
+        _read_gemini_md) as what the context holds; False when there is no such record."""
+        if not isinstance(started, dict):
+            return False
+        known, block = started.get("known"), started.get("versions")
+        if not isinstance(known, list) or not isinstance(block, dict):
+            return False
+        record["known"] = [k for k in known if isinstance(k, str)]
+        versions = record.setdefault("versions", {})
+        for entry_id, version in block.items():
+            if isinstance(entry_id, str) and isinstance(version, str):
+                record["delivered"][entry_id] = "session-start"
+                versions[entry_id] = version
+        record["gemini_md"] = started
         return True
 
     def _tool_cues(self) -> list[delivery_rules.Cue]:

@@ -57,6 +57,7 @@ Standard library only and no `re` (the hook runs in front of every tool call).
 from __future__ import annotations
 
 import itertools
+import json
 import os
 
 from gitmem.githooks import HOOK_NAMES
@@ -149,7 +150,7 @@ def denial(tool: object, tool_input: object, worktree: str, cwd: str | None = No
         if isinstance(patch, list):
             patch = "\n".join(str(p) for p in patch)
         if isinstance(patch, str):
-            reason = _patch_denial(patch, base, roots)
+            reason = _patch_denial(patch, base, roots) or _settings_patch_denial(patch, base, settings)
             if reason or not own:
                 return reason
             if any(in_memory(path, base, own) for path in _patch_paths(patch)):
@@ -165,21 +166,59 @@ def denial(tool: object, tool_input: object, worktree: str, cwd: str | None = No
         if isinstance(command, str) and command.strip():
             reason = command_denial(command, base, roots + settings) or _transcript_denial(command, base, own)
             if reason and any(name in reason.replace("\\", "/") for name in HARNESS_SETTINGS):
-                return REASON.format(what="change Claude Code's settings from the shell: they hold gitmem's hooks "
-                                          "(an Edit of them that keeps those hooks is allowed)")
+                return REASON.format(what="change an agent's settings from the shell: they hold gitmem's hooks "
+                                          "(an edit of them that keeps those hooks is allowed)")
             return reason
     return None
 
 
 _TRANSCRIPT_WRITE = "write into this session's transcript (the developer's words are read there)"
-HARNESS_SETTINGS = (".claude/settings.json", ".claude/settings.local.json")
+# The agents' project settings that hold gitmem's hooks: Claude Code's, Gemini CLI's, Codex's.
+HARNESS_SETTINGS = (".claude/settings.json", ".claude/settings.local.json", ".gemini/settings.json",
+                    ".codex/hooks.json")
+# Settings that switch every hook off, the hooks gitmem's among them, as (path of keys, value).
+_HOOKS_OFF = ((("disableAllHooks",), True), (("hooksConfig", "enabled"), False), (("hooks", "enabled"), False),
+              (("tools", "enableHooks"), False))
+_SWITCH_WORDS = ("disableAllHooks", "enabled", "enableHooks", "disabled")
+
+
+def _switched_off(settings: dict[str, object]) -> str | None:
+    for keys, value in _HOOKS_OFF:
+        found: object = settings
+        for key in keys:
+            found = found.get(key) if isinstance(found, dict) else None
+        if found is value:
+            return f"set {'.'.join(keys)} to {json.dumps(value)}"
+    for keys in (("hooksConfig", "disabled"), ("hooks", "disabled")):  # Gemini CLI: hooks off by name
+        section = settings.get(keys[0])
+        listed = section.get("disabled") if isinstance(section, dict) else None
+        if isinstance(listed, list) and "gitmem" in listed:
+            return f"list gitmem's hooks in {'.'.join(keys)}"
+    return None
+
+
+def _settings_patch_denial(patch: str, base: str, settings: tuple[str, ...]) -> str | None:
+    """A patch to an agent's settings that takes a line naming gitmem's hook out, deletes the file
+    or adds a line switching hooks off (read from its lines: no file is patched here)."""
+    touched = [p for p in _patch_paths(patch) if os.path.normpath(os.path.join(base, p)) in settings]
+    if not touched:
+        return None
+    from gitmem.delivery.claude_settings import SHIM_MARKER
+    lines = patch.splitlines()
+    removed = sum(SHIM_MARKER in line for line in lines if line.startswith("-"))
+    added = sum(SHIM_MARKER in line for line in lines if line.startswith("+"))
+    switch = any(line.startswith("+") and any(word in line for word in _SWITCH_WORDS) for line in lines)
+    if removed > added or switch or any(line.startswith("*** Delete File:") for line in lines):
+        return REASON.format(what="change an agent's settings so as to switch gitmem's hooks off "
+                                  f"(a patch to {touched[0]})")
+    return None
 
 
 def _settings_denial(path: str, tool: object, tool_input: dict[str, object]) -> str | None:
-    """An edit of Claude Code's project settings that would switch gitmem's hooks off (this one
-    among them): `disableAllHooks`, gitmem's hook removed, or a file Claude Code cannot read."""
-    import json
-
+    """An edit of an agent's project settings that would switch gitmem's hooks off (this one
+    among them): every hook switched off, gitmem's hook removed, or a file the agent cannot read
+    (Gemini CLI's may hold comments)."""
+    from gitmem.delivery.agents import jsonc
     from gitmem.delivery.claude_settings import SHIM_MARKER
 
     try:
@@ -195,19 +234,22 @@ def _settings_denial(path: str, tool: object, tool_input: dict[str, object]) -> 
         old, new = (edit.get("old_string"), edit.get("new_string")) if isinstance(edit, dict) else (None, None)
         if isinstance(old, str) and isinstance(new, str):
             after = after.replace(old, new, -1 if edit.get("replace_all") else 1)
-    try:
-        settings = json.loads(after)
-    except ValueError:
-        settings = None
+    def parsed(text: str) -> object:
+        try:
+            return jsonc.loads(text) if path.endswith(os.path.join(".gemini", "settings.json")) else json.loads(text)
+        except ValueError:
+            return None
+
+    settings, earlier = parsed(after), parsed(before)
     if not isinstance(settings, dict):
-        problem = "leave it unreadable to Claude Code, and gitmem's hooks with it"
-    elif settings.get("disableAllHooks"):
-        problem = "set disableAllHooks"
-    elif SHIM_MARKER in before and SHIM_MARKER not in after:
+        problem: str | None = "leave it unreadable to the agent, and gitmem's hooks with it"
+    elif (problem := _switched_off(settings)) and isinstance(earlier, dict) and problem == _switched_off(earlier):
+        problem = None  # switched off before this edit: not this edit's doing
+    if problem is None and SHIM_MARKER in before and SHIM_MARKER not in after:
         problem = "remove gitmem's hooks"
-    else:
+    if problem is None:
         return None
-    return REASON.format(what=f"change Claude Code's settings so as to {problem} ({tool} of {path})")
+    return REASON.format(what=f"change an agent's settings so as to {problem} ({tool} of {path})")
 
 
 def _transcript_denial(command: str, base: str, own: tuple[str, ...]) -> str | None:

@@ -1027,9 +1027,10 @@ def _onto_unstaged(repo: RepoPaths, path: str, data: bytes, carry: Mapping[str, 
 
 def _note_owned(repo: RepoPaths, path: str, text: str | None) -> None:
     from gitmem.delivery.agents import owned
+    from gitmem.delivery.agents.channels import developers_part
 
     if text is not None:
-        owned.claim(repo, path, text.encode("utf-8"))
+        owned.claim(repo, path, text.encode("utf-8"), developers_part)
 
 
 def _forget_owned(repo: RepoPaths, path: str) -> None:

@@ -87,9 +87,9 @@ def _replayed(lines: Iterable[bytes]) -> tuple[list[object], dict[str, object]]:
         elif isinstance(record.get("$set"), dict) and isinstance(record["$set"].get("messages"), list):
             # The prompts it leaves out were still typed (compression summarised them): they stay.
             for n, message in enumerate(record["$set"]["messages"]):
-                key = message.get("id") if isinstance(message, dict) else None
-                if not isinstance(key, str) or key not in ever:
-                    messages.setdefault(key if isinstance(key, str) else f"$set {len(messages)} {n}", _HISTORY)
+                named = message.get("id") if isinstance(message, dict) else None
+                if not isinstance(named, str) or named not in ever:
+                    messages.setdefault(named if isinstance(named, str) else f"$set {len(messages)} {n}", _HISTORY)
     return list(messages.values()), ever
 
 

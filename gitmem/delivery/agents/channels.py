@@ -489,7 +489,7 @@ def _sync(repo: RepoPaths, files: dict[str, str], folder: str, suffix: str,
         current = owned.read(repo, rel)
         if current is not None and current != data and _edited(repo, rel, current, committed):
             continue
-        if owned.write(repo, rel, data):
+        if owned.write(repo, rel, data, developers_part):
             changed.append(rel)
     for rel in _present(repo, folder, suffix):
         if rel in files:
@@ -505,11 +505,12 @@ def _sync(repo: RepoPaths, files: dict[str, str], folder: str, suffix: str,
 
 
 def _edited(repo: RepoPaths, rel: str, current: bytes, committed: Collection[str]) -> bool:
-    """A generated file someone changed by hand: it carries gitmem's header but is neither what
-    gitmem last wrote there from this machine nor, unchanged, what HEAD holds (a teammate's
-    regeneration arrives committed)."""
-    return (generated.is_generated(current.decode("utf-8", "replace")) and rel not in committed
-            and not owned.is_written(repo, rel, current))
+    """A generated file someone changed by hand: gitmem's (it carries gitmem's header, or gitmem
+    wrote it from this machine: an edit may take the header out) but neither what gitmem last
+    wrote there from this machine nor, unchanged, what HEAD holds (a teammate's regeneration
+    arrives committed)."""
+    return (rel not in committed and not owned.is_written(repo, rel, current)
+            and (generated.is_generated(current.decode("utf-8", "replace")) or owned.is_recorded(repo, rel)))
 
 
 def _write_section(repo: RepoPaths, rel: str, section: str) -> bool:
@@ -518,7 +519,22 @@ def _write_section(repo: RepoPaths, rel: str, section: str) -> bool:
     current = owned.read(repo, rel)
     text = current.decode("utf-8") if current is not None else ""
     updated = agents_md.replace_section(text, section)
-    return updated != text and owned.write(repo, rel, updated.encode("utf-8"))
+    return updated != text and owned.write(repo, rel, updated.encode("utf-8"), developers_part)
+
+
+def developers_part(data: bytes) -> bytes | None:
+    """What of an agent file gitmem is about to write is the developer's (owned.Theirs): none of a
+    file gitmem generated (a teammate's rendering, committed), all but the section of a file
+    holding gitmem's section (none when nothing else is left), the whole of any other."""
+    from gitmem.delivery import agents_md
+
+    text = data.decode("utf-8", "surrogateescape")
+    if generated.is_generated(text):
+        return None
+    if agents_md.find_section(text) is None:
+        return data
+    rest = _without_section(text)
+    return rest.encode("utf-8", "surrogateescape") if rest.strip() else None
 
 
 def _remove_section(repo: RepoPaths, rel: str) -> list[str]:
@@ -542,6 +558,9 @@ def _remove_section(repo: RepoPaths, rel: str) -> list[str]:
         stripped = _without_section(text)
         if stripped == text:
             return []
+        if not stripped.strip():  # the section was the whole file (as it came through git): gitmem's
+            (repo.worktree / rel).unlink()
+            return [f"removed {rel} (gitmem's section was all it held)"]
         (repo.worktree / rel).write_bytes(stripped.encode("utf-8", "surrogateescape"))
     return [f"removed gitmem's section from {rel}"]
 

@@ -100,7 +100,7 @@ def scopes(rules: delivery_rules.CompiledRules, now: float | None = None) -> tup
             if event not in ("read", "edit"):
                 continue
             if glob:
-                target = scope(glob)
+                target = scope(glob.replace(",", "?"))  # one glob: a comma would make two
             elif anchor:
                 target = scope(path_glob(anchor[0]), anchor[0])
             else:

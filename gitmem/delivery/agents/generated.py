@@ -39,6 +39,8 @@ def copilot(rules: delivery_rules.CompiledRules, now: float | None = None) -> Fi
 
 
 def cursor(rules: delivery_rules.CompiledRules, now: float | None = None) -> Files:
+    """Cursor reads `globs:` as the rest of its line: a quoted glob would keep its quotes and
+    match nothing (`**/*.sql` is written bare, though YAML would read `*` as an alias)."""
     wide, scoped = content.scopes(rules, now)
     out = {f"{CURSOR_DIR}/gitmem{CURSOR_SUFFIX}": _document(
         ["---", f"description: {content.yaml_scalar(f'{TITLE}: standing rules for the whole repository')}",
@@ -46,7 +48,7 @@ def cursor(rules: delivery_rules.CompiledRules, now: float | None = None) -> Fil
     for scope in scoped:
         out[f"{CURSOR_DIR}/{content.file_stem(scope.glob)}{CURSOR_SUFFIX}"] = _document(
             ["---", f"description: {content.yaml_scalar(f'{TITLE} for {scope.label}')}",
-             f"globs: {content.yaml_scalar(scope.glob)}", "alwaysApply: false", "---"], rules, scope)
+             "globs: " + scope.glob.replace("\r", " ").replace("\n", " "), "alwaysApply: false", "---"], rules, scope)
     return out
 
 

@@ -131,7 +131,16 @@ def install(repo: RepoPaths, rel: str, groups: list[Group], what: str, *, commen
     if data is None:
         return [NotInstalled(f"left {rel} alone: its \"hooks\" holds comments gitmem would lose; "
                              "move them out of it and run `gitmem init` again")]
-    owned.write(repo, rel, data)
+    def theirs(before: bytes) -> bytes | None:  # a teammate's committed file: without gitmem's hooks
+        parsed, unreadable = _parse(before, comments)
+        cleaned = without_gitmem_hooks(parsed)
+        if unreadable or cleaned == parsed:
+            return before
+        if not cleaned and not jsonc.has_comments(before.decode("utf-8")):
+            return None
+        return _serialised(before, cleaned) or before
+
+    owned.write(repo, rel, data, theirs)
     return [f"added gitmem's {what} hooks to {rel}"]
 
 

@@ -6,7 +6,8 @@ Two branches that each record entries change the same generated file (the reposi
 instructions, a scope both touched). The files are derived from the store, so their entry lines
 merge as a set: kept unless one side removed them (revoked, retired, expired), each under its
 own header (gitmem.delivery.agents_md.merge_section); front matter and headers are the same on
-both sides. GEMINI.md keeps its own text outside gitmem's section and merges that as git would.
+both sides. GEMINI.md keeps its own text outside gitmem's section and merges that as git would;
+so does a file of the developer's whose name only looks like gitmem's (`gitmem-howto.mdc`).
 The result is written to %A; exit 0 when clean, 1 with conflict markers, as git expects. After
 the merge, gitmem's post-merge hook regenerates every file from the merged store.
 """
@@ -25,6 +26,8 @@ def merge(base: str, ours: str, theirs: str, path: str = "") -> tuple[str, bool]
         if generated.GEMINI_BEGIN in ours:
             text = text.replace(agents_md.BEGIN, generated.GEMINI_BEGIN, 1)
         return text, clean
+    if not all(generated.is_generated(text) for text in (base, ours, theirs) if text):
+        return agents_md.merge_file(base, ours, theirs)  # a file of the developer's under a name like ours
     lines = agents_md.merge_section(base.splitlines(), ours.splitlines(), theirs.splitlines())
     return "\n".join(lines).rstrip("\n") + "\n", True
 

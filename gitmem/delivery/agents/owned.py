@@ -8,7 +8,10 @@ caller to undo structurally (only gitmem's part removed). Folders gitmem created
 again when they end up empty.
 
 A generated file that arrived through git (a teammate's commit) has no record here: it counts
-as gitmem's when it carries the generated-by-gitmem header.
+as gitmem's when it carries the generated-by-gitmem header. What such a file held when gitmem
+first writes it on this machine is kept without gitmem's part (the caller's `theirs`): a whole
+generated file as none, a section or hooks gitmem manages as the file without them, so an
+uninstall never puts back a teammate's old rendering (a withdrawn entry delivered as standing).
 """
 
 from __future__ import annotations
@@ -25,6 +28,12 @@ from gitmem.base.paths import RepoPaths
 
 # (the file as it is now, what was there before gitmem, or None) -> what to leave (None: no file)
 Undo: TypeAlias = Callable[[bytes, bytes | None], bytes | None]
+# a file's bytes -> the developer's part of them (None: the file is all gitmem's)
+Theirs: TypeAlias = Callable[[bytes], bytes | None]
+
+
+def _all_theirs(data: bytes) -> bytes:
+    return data
 
 STATE = "agents"
 MANIFEST = "written.json"
@@ -60,10 +69,10 @@ def read(repo: RepoPaths, rel: str) -> bytes | None:
         return None
 
 
-def write(repo: RepoPaths, rel: str, data: bytes) -> bool:
-    """Write `data` to `rel` (remembering what was there the first time); True when it changed."""
+def write(repo: RepoPaths, rel: str, data: bytes, theirs: Theirs = _all_theirs) -> bool:
+    """Write `data` to `rel` (remembering `theirs` of what was there the first time); True when it changed."""
     path = repo.worktree / rel
-    current = claim(repo, rel, data)
+    current = claim(repo, rel, data, theirs)
     if current == data:
         return False
     mode = path.stat().st_mode if current is not None else None
@@ -73,17 +82,18 @@ def write(repo: RepoPaths, rel: str, data: bytes) -> bool:
     return True
 
 
-def claim(repo: RepoPaths, rel: str, data: bytes) -> bytes | None:
-    """Record that gitmem is about to write `data` to `rel` (what is there now is kept the first
-    time, to be put back by restore()); the caller writes the file. Returns what is there now."""
+def claim(repo: RepoPaths, rel: str, data: bytes, theirs: Theirs = _all_theirs) -> bytes | None:
+    """Record that gitmem is about to write `data` to `rel` (`theirs` of what is there now is kept
+    the first time, to be put back by restore()); the caller writes the file. Returns what is there now."""
     current = read(repo, rel)
     manifest = _manifest(repo)
     record = manifest["files"].get(rel)
     if not isinstance(record, dict):
-        record = {"existed": current is not None}
-        if current is not None:
+        original = theirs(current) if current is not None else None
+        record = {"existed": original is not None}
+        if original is not None:
             backup = _root(repo) / BACKUPS / rel
-            write_atomic(backup, current)
+            write_atomic(backup, original)
         manifest["dirs"] = sorted(set(manifest["dirs"]) | set(_missing_dirs(repo, rel)))
     record["written"] = _digest(data)
     manifest["files"][rel] = record
@@ -95,6 +105,11 @@ def is_written(repo: RepoPaths, rel: str, data: bytes) -> bool:
     """`data` is exactly what gitmem last wrote to `rel` from this machine."""
     record = _manifest(repo)["files"].get(rel)
     return isinstance(record, dict) and _digest(data) == record.get("written")
+
+
+def is_recorded(repo: RepoPaths, rel: str) -> bool:
+    """gitmem wrote `rel` from this machine (and has not given it back since)."""
+    return isinstance(_manifest(repo)["files"].get(rel), dict)
 
 
 def is_unchanged(repo: RepoPaths, rel: str) -> bool:
