@@ -4,6 +4,8 @@ JSON, and `gitmem add` refuses to run in an agent's shell."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 
 import pytest
 from delivery_support import ClaudeCode, add_entry
@@ -547,6 +549,23 @@ def test_the_writer_still_records_in_an_agents_shell(gm, monkeypatch, tmp_path):
     outcome = turn_writer.process(paths, job, KeywordJudge(paths))
     assert [e.body for e in outcome.recorded] == ["Always use UTC in the database layer."]
     assert _count_entries(gm) == 1
+
+
+def test_a_command_too_long_to_check_in_time_is_refused_before_the_agent_stops_waiting(gm):
+    """Claude Code lets a tool call run when its PreToolUse hook outlives the timeout gitmem installs:
+    a command long enough to keep the read-only check busy past its share of it is refused, and
+    the answer comes within the timeout."""
+    settings = json.loads(gm.read(".claude/settings.json"))
+    [group] = [g for g in settings["hooks"]["PreToolUse"] if "gitmem" in json.dumps(g)]
+    [hook] = group["hooks"]
+    payload = {"session_id": "ro", "cwd": str(gm.path), "hook_event_name": "PreToolUse", "tool_name": "Bash",
+               "tool_input": {"command": "true " + "a " * 400_000 + "; echo x > .gitmem/entries/20261205-deadbeef.yaml"}}
+    proc = subprocess.run(["sh", "-c", hook["command"]], input=json.dumps(payload).encode(), cwd=gm.path,
+                          env={**os.environ, "CLAUDE_PROJECT_DIR": str(gm.path)}, capture_output=True,
+                          timeout=hook["timeout"])
+    assert proc.returncode == 0
+    answer = json.loads(proc.stdout)["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "deny", answer
 
 
 def test_what_the_hook_cannot_read_whole_is_refused_not_let_through(gm):

@@ -87,6 +87,15 @@ TOO_LARGE = ("gitmem cannot check a tool call larger than 64 MiB for writes to t
              "(.gitmem/); write it in smaller parts")
 NESTED_TOO_DEEP = ("gitmem cannot check a command nested this deeply for writes to the repository's memory "
                    "(.gitmem/); run it in simpler steps")
+TOO_SLOW = ("gitmem cannot check a command this long for writes to the repository's memory (.gitmem/) in "
+            "time; run it in smaller parts")
+# The read-only check's share of the agents' hook timeout (10 s as gitmem installs them): a tool
+# call it has not cleared by then is refused, never let through because the agent stopped waiting.
+CHECK_LIMIT_S = 4.0
+
+
+class _Overtime(Exception):
+    pass
 # commit's options whose value is the next word (git's own before the subcommand: readonly.GIT_VALUE_OPTIONS)
 _COMMIT_VALUE_OPTIONS = ("--message", "--file", "--reuse-message", "--reedit-message", "--author", "--date",
                          "--template", "--fixup", "--squash", "--cleanup", "--trailer", "--pathspec-from-file")
@@ -775,11 +784,26 @@ def _denied(payload: Payload, where: tuple[str, str, str]) -> str | None:
         tool = GEMINI_TOOLS.get(tool) if isinstance(tool, str) else None
     elif payload["hook_event_name"] != "PreToolUse":
         return None
+    import signal
+
+    def overtime(signum: int, frame: object) -> None:
+        raise _Overtime
+
+    timer = getattr(signal, "setitimer", None)  # not on Windows
+    previous = signal.signal(signal.SIGALRM, overtime) if timer else None
+    if timer:
+        timer(signal.ITIMER_REAL, CHECK_LIMIT_S)
     try:
         return readonly.denial(tool, payload.get("tool_input"), where[0], _text(payload.get("cwd")), where[1:],
                                _text(payload.get("transcript_path")))
     except RecursionError:  # `$($($(…)))` a thousand deep: no command a person runs, and unreadable here
         return NESTED_TOO_DEEP
+    except _Overtime:
+        return TOO_SLOW
+    finally:
+        if timer:
+            timer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
 
 
 def _refuse_unread(head: bytes) -> None:
