@@ -187,6 +187,62 @@ def test_an_entry_that_arrives_mid_session_is_logged_as_a_session_start_entry_no
     assert [(line["event"], line["delivered"]) for line in log[-2:]] == [("read", [hazard]), ("session-start", [law])]
 
 
+def test_no_standing_rule_is_left_out_of_session_starts_for_good(gm):
+    """The session-start budget (8 entries) ranks standing rules before reminders: the oldest law
+    comes before eight newer open loops. Ten laws and the budget: each left out of one session start
+    opens the next one, so every law reaches a session."""
+    law = add_entry(gm, "law", "Never use axios; built-in fetch only.")
+    loops = [add_entry(gm, "open_loop", f"TODO {n}: revisit the cache later.") for n in range(8)]
+    first = ClaudeCode(gm.path, "a").start()
+    assert law in first.active and len(first.active) == 8 and "did not fit" not in first.text, first
+    for entry_id in loops:
+        gm.gitmem("revoke", entry_id, "--reason", "done")
+    laws = [add_entry(gm, "law", f"Rule {n}: keep module m{n} free of I/O.") for n in range(9)]
+    shown: set[str] = set()
+    for session in ("b", "c"):
+        got = ClaudeCode(gm.path, session).start()
+        assert len(got.active) == 8, got
+        shown |= set(got.active)
+    assert shown == {law, *laws}
+
+
+def test_a_damaged_relevance_file_or_delivery_log_never_stops_delivery(gm):
+    """Machine-local state a crash or a hand damaged: the session still gets its entries, and a
+    later moment does not count them as delivered when the agent never got them."""
+    laws = [add_entry(gm, "law", f"Rule {n}: keep module m{n} free of I/O.") for n in range(10)]
+    (gm.path / ".git/gitmem/relevance.json").write_text(json.dumps({laws[0]: 5, "x": None}))
+    claude = ClaudeCode(gm.path, "a")
+    assert len(claude.start().active) == 8
+    hazard = add_entry(gm, "hazard", "f() is called from signal handlers.", "--anchor", "src/a.py::f")
+    log = gm.path / ".git/gitmem/deliveries.jsonl"
+    if log.exists():
+        log.unlink()
+    log.mkdir()  # appending to the log fails
+    assert claude.read("src/a.py").active == [hazard]
+
+
+def test_a_withdrawal_merged_long_after_it_was_made_reaches_the_sessions_shown_the_entry(gm):
+    """A branch revoked a law three weeks ago (longer than the 14 days withdrawals are announced to
+    new sessions) and merges now: a session that was told the law hears it no longer holds."""
+    law = add_entry(gm, "law", "Keep the v1 API stable.")
+    gm.commit_all("entries")
+    claude = ClaudeCode(gm.path, "old")
+    assert claude.start().active == [law]
+    gm.git("checkout", "-q", "-b", "pr")
+    gm.gitmem("revoke", law, "--reason", "v1 is retired")
+    entry = f".gitmem/entries/{law}.yaml"
+    text = gm.read(entry)
+    revocation = text[text.index("revocation:"):]
+    stamp = next(line for line in revocation.splitlines() if line.strip().startswith("at:"))
+    gm.write(entry, text.replace(revocation, revocation.replace(stamp, stamp.split("at:")[0] + "at: '2026-11-10T10:00:00Z'")))
+    gm.commit_all("the revocation as the branch made it, weeks ago")
+    gm.git("checkout", "-q", "main")
+    gm.git("merge", "-q", "--no-edit", "pr")
+    later = claude.prompt("what next?")
+    assert later.retracted == [law] and "v1 is retired" in later.text, later
+    assert not ClaudeCode(gm.path, "new").start()  # a new session was never told it: nothing to withdraw
+
+
 def test_the_hook_imports_nothing_heavy(gm):
     add_entry(gm, "hazard", "f() is called from signal handlers.", "--anchor", "src/a.py::f")
     add_entry(gm, "law", "Use tabs.")

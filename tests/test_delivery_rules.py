@@ -345,6 +345,18 @@ def test_withdrawals_at_session_start_keep_to_the_budget():
     assert len(result.text) < 2600
 
 
+def test_the_entries_that_replace_withdrawn_ones_keep_to_the_session_starts_budget():
+    """A session start announces withdrawals with the entries that replaced them: those replacements
+    count against the same budget as every other entry (8 replaced, anchored elsewhere, and 8 laws)."""
+    laws = [entry(f"law{n}", created=iso(NOW - DAY)) for n in range(8)]
+    gone = [entry(f"old{n}", "hazard", anchor=f"m{n}.py", status="superseded", superseded_by=f"new{n}")
+            for n in range(8)]
+    new = [entry(f"new{n}", "hazard", anchor=f"m{n}.py", created=iso(NOW - 2 * DAY)) for n in range(8)]
+    result = fired(rules(*laws, *gone, *new, max_entries=8, max_chars=2000), START)
+    assert sorted(result.active) == sorted(f"law{n}" for n in range(8)), result.active
+    assert len(result.retractions) == 8
+
+
 def _apply(record, result, cue):
     """What the hook keeps of a moment (gitmem.hook.claude.Hook._deliver)."""
     for entry_id in result.active:

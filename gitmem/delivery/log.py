@@ -76,9 +76,20 @@ def _touch_relevance(state_dir: str, ids: list[str], stamp: str) -> None:
         fastjson.write_file(os.path.join(state_dir, RELEVANCE_FILE), seen)
 
 
+def left_out(state_dir: str, ids: list[str], at: float | None = None) -> None:
+    """Entries a session start's budget left out count as relevant from now: the next session
+    starts with them (the budget's ranking, gitmem.delivery.rules._within_budget)."""
+    if ids:
+        _touch_relevance(state_dir, ids, now_iso(at))
+
+
 def read_relevance(state_dir: str) -> dict[str, str]:
+    """{entry id: when it was last relevant}; what is not an id and a time is dropped (a file
+    damaged or edited by hand never stops delivery)."""
     data = fastjson.read_file(os.path.join(state_dir, RELEVANCE_FILE))
-    return data if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
 
 
 def read_log(state_dir: str) -> list[dict[str, Any]]:

@@ -430,14 +430,21 @@ def plan(rules: CompiledRules, cue: Cue, record: SessionRecord, *, now: float, w
                 result.known = known + [i for i in arrivals if i not in known]
                 arrived = [i for i in _within_budget(rules, arrivals)[0] if i not in chosen]
                 chosen += arrived
-        # a withdrawal later in a session concerns it only when the session was shown the entry;
-        # with no session start seen (hooks installed mid-session), the first moments announce them
-        pending = [i for i in recent if i not in retracted and (i in delivered or not isinstance(known, list))]
+        # a withdrawal later in a session concerns it only when the session was shown the entry, and
+        # then however long ago it was made (a branch that revoked it weeks ago merges now); with
+        # no session start seen (hooks installed mid-session), the first moments announce the recent
+        shown_then = [i for i in retired if i in delivered and i not in retracted and i not in recent]
+        pending = sorted(shown_then, key=lambda i: (retired[i]["at"], i)) + [
+            i for i in recent if i not in retracted and (i in delivered or not isinstance(known, list))]
         pending, withdrawn_left_out = _retractions_within_budget(rules, pending)
     # An entry that replaces a withdrawn one comes with the withdrawal; a ritual shown at session
     # start is shown again, once, at the moment it is for (a commit hundreds of turns later).
-    chosen += [by for i in pending if (by := retired[i].get("by")) and by in active and by not in chosen
-               and not expired(active[by], today)]
+    replacements = [by for i in pending if (by := retired[i].get("by")) and by in active and by not in chosen
+                    and not expired(active[by], today)]
+    if cue.event == "session-start" and replacements:  # within the session start's budget too
+        sizes = {i: len(entry_line(i, active[i])) for i in chosen + replacements}
+        replacements = [i for i in _fill(rules, chosen + replacements, sizes) if i in replacements]
+    chosen += replacements
     fresh = [i for i in chosen if i not in delivered or (
         i in firing and delivered[i] == "session-start" and active[i]["kind"] == "ritual")]
     text, shown, withdrawn = render(rules, cue, fresh, pending, left_out=len(result.left_out),
@@ -495,8 +502,11 @@ def _within_budget(rules: CompiledRules, candidates: list[str],
     if len(candidates) <= max_entries and sum(sizes.values()) <= max_chars:
         return _in_reading_order(candidates, active), []
     seen = relevance() if relevance else {}
-    # Most recently relevant first: when it last fired on a cue, or when it was recorded.
-    ranked = sorted(candidates, key=lambda i: (max(active[i]["created"], seen.get(i, "")), i), reverse=True)
+    # Standing rules before reminders (KIND_ORDER: a law before an open loop), then the most
+    # recently relevant first: when it last fired on a cue, was left out of a session start (the
+    # hook notes that: the next session starts with it, so none is left out for good), or was recorded.
+    ranked = sorted(candidates, key=lambda i: (-_kind_rank(active[i]["kind"]),
+                                               max(active[i]["created"], seen.get(i, "")), i), reverse=True)
     kept = _fill(rules, ranked, sizes)
     left_out = [i for i in reversed(ranked) if i not in kept]
     return _in_reading_order(kept, active), left_out

@@ -565,16 +565,21 @@ class Hook:
             if reset or seeded or result.active or result.retractions or cue.event == "session-start" \
                     or result.known or result.owed is not None:
                 locked.save()
-        moment = [i for i in result.active if i not in result.wide]
-        if moment or result.retractions:
-            delivery_log.append(self.state, session=self.session, event=cue.event, path=cue.path,
-                                delivered=moment, retracted=result.retractions,
-                                source=cue.source, at=self.now)
-        if result.wide:  # the session start's entries, brought late (arrivals, what a cut owed): not this cue's
-            delivery_log.append(self.state, session=self.session, event="session-start", path=None,
-                                delivered=result.wide, retracted=[], source=cue.source, at=self.now)
-        if cue.source == "startup":
-            shown.prune(self.state)
+        try:  # the record is saved: the text goes to the agent whatever the log's fate (a full disk)
+            moment = [i for i in result.active if i not in result.wide]
+            if moment or result.retractions:
+                delivery_log.append(self.state, session=self.session, event=cue.event, path=cue.path,
+                                    delivered=moment, retracted=result.retractions,
+                                    source=cue.source, at=self.now)
+            if result.wide:  # the session start's entries, brought late (arrivals, what a cut owed): not this cue's
+                delivery_log.append(self.state, session=self.session, event="session-start", path=None,
+                                    delivered=result.wide, retracted=[], source=cue.source, at=self.now)
+            if cue.event == "session-start":
+                delivery_log.left_out(self.state, result.left_out, at=self.now)
+            if cue.source == "startup":
+                shown.prune(self.state)
+        except OSError:
+            _log_error(self.state, "delivery log")
         return result.text
 
     # -- symbol anchors -----------------------------------------------------------------
