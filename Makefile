@@ -7,11 +7,17 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test lint bench eval train clean
 
+# gitmem runs on Python 3.11 (pyproject.toml): a venv of another version is removed, with a message,
+# so that no later run is stuck on it.
+IS_311 := -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))'
+
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(STAMP): $(BIN)/python pyproject.toml
+	@$(BIN)/python $(IS_311) || { echo "gitmem needs Python 3.11; .venv has $$($(BIN)/python --version 2>&1)." \
+	  "Install python3.11 (or run make PYTHON=/path/to/python3.11); .venv is removed."; rm -rf $(VENV); exit 1; }
 	$(BIN)/python -m pip install --quiet -e '.[writer,test,lint]'
 	touch $(STAMP)
 

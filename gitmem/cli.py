@@ -697,8 +697,12 @@ def status(as_json: bool) -> None:
         click.echo(f"Claude Code hooks: missing for {', '.join(hooks['missing'])}; run `gitmem init`")
     else:
         click.echo("Claude Code hooks: installed in .claude/settings.json")
-    click.echo(f"{indent}the hook shim runs {hooks['python']}" if hooks["shim"] else
-               f"{indent}no hook shim on this machine (.git/gitmem/claude-hook): run `gitmem init`")
+    if not hooks["shim"]:
+        click.echo(f"{indent}no hook shim on this machine (.git/gitmem/claude-hook): run `gitmem init`")
+    elif hooks["broken"]:  # every agent hook would stay silent
+        click.echo(f"{indent}the hook shim cannot run: {hooks['broken']}; run `gitmem init`")
+    else:
+        click.echo(f"{indent}the hook shim runs {hooks['python']}")
     click.echo(f"session start: {len(info['session_start'])} of {len(info['session_start']) + len(info['left_out'])} "
                f"repository-wide entries, {info['chars']} characters "
                f"(budget {info['max_entries']} entries, {info['max_chars']} characters)")

@@ -11,6 +11,11 @@ class NotARepository(GitmemError):
     pass
 
 
+class DetectorError(GitmemError):
+    """The trust gate's learned detector cannot run: its head is missing or was trained for another
+    encoder, or its dependencies (the `writer` extra: numpy, llama-cpp-python) are not installed."""
+
+
 def escaped(text: str) -> str:
     """`text` for a terminal: line breaks, control and invisible characters shown escaped, never raw."""
     return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)

@@ -127,6 +127,39 @@ def test_status_names_the_git_hooks_and_drivers_a_clone_lacks(served):
     assert json.loads(served.gitmem("status", "--json").stdout)["git_hooks"] == {"missing": [], "shared_folder": ""}
 
 
+def test_status_names_hooks_that_cannot_run_gitmem_and_commits_say_so_in_a_line(served, tmp_path):
+    """The environment `gitmem init` recorded lost gitmem (`pip uninstall`, its interpreter kept), or
+    the interpreter itself went: status names the git hooks and the agents' shim that cannot run
+    (every agent hook would stay silent), and a commit says so in one line, never a traceback."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    add_entry(served, "hazard", "a.py is shared with the mobile app.", "--anchor", "src/a.py")
+    bare = Path(sys.base_prefix) / "bin" / Path(sys.executable).name  # the venv's base, without gitmem
+    assert subprocess.run([str(bare), "-I", "-c", "import gitmem"], capture_output=True).returncode != 0
+    empty = tmp_path / "site-packages"
+    empty.mkdir()
+    hook = served.path / ".git/hooks/pre-commit"
+    lines = [f"GITMEM_PYTHON={bare}" if line.startswith("GITMEM_PYTHON=") else
+             f"GITMEM_ROOT={empty}" if line.startswith("GITMEM_ROOT=") else line
+             for line in hook.read_text().splitlines()]
+    hook.write_text("\n".join(lines) + "\n")
+    shim = served.path / ".git/gitmem/claude-hook"
+    shim.write_text(shim.read_text().replace(sys.executable, str(tmp_path / "gone" / "python"), 1))
+    info = json.loads(served.gitmem("status", "--json").stdout)
+    assert f"the pre-commit hook ({bare} no longer has gitmem)" in info["git_hooks"]["missing"]
+    assert info["hooks"]["broken"] == f"its interpreter {tmp_path}/gone/python is gone"
+    assert f"the hook shim cannot run: its interpreter {tmp_path}/gone/python is gone" in served.gitmem("status").stdout
+    served.write("src/a.py", SOURCE + "\n\ndef g():\n    pass\n")
+    served.git("add", "src/a.py")
+    done = subprocess.run(["git", "commit", "-qm", "g"], cwd=served.path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr and "no longer has gitmem; run 'gitmem init'" in done.stderr, done.stderr
+    served.gitmem("init")
+    assert json.loads(served.gitmem("status", "--json").stdout)["hooks"]["broken"] is None
+
+
 def test_status_names_stubs_of_another_version_or_without_their_interpreter(served, tmp_path):
     """A stub another version wrote, or whose interpreter is gone, is named; so is the AGENTS.md merge
     driver; a hooks folder shared outside the repository is named as such, with no advice to run

@@ -636,6 +636,27 @@ def test_what_gitmem_add_gated_is_judged_without_the_model(gm, tmp_path, monkeyp
     assert not any(key.startswith(f"{hand}:") for key in judged)
 
 
+def test_an_install_without_the_writers_extra_adds_and_checks_with_the_rules_it_has(gm):
+    """`pip install gitmem` without `[writer]` has no numpy, so no learned detector: `add` records
+    (markup, hidden characters and obfuscation checked) and says the detector did not run; `check`
+    reports the gate incomplete instead of a traceback."""
+    without_numpy = ("import sys; sys.modules['numpy'] = None; sys.argv[0] = 'gitmem'; "
+                     "from gitmem.cli import main; main()")
+
+    def gitmem(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-c", without_numpy, *args], cwd=gm.path, capture_output=True,
+                              text=True, timeout=120)
+
+    added = gitmem("add", "law", "Never hand-edit generated files under gen/.")
+    assert added.returncode == 0 and "Traceback" not in added.stderr, added.stderr
+    assert "did not run" in added.stderr and "gitmem[writer]" in added.stderr, added.stderr
+    assert any(e["body"] == "Never hand-edit generated files under gen/." for e in gm.entries().values())
+    (gm.path / ".git" / "gitmem" / "gate-verdicts.json").unlink(missing_ok=True)
+    checked = gitmem("check")
+    assert "Traceback" not in checked.stderr and "gitmem[writer]" in checked.stderr, checked.stderr
+    assert checked.returncode == 1 and "the gate is incomplete" in checked.stdout, checked.stdout
+
+
 def linked_beside_a_flagged_attack(gm, tmp_path, attack: str, branch: str, start: str):
     """The main checkout commits a hand-written attack that its `gitmem check` flags; then a linked
     worktree on `branch` at `start`."""

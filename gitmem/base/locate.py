@@ -68,3 +68,14 @@ def relative(worktree: str, path: str, cwd: str | None = None) -> str | None:
 def inside(path: str, folder: str) -> bool:
     """Whether `path` is `folder` or lies in it (both already normalised the same way)."""
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def runner_problem(python: str | None, roots: list[str]) -> str | None:
+    """Why `python`, with gitmem imported from one of `roots` ("" entries ignored), would not run
+    gitmem: the interpreter is gone, or gitmem was uninstalled from its environment. None when it runs."""
+    if not python or not os.access(python, os.X_OK):
+        return f"its interpreter {python or '?'} is gone"
+    folders = [r for r in roots if r]
+    if folders and not any(os.path.isfile(os.path.join(r, "gitmem", "__init__.py")) for r in folders):
+        return f"{python} no longer has gitmem"
+    return None

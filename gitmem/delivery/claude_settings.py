@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, TypedDict, TypeGuard
 
 from gitmem.base.files import read_plain, write_atomic
+from gitmem.base.locate import runner_problem
 from gitmem.base.paths import RepoPaths
 from gitmem.delivery import NotInstalled
 
@@ -57,6 +58,7 @@ class HookStatus(TypedDict):
     altered: list[str]  # of those, events whose hook names the shim but is not exactly gitmem's
     shim: bool
     python: str | None  # the interpreter the shim runs
+    broken: str | None  # why the shim cannot run gitmem (its interpreter gone, gitmem uninstalled there)
     problem: str | None  # why the settings file could not be read
 
 
@@ -181,9 +183,11 @@ def status(repo: RepoPaths) -> HookStatus:
     events = [e for e, m in HOOKS if any(_installed(g, m) for g in _groups(hooks, e))]
     altered = [e for e, _ in HOOKS if e not in events and any(has_gitmem_hook(g) for g in _groups(hooks, e))]
     shim = shim_path(repo)
-    python = shim_python(shim.read_text(encoding="utf-8", errors="replace")) if shim.exists() else None
+    text = shim.read_text(encoding="utf-8", errors="replace") if shim.exists() else ""
+    python = shim_python(text) if text else None
+    broken = runner_problem(python, shim_roots(text)) if text else None
     return {"events": events, "missing": [e for e, _ in HOOKS if e not in events], "altered": altered,
-            "shim": shim.exists(), "python": python, "problem": problem}
+            "shim": shim.exists(), "python": python, "broken": broken, "problem": problem}
 
 
 def _groups(hooks: Settings, event: str) -> list[object]:
@@ -213,6 +217,26 @@ def shim_python(text: str) -> str | None:
             words = shlex.split(line.partition("=")[2])
             return words[0] if words else None
     return None
+
+
+def shim_roots(text: str) -> list[str]:
+    """The folders a shim written by shim_text imports gitmem from ([] when it names none)."""
+    import ast
+
+    for line in text.splitlines():
+        if line.startswith("sys.path += "):  # the Python shim
+            try:
+                roots = ast.literal_eval(line[len("sys.path += "):])
+            except (ValueError, SyntaxError):
+                return []
+            return [r for r in roots if isinstance(r, str)] if isinstance(roots, list) else []
+        if line.startswith("exec ") and " -c " in line:  # the shell shim: the folders follow the code
+            try:
+                words = shlex.split(line)
+            except ValueError:
+                return []
+            return words[words.index("-c") + 2:] if "-c" in words else []
+    return []
 
 
 def import_roots() -> list[str]:

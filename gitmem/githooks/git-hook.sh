@@ -55,6 +55,14 @@ if [ ! -x "$GITMEM_PYTHON" ]; then
   echo "gitmem: $GITMEM_PYTHON is gone; run 'gitmem init' again to repair this hook" >&2
   exit $status
 fi
+found=  # gitmem uninstalled from that environment, its interpreter kept: a line, not a traceback
+old_ifs=$IFS; IFS=:
+for root in $GITMEM_ROOT; do [ -f "$root/gitmem/__init__.py" ] && { found=1; break; }; done
+IFS=$old_ifs
+if [ -z "$found" ]; then
+  echo "gitmem: $GITMEM_PYTHON no longer has gitmem; run 'gitmem init' again to repair this hook" >&2
+  exit $status
+fi
 
 if [ "$GITMEM_HOOK" = post-commit ] || [ "$GITMEM_HOOK" = post-checkout ]; then
   # Work only after a partial commit in which pre-commit staged entry changes, when entries wait

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from gitmem import git
 from gitmem.base.files import read_plain
+from gitmem.base.locate import runner_problem
 from gitmem.base.paths import RepoPaths
 from gitmem.errors import GitmemError
 from gitmem.githooks import HOOK_NAMES
@@ -268,8 +269,8 @@ def missing(repo: RepoPaths) -> list[str]:
             out.append(f"the {name} hook")
             continue
         python = _recorded_python(text)
-        if not python or not os.access(python, os.X_OK):
-            out.append(f"the {name} hook (its interpreter {python or '?'} is gone)")
+        if problem := runner_problem(python, _recorded_value(text, "GITMEM_ROOT").split(os.pathsep)):
+            out.append(f"the {name} hook ({problem})")
         elif text != _stub(name, python, folder / (name + ORIG_SUFFIX)):
             out.append(f"the {name} hook (written by another version)")
     if not git.config_get(repo.worktree, TEXTCONV_KEY):
@@ -318,10 +319,15 @@ def _uninstall_stubs(folder: Path) -> list[str]:
 
 def _recorded_python(stub: str) -> str:
     """The interpreter a stub of ours runs (its GITMEM_PYTHON line), "" if it names none."""
+    return _recorded_value(stub, "GITMEM_PYTHON")
+
+
+def _recorded_value(stub: str, name: str) -> str:
+    """The value a stub of ours sets `name` to (its `NAME=` line), "" if none."""
     for line in stub.splitlines():
-        if line.startswith("GITMEM_PYTHON="):
+        if line.startswith(name + "="):
             try:
-                words = shlex.split(line[len("GITMEM_PYTHON="):])
+                words = shlex.split(line[len(name) + 1:])
             except ValueError:  # a hand-edited line with an unclosed quote
                 return ""
             return words[0] if words else ""

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from gitmem.errors import GitmemError
+from gitmem.errors import DetectorError
 from gitmem.judge.head import pooled
 from gitmem.judge.shipped import GATE_HEAD
 from gitmem.judge.structure import MAX_CANONICAL
@@ -39,10 +39,6 @@ MAX_CHARS = MAX_CANONICAL  # longer texts are cut (the gate refuses a text longe
 
 # Sentence ends in Latin, CJK, Devanagari, Arabic and Greek scripts, and line breaks.
 _SENTENCE_END = re.compile(r"(?<=[.!?;:。！？；।؟])\s+|(?<=[。！？；])|\s*\n+\s*|\s+(?=<)|(?<=>)\s+")
-
-
-class DetectorError(GitmemError):
-    """The detector's head is missing, or was trained for another encoder."""
 
 
 def segments(text: str) -> list[tuple[int, int]]:

@@ -37,11 +37,13 @@ import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Literal
 
 from gitmem.base import fastjson, files
 from gitmem.base.paths import RepoPaths
 from gitmem.base.signature import VERDICTS_FILE, main_checkout_state
+from gitmem.errors import DetectorError
 from gitmem.judge import normalise, structure
 from gitmem.judge.shipped import GATE_HEAD
 
@@ -231,6 +233,15 @@ def check(text: str, *, learned: Learned = "required") -> list[Finding]:
     return verdict(text, learned=learned).findings
 
 
+def detector_module() -> ModuleType:
+    """gitmem.judge.detector; DetectorError in an install without the `writer` extra (numpy)."""
+    try:
+        from gitmem.judge import detector
+    except ImportError as exc:
+        raise DetectorError(f"{exc.name or exc} is not installed (pip install 'gitmem[writer]')") from exc
+    return detector
+
+
 def verdict(text: str, *, learned: Learned = "required", cache: ScoreCache | None = None) -> Verdict:
     result = Verdict(static_findings(text))
     if result.findings or learned == "off":
@@ -238,12 +249,11 @@ def verdict(text: str, *, learned: Learned = "required", cache: ScoreCache | Non
     canonical = normalise.canonical(text)
     if not canonical.strip():
         return result
-    from gitmem.judge.detector import DetectorError, head, scorer
-
     try:
-        detector = head()
+        learned_detector = detector_module()
+        detector = learned_detector.head()
         cached = cache.get(detector.digest, canonical) if cache is not None else None
-        result.score = cached if cached is not None else scorer().score(canonical)
+        result.score = cached if cached is not None else learned_detector.scorer().score(canonical)
     except DetectorError as exc:
         if learned == "required":
             result.findings.append(Finding(f"detector unavailable: {exc}", ""))

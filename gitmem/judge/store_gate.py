@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 
 from gitmem.base.paths import RepoPaths
 from gitmem.base.signature import GATE_LOCK
+from gitmem.errors import DetectorError
 from gitmem.judge.safety import head_stamp, judged_now, not_passed
 
 if TYPE_CHECKING:
@@ -138,11 +139,10 @@ def worth_judging(repo: RepoPaths) -> list[str]:
     detector has not scored on this machine or scored as an attack (what the writer and `gitmem
     add` recorded was scored when they gated it)."""
     from gitmem.judge import safety
-    from gitmem.judge.detector import DetectorError, head
     from gitmem.store import index
 
     try:
-        detector = head()
+        detector = safety.detector_module().head()
     except DetectorError:
         return []
     entries = {str(e.get("id")): e for e in index.entries(index.current(repo))}
@@ -269,11 +269,11 @@ def _refresh_agent_files(repo: RepoPaths, commit: bool) -> None:
 def _scored_by_writer(repo: RepoPaths) -> None:
     """Have the machine's writer, when one runs, score the stored entries into the score cache with
     the model it holds (what it did not score, the caller's judge_and_record scores)."""
-    from gitmem.judge.detector import DetectorError, head
+    from gitmem.judge.safety import detector_module
     from gitmem.writer import gate_requests
 
     try:
-        digest = head().digest
+        digest = detector_module().head().digest
     except DetectorError:
         return  # judge_and_record says why
     gate_requests.request_scores(repo, digest)
