@@ -159,9 +159,22 @@ def test_codex_cannot_switch_its_hooks_off(gm):
     assert "settings" in codex.refusal("apply_patch", removal)
     assert codex.refusal("apply_patch", "*** Begin Patch\n*** Delete File: .codex/hooks.json\n*** End Patch\n")
     assert codex.refusal("Bash", "printf '{}' > .codex/hooks.json")
-    addition = (f"*** Begin Patch\n*** Update File: .codex/hooks.json\n@@\n {ours}\n"
-                f"+{ours.replace('gitmem/claude-hook', 'scripts/lint-hook')}\n*** End Patch\n")
+    last = lines[-1]
+    addition = (f"*** Begin Patch\n*** Update File: .codex/hooks.json\n@@\n-{last}\n"
+                f'+, "description": "the team\'s hooks"\n+{last}\n*** End Patch\n')
     assert codex.refusal("apply_patch", addition) is None
+    # the patch is read as applied to the file: a whole new file, a move either way, a key spelled
+    # with an escape, a second "hooks" or "command" that wins when the file is parsed
+    replaced = (f"*** Begin Patch\n*** Update File: .codex/hooks.json\n@@\n {ours}\n"
+                f"+{ours.replace('gitmem/claude-hook', 'scripts/lint-hook')}\n*** End Patch\n")
+    assert codex.refusal("apply_patch", replaced)
+    for attack in ("*** Add File: .codex/hooks.json\n+{}\n",
+                   "*** Update File: .codex/hooks.json\n*** Move to: .codex/hooks.json.off\n@@\n {\n",
+                   "*** Update File: src/a.py\n*** Move to: .codex/hooks.json\n@@\n import os\n",
+                   f'*** Update File: .codex/hooks.json\n@@\n-{last}\n+, "hooks": {{}}\n+{last}\n',
+                   f'*** Update File: .codex/hooks.json\n@@\n-{last}\n+, "disableAll\\u0048ooks": true\n+{last}\n'):
+        assert codex.refusal("apply_patch", f"*** Begin Patch\n{attack}*** End Patch\n"), attack
+    assert "gitmem/claude-hook" in gm.read(".codex/hooks.json")
 
 
 def test_a_codex_subagent_gets_the_repository_block_and_its_own_record(gm):

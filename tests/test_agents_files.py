@@ -498,7 +498,12 @@ def test_gemini_cannot_switch_its_hooks_off(gm):
         answers = gemini_refusals(gm.path, tool, tool_input)
         assert [a.get("decision") for a in answers] == ["deny"], (tool, tool_input)
         assert "settings" in answers[0]["reason"], answers
-    kept = "// the team's model\n" + json.dumps({**settings, "model": {"name": "gemini-2.5-pro"}}, indent=2)
+    for command in ("python3 -c \"open('.gemini/settings.json','w').write('{}')\"", "rm -rf .gemini",
+                    "mv .gemini .gemini.off"):
+        assert [a.get("decision") for a in gemini_refusals(gm.path, "run_shell_command", {"command": command})] == \
+            ["deny"], command
+    kept = "// the team's model\n" + json.dumps({**settings, "model": {"name": "gemini-2.5-pro"},
+                                                  "telemetry": {"enabled": False}}, indent=2)
     assert gemini_refusals(gm.path, "write_file", {"file_path": path, "content": kept}) == [{}]
     assert gm.read(".gemini/settings.json") == text
 

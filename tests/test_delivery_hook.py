@@ -188,22 +188,31 @@ def test_an_entry_that_arrives_mid_session_is_logged_as_a_session_start_entry_no
 
 
 def test_no_standing_rule_is_left_out_of_session_starts_for_good(gm):
-    """The session-start budget (8 entries) ranks standing rules before reminders: the oldest law
-    comes before eight newer open loops. Ten laws and the budget: each left out of one session start
-    opens the next one, so every law reaches a session."""
+    """The session-start budget (8 entries) leaves out the least recently relevant: the next new
+    session opens with what the last one left out, so every entry reaches a session (an old law
+    under eight newer open loops too). A compaction and the session's subagents keep to the rules
+    without that rotation: every one of them gets the same block."""
     law = add_entry(gm, "law", "Never use axios; built-in fetch only.")
     loops = [add_entry(gm, "open_loop", f"TODO {n}: revisit the cache later.") for n in range(8)]
     first = ClaudeCode(gm.path, "a").start()
-    assert law in first.active and len(first.active) == 8 and "did not fit" not in first.text, first
+    second = ClaudeCode(gm.path, "b").start()
+    assert len(first.active) == len(second.active) == 8
+    left = {law, *loops} - set(first.active)
+    assert len(left) == 1 and left <= set(second.active) and law in set(first.active) | set(second.active)
     for entry_id in loops:
         gm.gitmem("revoke", entry_id, "--reason", "done")
     laws = [add_entry(gm, "law", f"Rule {n}: keep module m{n} free of I/O.") for n in range(9)]
     shown: set[str] = set()
-    for session in ("b", "c"):
+    for session in ("c", "d"):
         got = ClaudeCode(gm.path, session).start()
         assert len(got.active) == 8, got
         shown |= set(got.active)
     assert shown == {law, *laws}
+    claude = ClaudeCode(gm.path, "e")
+    claude.start()
+    blocks = [sorted(claude.start("compact").active) for _ in range(3)]
+    blocks += [sorted(claude.send("SubagentStart", agent_id=f"agent-{n}", agent_type="Explore").active) for n in range(3)]
+    assert all(block == blocks[0] and len(block) == 8 for block in blocks), blocks
 
 
 def test_a_damaged_relevance_file_or_delivery_log_never_stops_delivery(gm):

@@ -690,6 +690,19 @@ def test_settings_edits_that_switch_gitmems_hooks_off_are_denied(gm):
     reason = denied(pre_tool(gm, "Bash", command="jq '.x = 1' .claude/settings.json > /tmp/s && "
                                                   "cp /tmp/s .claude/settings.json"))
     assert "an agent's settings" in reason and "memory files" not in reason
+    # read as Claude Code parses the file: gitmem's event renamed, a second "hooks" that wins
+    assert "remove gitmem's hooks" in denied(pre_tool(gm, "Edit", file_path=path, old_string='"PreToolUse"',
+                                                       new_string='"PreToolUseX"'))
+    last = text.rstrip()[-1]
+    assert denied(pre_tool(gm, "Edit", file_path=path, old_string=text.rstrip(),
+                           new_string=text.rstrip()[:-1] + ', "hooks": {}' + last))
+    for command in ("rm -rf .claude", "python3 -c \"open('.claude/settings.json','w').write('{}')\""):
+        assert denied(pre_tool(gm, "Bash", command=command)), command
+    user = os.path.expanduser("~/.claude/settings.json")  # the user's settings: hooks off in every project
+    assert "disableAllHooks" in denied(pre_tool(gm, "Write", file_path=user, content='{"disableAllHooks": true}'))
+    assert denied(pre_tool(gm, "Bash", command="echo '{}' > ~/.claude/settings.json"))
+    assert denied(pre_tool(gm, "Write", file_path=user, content='{"model": "opus"}')) is None
+    assert denied(pre_tool(gm, "Bash", command="rm -rf .claude/commands/old.md && cat .claude/settings.json")) is None
     allowed = json.dumps({**settings, "permissions": {"allow": ["Bash(npm test)"]}})
     assert denied(pre_tool(gm, "Write", file_path=path, content=allowed)) is None
     assert denied(pre_tool(gm, "Write", file_path=local, content='{"permissions": {"allow": []}}')) is None

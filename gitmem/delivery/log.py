@@ -44,6 +44,8 @@ if TYPE_CHECKING:
         events: dict[str, int]
 
 LOG_FILE = "deliveries.jsonl"
+LEFT_OUT_FILE = "left-out.json"
+FIRST = "~"  # after every ISO time in the ranking
 RELEVANCE_FILE = "relevance.json"
 MAX_LOG_BYTES = 5_000_000
 
@@ -76,11 +78,25 @@ def _touch_relevance(state_dir: str, ids: list[str], stamp: str) -> None:
         fastjson.write_file(os.path.join(state_dir, RELEVANCE_FILE), seen)
 
 
-def left_out(state_dir: str, ids: list[str], at: float | None = None) -> None:
-    """Entries a session start's budget left out count as relevant from now: the next session
-    starts with them (the budget's ranking, gitmem.delivery.rules._within_budget)."""
-    if ids:
-        _touch_relevance(state_dir, ids, now_iso(at))
+def left_out(state_dir: str, ids: list[str]) -> None:
+    """The entries the budget left out of the latest new session's start (replacing the last
+    list): the next one opens with them (budget_ranking), so none is left out for good."""
+    fastjson.write_file(os.path.join(state_dir, LEFT_OUT_FILE), list(ids))
+
+
+def budget_ranking(state_dir: str, *, new_session: bool = False) -> dict[str, str]:
+    """What the session-start budget ranks by (gitmem.delivery.rules._within_budget, the latest
+    first): when each entry last fired on a cue (read_relevance); for a new session's start, the
+    entries the latest one left out before any (FIRST sorts after every time). A compaction's or a
+    subagent's start ranks without them: it keeps to the rules its session's agents work under."""
+    seen = read_relevance(state_dir)
+    if not new_session:
+        return seen
+    waiting = fastjson.read_file(os.path.join(state_dir, LEFT_OUT_FILE))
+    for entry_id in waiting if isinstance(waiting, list) else []:
+        if isinstance(entry_id, str):
+            seen[entry_id] = FIRST
+    return seen
 
 
 def read_relevance(state_dir: str) -> dict[str, str]:

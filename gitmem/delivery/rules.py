@@ -502,11 +502,11 @@ def _within_budget(rules: CompiledRules, candidates: list[str],
     if len(candidates) <= max_entries and sum(sizes.values()) <= max_chars:
         return _in_reading_order(candidates, active), []
     seen = relevance() if relevance else {}
-    # Standing rules before reminders (KIND_ORDER: a law before an open loop), then the most
-    # recently relevant first: when it last fired on a cue, was left out of a session start (the
-    # hook notes that: the next session starts with it, so none is left out for good), or was recorded.
-    ranked = sorted(candidates, key=lambda i: (-_kind_rank(active[i]["kind"]),
-                                               max(active[i]["created"], seen.get(i, "")), i), reverse=True)
+    # The most recently relevant first: what the latest new session's start left out (the next one
+    # opens with it, so none is left out for good), then when it last fired on a cue or was
+    # recorded; of equals, a standing rule before a reminder (KIND_ORDER: a law before an open loop).
+    ranked = sorted(candidates, key=lambda i: (max(active[i]["created"], seen.get(i, "")),
+                                               -_kind_rank(active[i]["kind"]), i), reverse=True)
     kept = _fill(rules, ranked, sizes)
     left_out = [i for i in reversed(ranked) if i not in kept]
     return _in_reading_order(kept, active), left_out

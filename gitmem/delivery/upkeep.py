@@ -129,7 +129,7 @@ class Delivery:
         return delivery_rules.plan(rules, cue, record, now=now, worktree=str(self.repo.worktree),
                             symbol_hit=(lambda p, s: self._overlaps(p, s, lines)) if lines else None,
                             commit_paths=self._staged,
-                            relevance=lambda: delivery_log.read_relevance(self.state))
+                            relevance=lambda: delivery_log.budget_ranking(self.state))
 
     def _overlaps(self, path: str, symbol: str, lines: tuple[int, int]) -> bool:
         from gitmem.code.anchors import declarations
@@ -159,7 +159,7 @@ class Delivery:
         rules = self.rules()
         now = time.time()
         today = utc_date(now)
-        relevance = delivery_log.read_relevance(self.state)
+        relevance = delivery_log.budget_ranking(self.state)
         chosen, left_out = delivery_rules.session_start_selection(rules, today, lambda: relevance)
         active = rules["active"]
         stale = [p for p in compiled.symbol_anchored_paths(rules)

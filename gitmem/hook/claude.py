@@ -548,9 +548,11 @@ class Hook:
                 seed(locked.record)
             elif self.event in GEMINI_EVENTS:  # saved only the once it changes the record
                 seeded = self._read_gemini_md(locked.record)
+            new_session = cue.source == "startup"
             result = delivery_rules.plan(rules, cue, locked.record, now=self.now, worktree=self.worktree,
                                   symbol_hit=self._symbol_hit, commit_paths=self._commit_paths,
-                                  relevance=lambda: delivery_log.read_relevance(self.state), limit=limit)
+                                  relevance=lambda: delivery_log.budget_ranking(self.state, new_session=new_session),
+                                  limit=limit)
             versions = locked.record.setdefault("versions", {})
             for entry_id in result.active:
                 locked.record["delivered"][entry_id] = "session-start" if entry_id in result.wide else cue.event
@@ -574,8 +576,8 @@ class Hook:
             if result.wide:  # the session start's entries, brought late (arrivals, what a cut owed): not this cue's
                 delivery_log.append(self.state, session=self.session, event="session-start", path=None,
                                     delivered=result.wide, retracted=[], source=cue.source, at=self.now)
-            if cue.event == "session-start":
-                delivery_log.left_out(self.state, result.left_out, at=self.now)
+            if cue.source == "startup":  # not a subagent's or a compaction's: the session keeps its rules
+                delivery_log.left_out(self.state, result.left_out)
             if cue.source == "startup":
                 shown.prune(self.state)
         except OSError:
@@ -799,15 +801,18 @@ def _denied(payload: Payload, where: tuple[str, str, str]) -> str | None:
     if timer:
         timer(signal.ITIMER_REAL, CHECK_LIMIT_S)
     try:
-        return readonly.denial(tool, payload.get("tool_input"), where[0], _text(payload.get("cwd")), where[1:],
-                               _text(payload.get("transcript_path")))
+        try:
+            return readonly.denial(tool, payload.get("tool_input"), where[0], _text(payload.get("cwd")), where[1:],
+                                   _text(payload.get("transcript_path")))
+        finally:  # stopped before anything leaves this try: the alarm cannot fire outside it
+            if timer:
+                timer(signal.ITIMER_REAL, 0)
     except RecursionError:  # `$($($(…)))` a thousand deep: no command a person runs, and unreadable here
         return NESTED_TOO_DEEP
     except _Overtime:
         return TOO_SLOW
     finally:
         if timer:
-            timer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
 
 

@@ -33,13 +33,14 @@ END_OF_FILE = "*** End of File"
 class FileChange:
     """One file of a patch: the operation, the path as written, the old text of each hunk."""
 
-    __slots__ = ("hunks", "moved_to", "op", "path")
+    __slots__ = ("hunks", "moved_to", "news", "op", "path")
 
     def __init__(self, op: str, path: str) -> None:
         self.op = op  # "update", "add" or "delete"
         self.path = path
         self.moved_to: str | None = None
         self.hunks: list[str] = []  # per hunk: its context and removed lines, as in the file ("": none)
+        self.news: list[str] = []  # per hunk: its context and added lines (an added file: its text, one)
 
     def __repr__(self) -> str:
         return f"FileChange({self.op!r}, {self.path!r}, hunks={len(self.hunks)})"
@@ -50,15 +51,19 @@ def parse(text: str) -> list[FileChange]:
     changes: list[FileChange] = []
     current: FileChange | None = None
     hunk: list[str] | None = None
+    new: list[str] = []
 
     def close_hunk() -> None:
-        nonlocal hunk
+        nonlocal hunk, new
         if current is not None and hunk is not None:
             while hunk and not hunk[-1]:
                 hunk.pop()
+            while new and not new[-1]:
+                new.pop()
             # "": a hunk that only adds lines; where it lands is not known from its text alone
             current.hunks.append("\n".join(hunk) + "\n" if hunk else "")
-        hunk = None
+            current.news.append("\n".join(new) + "\n" if new else "")
+        hunk, new = None, []
 
     for line in text.replace("\r\n", "\n").split("\n"):
         header = _header(line.strip())  # Codex reads its markers with padding around them too
@@ -76,20 +81,43 @@ def parse(text: str) -> list[FileChange]:
         if line.strip().startswith("***"):  # Begin/End Patch, End of File
             close_hunk()
             continue
+        if current is not None and current.op == "add" and line[:1] == "+":
+            current.news[:] = [(current.news[0] if current.news else "") + line[1:] + "\n"]
         if current is None or current.op != "update":
             continue
         if line.startswith("@@"):
             close_hunk()
             hunk = []
             continue
-        if line[:1] in (" ", "-"):
+        if line[:1] in (" ", "-", "+"):
             if hunk is None:
                 hunk = []  # a hunk without its @@ line (tolerated by Codex)
-            hunk.append(line[1:])
+            if line[:1] != "+":
+                hunk.append(line[1:])
+            if line[:1] != "-":
+                new.append(line[1:])
         elif line == "" and hunk is not None:
             hunk.append("")
+            new.append("")
     close_hunk()
     return changes
+
+
+def applied(before: str, change: FileChange) -> str | None:
+    """The file's text after `change` (an added file's text; an update's hunks in order, each where
+    its old lines first stand whole after the hunk before, as Codex applies them), or None where a
+    hunk's old lines are not there or say nowhere."""
+    if change.op == "add":
+        return change.news[0] if change.news else ""
+    text = "\n" + before.replace("\r\n", "\n")
+    at = 0
+    for old, new in zip(change.hunks, change.news, strict=True):
+        found = text.find("\n" + old, at) if old else -1
+        if found < 0:
+            return None
+        text = text[:found + 1] + new + text[found + 1 + len(old):]
+        at = found + len(new)
+    return text[1:]
 
 
 def _header(line: str) -> tuple[str, str] | None:

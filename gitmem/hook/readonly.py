@@ -134,7 +134,8 @@ def denial(tool: object, tool_input: object, worktree: str, cwd: str | None = No
         os.path.normpath(os.path.join(d, "hooks", name)) for d in git_dirs for name in HOOK_NAMES)
     # Claude Code's settings hold its hooks: a shell write there is denied (the file tools' edits
     # are read, _settings_denial)
-    settings = tuple(os.path.normpath(os.path.join(worktree, name)) for name in HARNESS_SETTINGS)
+    settings = tuple(os.path.normpath(os.path.join(worktree, name)) for name in HARNESS_SETTINGS) + tuple(
+        os.path.normpath(os.path.expanduser(name)) for name in USER_SETTINGS)
     own = (os.path.normpath(transcript),) if transcript and os.path.isabs(transcript) else ()
     if tool in FILE_TOOLS:
         path = tool_input.get("file_path") or tool_input.get("notebook_path")
@@ -165,7 +166,7 @@ def denial(tool: object, tool_input: object, worktree: str, cwd: str | None = No
                 break
         if isinstance(command, str) and command.strip():
             reason = command_denial(command, base, roots + settings) or _transcript_denial(command, base, own)
-            if reason and any(name in reason.replace("\\", "/") for name in HARNESS_SETTINGS):
+            if reason and any(name in reason.replace("\\", "/") for name in (*HARNESS_SETTINGS, *settings)):
                 return REASON.format(what="change an agent's settings from the shell: they hold gitmem's hooks "
                                           "(an edit of them that keeps those hooks is allowed)")
             return reason
@@ -179,7 +180,8 @@ HARNESS_SETTINGS = (".claude/settings.json", ".claude/settings.local.json", ".ge
 # Settings that switch every hook off, the hooks gitmem's among them, as (path of keys, value).
 _HOOKS_OFF = ((("disableAllHooks",), True), (("hooksConfig", "enabled"), False), (("hooks", "enabled"), False),
               (("tools", "enableHooks"), False))
-_SWITCH_WORDS = ("disableAllHooks", "enabled", "enableHooks", "disabled")
+# The same agents' settings of the user's (a hook switched off there is off in every project).
+USER_SETTINGS = ("~/.claude/settings.json", "~/.gemini/settings.json", "~/.codex/hooks.json")
 
 
 def _switched_off(settings: dict[str, object]) -> str | None:
@@ -197,35 +199,45 @@ def _switched_off(settings: dict[str, object]) -> str | None:
     return None
 
 
-def _settings_patch_denial(patch: str, base: str, settings: tuple[str, ...]) -> str | None:
-    """A patch to an agent's settings that takes a line naming gitmem's hook out, deletes the file
-    or adds a line switching hooks off (read from its lines: no file is patched here)."""
-    touched = [p for p in _patch_paths(patch) if os.path.normpath(os.path.join(base, p)) in settings]
-    if not touched:
+def _settings_patch_denial(text: str, base: str, settings: tuple[str, ...]) -> str | None:
+    """A patch to an agent's settings that would switch hooks off, read by applying it to the file
+    as it is: a file deleted or moved (either way) is refused, and so is a hunk that does not apply
+    exactly (what it would do cannot be read)."""
+    def full(path: str) -> str:
+        return os.path.normpath(os.path.join(base, os.path.expanduser(path)))
+
+    if not any(full(p) in settings for p in _patch_paths(text)):
         return None
-    from gitmem.delivery.claude_settings import SHIM_MARKER
-    lines = patch.splitlines()
-    removed = sum(SHIM_MARKER in line for line in lines if line.startswith("-"))
-    added = sum(SHIM_MARKER in line for line in lines if line.startswith("+"))
-    switch = any(line.startswith("+") and any(word in line for word in _SWITCH_WORDS) for line in lines)
-    if removed > added or switch or any(line.startswith("*** Delete File:") for line in lines):
-        return REASON.format(what="change an agent's settings so as to switch gitmem's hooks off "
-                                  f"(a patch to {touched[0]})")
+    from gitmem.hook import patch
+
+    for change in patch.parse(text):
+        path = full(change.path)
+        if path not in settings and (change.moved_to is None or full(change.moved_to) not in settings):
+            continue
+        if change.op == "delete" or change.moved_to is not None:
+            problem: str | None = "delete it or move it"
+        else:
+            before = _read_text(path)
+            after = patch.applied(before, change)
+            problem = ("change it in a way gitmem cannot read (a hunk that does not apply exactly)"
+                       if after is None else _settings_problem(path, before, after))
+        if problem:
+            return REASON.format(what=f"change an agent's settings so as to {problem} (a patch to {change.path})")
     return None
 
 
-def _settings_denial(path: str, tool: object, tool_input: dict[str, object]) -> str | None:
-    """An edit of an agent's project settings that would switch gitmem's hooks off (this one
-    among them): every hook switched off, gitmem's hook removed, or a file the agent cannot read
-    (Gemini CLI's may hold comments)."""
-    from gitmem.delivery.agents import jsonc
-    from gitmem.delivery.claude_settings import SHIM_MARKER
-
+def _read_text(path: str) -> str:
     try:
         with open(path, encoding="utf-8") as handle:
-            before = handle.read()
-    except OSError:
-        before = ""
+            return handle.read()
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def _settings_denial(path: str, tool: object, tool_input: dict[str, object]) -> str | None:
+    """An edit of an agent's settings (its project's, or the user's) that would switch gitmem's
+    hooks off (this one among them)."""
+    before = _read_text(path)
     after = before
     if tool == "Write":
         after = str(tool_input.get("content") or "")
@@ -234,22 +246,37 @@ def _settings_denial(path: str, tool: object, tool_input: dict[str, object]) -> 
         old, new = (edit.get("old_string"), edit.get("new_string")) if isinstance(edit, dict) else (None, None)
         if isinstance(old, str) and isinstance(new, str):
             after = after.replace(old, new, -1 if edit.get("replace_all") else 1)
+    problem = _settings_problem(path, before, after)
+    return REASON.format(what=f"change an agent's settings so as to {problem} ({tool} of {path})") if problem else None
+
+
+def _settings_problem(path: str, before: str, after: str) -> str | None:
+    """What the change from `before` to `after` of an agent's settings file does to hooks, read as
+    the agent parses the file (the last of two equal keys wins): every hook switched off, gitmem's
+    hook gone from an event that had it (a renamed event too), or a file the agent cannot read."""
+    from gitmem.delivery.agents import jsonc
+    from gitmem.delivery.claude_settings import has_gitmem_hook
+
     def parsed(text: str) -> object:
         try:
             return jsonc.loads(text) if path.endswith(os.path.join(".gemini", "settings.json")) else json.loads(text)
         except ValueError:
             return None
 
+    def events(settings: object) -> set[str]:
+        hooks = settings.get("hooks") if isinstance(settings, dict) else None
+        return {e for e, groups in hooks.items() if isinstance(groups, list) and any(has_gitmem_hook(g) for g in groups)
+                } if isinstance(hooks, dict) else set()
+
     settings, earlier = parsed(after), parsed(before)
     if not isinstance(settings, dict):
-        problem: str | None = "leave it unreadable to the agent, and gitmem's hooks with it"
-    elif (problem := _switched_off(settings)) and isinstance(earlier, dict) and problem == _switched_off(earlier):
-        problem = None  # switched off before this edit: not this edit's doing
-    if problem is None and SHIM_MARKER in before and SHIM_MARKER not in after:
-        problem = "remove gitmem's hooks"
-    if problem is None:
-        return None
-    return REASON.format(what=f"change an agent's settings so as to {problem} ({tool} of {path})")
+        return "leave it unreadable to the agent, and gitmem's hooks with it"
+    off = _switched_off(settings)
+    if off and not (isinstance(earlier, dict) and off == _switched_off(earlier)):  # not off before this edit
+        return off
+    if gone := sorted(events(earlier) - events(settings)):
+        return f"remove gitmem's hooks (from {', '.join(gone)})"
+    return None
 
 
 def _transcript_denial(command: str, base: str, own: tuple[str, ...]) -> str | None:
@@ -347,6 +374,14 @@ def _names_memory_path(full: str, roots: tuple[str, ...]) -> bool:
         return True
     return ".gitmem" in lowered or any(part == ".git" and _git_state(parts[i + 1:], "/".join(parts[:i + 1]))
                                        for i, part in enumerate(lowered))
+
+
+def _holds(word: str, base: str, roots: tuple[str, ...]) -> bool:
+    """Whether the folder `word` names (from `base`) holds one of `roots`: `.gemini` holds
+    `.gemini/settings.json`, `.git` holds `.git/gitmem` (a literal path: globs are in_memory's)."""
+    folder = os.path.normpath(os.path.join(base, os.path.expanduser(word.strip("'\""))))
+    prefix = folder.lower().rstrip("/") + "/"
+    return any(root.lower().startswith(prefix) for root in roots)
 
 
 def _under(path: str, root: str) -> bool:
@@ -1187,6 +1222,9 @@ def _code_denial(code: str, what: str, roots: tuple[str, ...]) -> str | None:
         return _runs_code(f"that writes gitmem's memory ({what} …)")
     if names_memory(code, roots):
         return _runs_code(f"that names gitmem's memory files ({what} …)")
+    if any(r.replace("\\", "/").endswith(HARNESS_SETTINGS) for r in roots) and \
+            any(name in code.replace("\\", "/") for name in HARNESS_SETTINGS):
+        return _runs_code(f"that names an agent's settings, which hold gitmem's hooks ({what} …)")
     return None
 
 
@@ -1271,6 +1309,13 @@ def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str 
                 if reason:
                     return reason
         kept = _find_starts(kept)
+    if name in ("rm", "rmdir", "mv", "Remove-Item", "Move-Item"):  # a folder holding them goes with its files
+        sources = [w for w in kept if not w.startswith("-")]
+        held = next((w for w in (sources[:-1] if name in ("mv", "Move-Item") else sources)
+                     if _holds(w, base, roots)), None)
+        if held is not None:
+            return REASON.format(what=f"remove or move a folder holding gitmem's memory or an agent's settings "
+                                      f"({name} {held})")
     mentions = [w for w in kept if in_memory(w, base, roots)]
     if name in _COPIERS and _links(name, rest):  # `cp -al .gitmem /tmp/x`: a later write there is one into memory
         mentions = [w for w in kept if not w.startswith("-") and in_memory(w, base, roots)]
