@@ -175,6 +175,21 @@ def test_codex_cannot_switch_its_hooks_off(gm):
                    f'*** Update File: .codex/hooks.json\n@@\n-{last}\n+, "disableAll\\u0048ooks": true\n+{last}\n'):
         assert codex.refusal("apply_patch", f"*** Begin Patch\n{attack}*** End Patch\n"), attack
     assert "gitmem/claude-hook" in gm.read(".codex/hooks.json")
+    # as Codex applies it: `@@ line` finds that line first; two sections for one file, one after the other
+    gm.write(".codex/hooks.json", gm.read(".codex/hooks.json").replace(
+        "{\n", '{\n  "env": {\n  "enabled": true\n  },\n  "enabled": true,\n', 1))
+    gm.commit_all("settings of the team's")
+    seeking = ('*** Begin Patch\n*** Update File: .codex/hooks.json\n@@   },\n-  "enabled": true,\n'
+               '+  "enabled": true, "disableAllHooks": true,\n*** End Patch\n')
+    assert codex.refusal("apply_patch", seeking)
+    twice = ('*** Begin Patch\n*** Update File: .codex/hooks.json\n@@\n-  "enabled": true,\n'
+             '+  "enabled": true,\n+  "disableAllHooks": true,\n'
+             '*** Update File: .codex/hooks.json\n@@\n-  "disableAllHooks": true,\n+  "disableAllHooks": true,\n'
+             '*** End Patch\n')
+    assert codex.refusal("apply_patch", twice)
+    # a file saved without its last line break: an ordinary patch of its last line still applies
+    gm.write(".codex/hooks.json", gm.read(".codex/hooks.json").rstrip("\n"))
+    assert codex.refusal("apply_patch", addition) is None
 
 
 def test_a_codex_subagent_gets_the_repository_block_and_its_own_record(gm):

@@ -498,6 +498,11 @@ def test_gemini_cannot_switch_its_hooks_off(gm):
         answers = gemini_refusals(gm.path, tool, tool_input)
         assert [a.get("decision") for a in answers] == ["deny"], (tool, tool_input)
         assert "settings" in answers[0]["reason"], answers
+    # Gemini's replace with expected_replacements replaces every one
+    gm.write(".gemini/settings.json", text.replace("{", '{"telemetry": {"enabled": true}, "hooksConfig": {"enabled": true},', 1))
+    both = {"file_path": path, "old_string": '{"enabled": true}', "new_string": '{"enabled": false}', "expected_replacements": 2}
+    assert [a.get("decision") for a in gemini_refusals(gm.path, "replace", both)] == ["deny"]
+    gm.write(".gemini/settings.json", text)
     for command in ("python3 -c \"open('.gemini/settings.json','w').write('{}')\"", "rm -rf .gemini",
                     "mv .gemini .gemini.off"):
         assert [a.get("decision") for a in gemini_refusals(gm.path, "run_shell_command", {"command": command})] == \

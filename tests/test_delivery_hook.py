@@ -209,10 +209,28 @@ def test_no_standing_rule_is_left_out_of_session_starts_for_good(gm):
         shown |= set(got.active)
     assert shown == {law, *laws}
     claude = ClaudeCode(gm.path, "e")
-    claude.start()
+    began = sorted(claude.start().active)
+    status = gm.gitmem("status").stdout  # names what the next new session leaves out
     blocks = [sorted(claude.start("compact").active) for _ in range(3)]
     blocks += [sorted(claude.send("SubagentStart", agent_id=f"agent-{n}", agent_type="Explore").active) for n in range(3)]
-    assert all(block == blocks[0] and len(block) == 8 for block in blocks), blocks
+    assert all(block == began for block in blocks), (began, blocks)
+    following = ClaudeCode(gm.path, "f").start()
+    assert {law, *laws} - set(following.active) == {i for i in {law, *laws} if i in status.split("left out")[-1]}
+
+
+def test_when_more_wait_than_fit_the_longest_waiting_come_first(gm):
+    """Seven laws, a budget of three: each new session opens with those left out longest, so all
+    seven reach a session within three new sessions, and again in the next three."""
+    gm.write(".gitmem/config.yaml", gm.read(".gitmem/config.yaml").replace("max_entries: 8", "max_entries: 3"))
+    gm.commit_all("a budget of three")
+    laws = [add_entry(gm, "law", f"Rule {n}: keep module m{n} free of I/O.") for n in range(7)]
+    for first in (0, 3):
+        shown = set()
+        for n in range(first, first + 3):
+            got = ClaudeCode(gm.path, f"s{n}").start().active
+            assert len(got) == 3, got
+            shown |= set(got)
+        assert shown == set(laws), n
 
 
 def test_a_damaged_relevance_file_or_delivery_log_never_stops_delivery(gm):

@@ -696,13 +696,34 @@ def test_settings_edits_that_switch_gitmems_hooks_off_are_denied(gm):
     last = text.rstrip()[-1]
     assert denied(pre_tool(gm, "Edit", file_path=path, old_string=text.rstrip(),
                            new_string=text.rstrip()[:-1] + ', "hooks": {}' + last))
-    for command in ("rm -rf .claude", "python3 -c \"open('.claude/settings.json','w').write('{}')\""):
+    # gitmem's own entry edited so that it no longer runs as installed: a narrower matcher, NaN
+    # (no JSON to Claude Code: the whole file, hooks and all, would be unread)
+    matcher = next(line for line in text.splitlines() if '"matcher": "Read|' in line).strip().rstrip(",")
+    assert "change or remove gitmem's hooks" in denied(pre_tool(gm, "Edit", file_path=path, old_string=matcher,
+                                                                new_string='"matcher": "Read"'))
+    assert denied(pre_tool(gm, "Write", file_path=path, content=json.dumps({**settings, "x": 1}).replace("1}", "NaN}")))
+    for command in ("rm -rf .claude", "python3 -c \"open('.claude/settings.json','w').write('{}')\"",
+                    "cp /tmp/settings.json .claude/", "cat /tmp/x > $PWD/.claude/settings.json", "git rm -r -q .claude",
+                    "git mv .claude .claude-old"):
         assert denied(pre_tool(gm, "Bash", command=command)), command
     user = os.path.expanduser("~/.claude/settings.json")  # the user's settings: hooks off in every project
     assert "disableAllHooks" in denied(pre_tool(gm, "Write", file_path=user, content='{"disableAllHooks": true}'))
+    # a dotfiles setup (in the test's own HOME): the user's settings a link into a checkout
+    dotfiles = os.path.expanduser("~/dotfiles/claude-settings.json")
+    os.makedirs(os.path.dirname(dotfiles), exist_ok=True)
+    os.makedirs(os.path.dirname(user), exist_ok=True)
+    with open(dotfiles, "w", encoding="utf-8") as handle:
+        handle.write("{}\n")
+    os.symlink(dotfiles, user)
+    assert denied(pre_tool(gm, "Write", file_path=user, content='{"disableAllHooks": true}'))
     assert denied(pre_tool(gm, "Bash", command="echo '{}' > ~/.claude/settings.json"))
     assert denied(pre_tool(gm, "Write", file_path=user, content='{"model": "opus"}')) is None
     assert denied(pre_tool(gm, "Bash", command="rm -rf .claude/commands/old.md && cat .claude/settings.json")) is None
     allowed = json.dumps({**settings, "permissions": {"allow": ["Bash(npm test)"]}})
     assert denied(pre_tool(gm, "Write", file_path=path, content=allowed)) is None
+    # a merge conflict resolved one edit at a time: the file was unreadable before the edit too
+    gm.write(".claude/settings.json", "<<<<<<< HEAD\n" + text + "=======\n" + text + ">>>>>>> other\n")
+    assert denial("Edit", {"file_path": path, "old_string": "<<<<<<< HEAD\n", "new_string": ""},
+                  str(gm.path), str(gm.path)) is None  # (the hook's own command is in that file, unread now)
+    gm.write(".claude/settings.json", text)
     assert denied(pre_tool(gm, "Write", file_path=local, content='{"permissions": {"allow": []}}')) is None

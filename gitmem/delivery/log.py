@@ -78,24 +78,36 @@ def _touch_relevance(state_dir: str, ids: list[str], stamp: str) -> None:
         fastjson.write_file(os.path.join(state_dir, RELEVANCE_FILE), seen)
 
 
-def left_out(state_dir: str, ids: list[str]) -> None:
-    """The entries the budget left out of the latest new session's start (replacing the last
-    list): the next one opens with them (budget_ranking), so none is left out for good."""
-    fastjson.write_file(os.path.join(state_dir, LEFT_OUT_FILE), list(ids))
+def left_out(state_dir: str, ids: list[str], at: float) -> None:
+    """The entries the budget left out of the latest new session's start, each with when it was
+    first left out in a row (an entry shown since starts again): the next one opens with them,
+    the longest waiting first (budget_ranking), so none is left out for good."""
+    path = os.path.join(state_dir, LEFT_OUT_FILE)
+    with files.FileLock(path + ".lock"):
+        waiting = _waiting(state_dir)
+        fastjson.write_file(path, {i: waiting.get(i, int(at * 1000)) for i in ids})  # milliseconds
 
 
-def budget_ranking(state_dir: str, *, new_session: bool = False) -> dict[str, str]:
+def _waiting(state_dir: str) -> dict[str, int]:
+    data = fastjson.read_file(os.path.join(state_dir, LEFT_OUT_FILE))
+    if not isinstance(data, dict):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)}
+
+
+def budget_ranking(state_dir: str, *, new_session: bool = False, block: list[str] | None = None) -> dict[str, str]:
     """What the session-start budget ranks by (gitmem.delivery.rules._within_budget, the latest
-    first): when each entry last fired on a cue (read_relevance); for a new session's start, the
-    entries the latest one left out before any (FIRST sorts after every time). A compaction's or a
-    subagent's start ranks without them: it keeps to the rules its session's agents work under."""
+    first): when each entry last fired on a cue (read_relevance). A new session's start ranks the
+    entries the latest one left out before any, the longest waiting first (FIRST and the wait
+    sort after every time); a compaction's or a subagent's start ranks its session's own `block`
+    (what that session started with) first, so its agents keep to the same rules."""
     seen = read_relevance(state_dir)
-    if not new_session:
-        return seen
-    waiting = fastjson.read_file(os.path.join(state_dir, LEFT_OUT_FILE))
-    for entry_id in waiting if isinstance(waiting, list) else []:
-        if isinstance(entry_id, str):
+    if block is not None:
+        for entry_id in block:
             seen[entry_id] = FIRST
+    elif new_session:
+        for entry_id, since in _waiting(state_dir).items():
+            seen[entry_id] = f"{FIRST}{10**15 - since:016d}"
     return seen
 
 

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
         # Gemini CLI: what GEMINI.md gave the session as it started (known, delivered, versions); it
         # stays in its context through compression, as the entries delivered since do not
         gemini_md: NotRequired[dict[str, object]]
+        # the session-start block the session began with (kept through compaction; its subagents get it too)
+        block: NotRequired[list[str]]
 
 SESSIONS_DIR = "sessions"
 MAX_AGE_DAYS = 30
@@ -73,9 +75,13 @@ class Locked:
         return self
 
     def reset(self) -> None:
+        """The context was emptied: nothing is delivered in it any more (the block it began with stays known)."""
         resets: object = self.record.get("resets", 0)  # as stored: missing in old records, or anything
+        block = self.record.get("block")
         self.record = empty()
         self.record["resets"] = resets + 1 if isinstance(resets, int) else 1
+        if isinstance(block, list):
+            self.record["block"] = block
 
     def save(self) -> None:
         data = fastjson.dumps(self.record).encode()

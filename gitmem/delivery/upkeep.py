@@ -159,7 +159,7 @@ class Delivery:
         rules = self.rules()
         now = time.time()
         today = utc_date(now)
-        relevance = delivery_log.budget_ranking(self.state)
+        relevance = delivery_log.budget_ranking(self.state, new_session=True)  # what the next new session gets
         chosen, left_out = delivery_rules.session_start_selection(rules, today, lambda: relevance)
         active = rules["active"]
         stale = [p for p in compiled.symbol_anchored_paths(rules)

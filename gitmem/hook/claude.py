@@ -549,10 +549,14 @@ class Hook:
             elif self.event in GEMINI_EVENTS:  # saved only the once it changes the record
                 seeded = self._read_gemini_md(locked.record)
             new_session = cue.source == "startup"
+            block = None if new_session else self._block(locked.record)
             result = delivery_rules.plan(rules, cue, locked.record, now=self.now, worktree=self.worktree,
                                   symbol_hit=self._symbol_hit, commit_paths=self._commit_paths,
-                                  relevance=lambda: delivery_log.budget_ranking(self.state, new_session=new_session),
+                                  relevance=lambda: delivery_log.budget_ranking(self.state, new_session=new_session,
+                                                                                block=block),
                                   limit=limit)
+            if new_session:
+                locked.record["block"] = [i for i in result.known if i not in result.left_out]
             versions = locked.record.setdefault("versions", {})
             for entry_id in result.active:
                 locked.record["delivered"][entry_id] = "session-start" if entry_id in result.wide else cue.event
@@ -577,12 +581,20 @@ class Hook:
                 delivery_log.append(self.state, session=self.session, event="session-start", path=None,
                                     delivered=result.wide, retracted=[], source=cue.source, at=self.now)
             if cue.source == "startup":  # not a subagent's or a compaction's: the session keeps its rules
-                delivery_log.left_out(self.state, result.left_out)
+                delivery_log.left_out(self.state, result.left_out, self.now)
             if cue.source == "startup":
                 shown.prune(self.state)
         except OSError:
             _log_error(self.state, "delivery log")
         return result.text
+
+    def _block(self, record: SessionRecord) -> list[str] | None:
+        """The session-start block this session began with: its own record's (kept through a
+        compaction), or for a subagent its parent session's."""
+        block = record.get("block")
+        if not isinstance(block, list) and self.agent is not None:
+            block = shown.read(self.state, self.session).get("block")
+        return [i for i in block if isinstance(i, str)] if isinstance(block, list) else None
 
     # -- symbol anchors -----------------------------------------------------------------
     def _symbol_hit(self, path: str, symbol: str) -> bool:

@@ -33,7 +33,7 @@ END_OF_FILE = "*** End of File"
 class FileChange:
     """One file of a patch: the operation, the path as written, the old text of each hunk."""
 
-    __slots__ = ("hunks", "moved_to", "news", "op", "path")
+    __slots__ = ("hunks", "moved_to", "news", "op", "path", "seeks")
 
     def __init__(self, op: str, path: str) -> None:
         self.op = op  # "update", "add" or "delete"
@@ -41,6 +41,7 @@ class FileChange:
         self.moved_to: str | None = None
         self.hunks: list[str] = []  # per hunk: its context and removed lines, as in the file ("": none)
         self.news: list[str] = []  # per hunk: its context and added lines (an added file: its text, one)
+        self.seeks: list[str] = []  # per hunk: the line its `@@ …` header names, found first ("": none)
 
     def __repr__(self) -> str:
         return f"FileChange({self.op!r}, {self.path!r}, hunks={len(self.hunks)})"
@@ -52,10 +53,12 @@ def parse(text: str) -> list[FileChange]:
     current: FileChange | None = None
     hunk: list[str] | None = None
     new: list[str] = []
+    seek = ""
 
     def close_hunk() -> None:
-        nonlocal hunk, new
+        nonlocal hunk, new, seek
         if current is not None and hunk is not None:
+            current.seeks.append(seek)
             while hunk and not hunk[-1]:
                 hunk.pop()
             while new and not new[-1]:
@@ -63,7 +66,7 @@ def parse(text: str) -> list[FileChange]:
             # "": a hunk that only adds lines; where it lands is not known from its text alone
             current.hunks.append("\n".join(hunk) + "\n" if hunk else "")
             current.news.append("\n".join(new) + "\n" if new else "")
-        hunk, new = None, []
+        hunk, new, seek = None, [], ""
 
     for line in text.replace("\r\n", "\n").split("\n"):
         header = _header(line.strip())  # Codex reads its markers with padding around them too
@@ -87,7 +90,7 @@ def parse(text: str) -> list[FileChange]:
             continue
         if line.startswith("@@"):
             close_hunk()
-            hunk = []
+            hunk, seek = [], line[2:].strip()
             continue
         if line[:1] in (" ", "-", "+"):
             if hunk is None:
@@ -110,14 +113,22 @@ def applied(before: str, change: FileChange) -> str | None:
     if change.op == "add":
         return change.news[0] if change.news else ""
     text = "\n" + before.replace("\r\n", "\n")
+    ends = text.endswith("\n")
+    text += "" if ends else "\n"  # a last line without its line break still matches one
     at = 0
-    for old, new in zip(change.hunks, change.news, strict=True):
+    for old, new, seek in zip(change.hunks, change.news, change.seeks, strict=True):
+        if seek:  # `@@ def f():` finds that line first; the hunk stands after it
+            lines = text[at:].split("\n")
+            index = next((n for n, line in enumerate(lines) if line.strip() == seek), None)
+            if index is None:
+                return None
+            at += sum(len(line) + 1 for line in lines[:index + 1]) - 1
         found = text.find("\n" + old, at) if old else -1
         if found < 0:
             return None
         text = text[:found + 1] + new + text[found + 1 + len(old):]
         at = found + len(new)
-    return text[1:]
+    return text[1:] if ends else text[1:-1]
 
 
 def _header(line: str) -> tuple[str, str] | None:

@@ -136,6 +136,7 @@ def denial(tool: object, tool_input: object, worktree: str, cwd: str | None = No
     # are read, _settings_denial)
     settings = tuple(os.path.normpath(os.path.join(worktree, name)) for name in HARNESS_SETTINGS) + tuple(
         os.path.normpath(os.path.expanduser(name)) for name in USER_SETTINGS)
+    settings += tuple(real for s in settings if (real := os.path.realpath(s)) != s)  # a dotfiles link's target
     own = (os.path.normpath(transcript),) if transcript and os.path.isabs(transcript) else ()
     if tool in FILE_TOOLS:
         path = tool_input.get("file_path") or tool_input.get("notebook_path")
@@ -143,7 +144,7 @@ def denial(tool: object, tool_input: object, worktree: str, cwd: str | None = No
         if isinstance(path, str) and (in_memory(path, base, roots + own) or in_memory(full, base, roots + own)
                                       or hard_link_to_memory(full, worktree)):  # through a link
             return REASON.format(what=f"edit gitmem's memory files ({tool} of {path})")
-        if full in settings:
+        if full in settings or os.path.normpath(os.path.join(base, os.path.expanduser(path or ""))) in settings:
             return _settings_denial(full, tool, tool_input)
         return None
     if tool == PATCH_TOOL:
@@ -210,6 +211,7 @@ def _settings_patch_denial(text: str, base: str, settings: tuple[str, ...]) -> s
         return None
     from gitmem.hook import patch
 
+    patched: dict[str, str] = {}  # several sections for one file apply one after the other
     for change in patch.parse(text):
         path = full(change.path)
         if path not in settings and (change.moved_to is None or full(change.moved_to) not in settings):
@@ -218,7 +220,9 @@ def _settings_patch_denial(text: str, base: str, settings: tuple[str, ...]) -> s
             problem: str | None = "delete it or move it"
         else:
             before = _read_text(path)
-            after = patch.applied(before, change)
+            after = patch.applied(patched.get(path, before), change)
+            if after is not None:
+                patched[path] = after
             problem = ("change it in a way gitmem cannot read (a hunk that does not apply exactly)"
                        if after is None else _settings_problem(path, before, after))
         if problem:
@@ -245,37 +249,47 @@ def _settings_denial(path: str, tool: object, tool_input: dict[str, object]) -> 
     for edit in edits if tool != "Write" and isinstance(edits, list) else ():
         old, new = (edit.get("old_string"), edit.get("new_string")) if isinstance(edit, dict) else (None, None)
         if isinstance(old, str) and isinstance(new, str):
-            after = after.replace(old, new, -1 if edit.get("replace_all") else 1)
+            many = edit.get("replace_all") or (isinstance(n := edit.get("expected_replacements"), int) and n > 1)
+            after = after.replace(old, new, -1 if many else 1)  # Gemini CLI's replace: expected_replacements
     problem = _settings_problem(path, before, after)
     return REASON.format(what=f"change an agent's settings so as to {problem} ({tool} of {path})") if problem else None
 
 
 def _settings_problem(path: str, before: str, after: str) -> str | None:
     """What the change from `before` to `after` of an agent's settings file does to hooks, read as
-    the agent parses the file (the last of two equal keys wins): every hook switched off, gitmem's
-    hook gone from an event that had it (a renamed event too), or a file the agent cannot read."""
+    the agent parses the file (the last of two equal keys wins; NaN and Infinity are no JSON to
+    it): every hook switched off, gitmem's hook entries changed in any way (a matcher narrowed, a
+    command or type rewritten, an event renamed: its event no longer runs it as installed), or a
+    file the agent cannot read (which it could before)."""
     from gitmem.delivery.agents import jsonc
     from gitmem.delivery.claude_settings import has_gitmem_hook
 
+    def no_constant(name: str) -> object:
+        raise ValueError(name)
+
     def parsed(text: str) -> object:
         try:
-            return jsonc.loads(text) if path.endswith(os.path.join(".gemini", "settings.json")) else json.loads(text)
+            if path.endswith(os.path.join(".gemini", "settings.json")):
+                text = jsonc.strip_comments(text)
+            return json.loads(text, parse_constant=no_constant)
         except ValueError:
             return None
 
-    def events(settings: object) -> set[str]:
+    def ours(settings: object) -> dict[str, list[str]]:  # event -> gitmem's groups there, as data
         hooks = settings.get("hooks") if isinstance(settings, dict) else None
-        return {e for e, groups in hooks.items() if isinstance(groups, list) and any(has_gitmem_hook(g) for g in groups)
-                } if isinstance(hooks, dict) else set()
+        return {e: sorted(json.dumps(g, sort_keys=True) for g in groups if has_gitmem_hook(g))
+                for e, groups in hooks.items() if isinstance(groups, list) and any(has_gitmem_hook(g) for g in groups)
+                } if isinstance(hooks, dict) else {}
 
     settings, earlier = parsed(after), parsed(before)
-    if not isinstance(settings, dict):
-        return "leave it unreadable to the agent, and gitmem's hooks with it"
+    if not isinstance(settings, dict):  # unreadable already (a merge conflict being resolved): no worse
+        return None if earlier is None and before.strip() else "leave it unreadable to the agent, and its hooks with it"
     off = _switched_off(settings)
     if off and not (isinstance(earlier, dict) and off == _switched_off(earlier)):  # not off before this edit
         return off
-    if gone := sorted(events(earlier) - events(settings)):
-        return f"remove gitmem's hooks (from {', '.join(gone)})"
+    then, now = ours(earlier), ours(settings)
+    if changed := sorted(e for e, groups in then.items() if now.get(e) != groups):
+        return f"change or remove gitmem's hooks (for {', '.join(changed)})"
     return None
 
 
@@ -362,6 +376,11 @@ def _in_memory(path: str, base: str, roots: tuple[str, ...]) -> bool:
 def _names_memory_path(full: str, roots: tuple[str, ...]) -> bool:
     low = full.lower()
     if any(_under(low, root.lower()) for root in roots):
+        return True
+    # an agent's settings by their name, wherever the path starts (`$PWD/.claude/settings.json`)
+    slashed = low.replace("\\", "/")
+    if any(slashed.endswith("/" + name) and any(r.replace("\\", "/").lower().endswith("/" + name) for r in roots)
+           for name in HARNESS_SETTINGS):
         return True
     parts = full.replace("\\", "/").split("/")
     lowered = [part.lower() for part in parts]
@@ -1317,6 +1336,9 @@ def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str 
             return REASON.format(what=f"remove or move a folder holding gitmem's memory or an agent's settings "
                                       f"({name} {held})")
     mentions = [w for w in kept if in_memory(w, base, roots)]
+    if name in ("mv", "Move-Item"):
+        plain = [w for w in kept if not w.startswith("-")]
+        mentions += [p for p in _into_folder(plain[-1:], plain[:-1], base) if in_memory(p, base, roots)]
     if name in _COPIERS and _links(name, rest):  # `cp -al .gitmem /tmp/x`: a later write there is one into memory
         mentions = [w for w in kept if not w.startswith("-") and in_memory(w, base, roots)]
     elif name in _COPIERS:  # only the destination is written
@@ -1330,6 +1352,8 @@ def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str 
         mentions += [p for p in parts if p and in_memory(p, base, roots)]
         mentions += [w for k, w in enumerate(kept) if not w.startswith("-") and _pathspec_matches_memory(w)
                      and kept[k - 1:k] not in (["-e"], ["--exclude"])]  # `git clean -e '*.yaml'` keeps them
+        if any(w in ("rm", "mv") for w in kept):  # `git rm -r .claude`: a folder holding them goes too
+            mentions += [w for w in kept if not w.startswith("-") and w not in ("rm", "mv") and _holds(w, base, roots)]
         return _git_denial(rest, mentions)
     if name in _DOWNLOADERS:
         written = [t for t in _download_targets(name, rest) if t and t != "-"]
@@ -1457,7 +1481,16 @@ def _copy_destinations(name: str, args: list[str], base: str) -> list[str]:
     sources = operands if targets else operands[:-1]
     targets = targets or operands[-1:]
     copied = [s for s in sources if os.path.basename(s.rstrip("/\\")).lower() == ".gitmem"]
-    return targets + [os.path.join(t, ".gitmem") for t in targets for _ in copied[:1] if _on_the_way(t, base)]
+    return targets + [os.path.join(t, ".gitmem") for t in targets for _ in copied[:1] if _on_the_way(t, base)] + \
+        _into_folder(targets, sources, base)
+
+
+def _into_folder(targets: list[str], sources: list[str], base: str) -> list[str]:
+    """What a copy or move writes into a target that is a folder: FOLDER/<each source's name>
+    (`cp /tmp/settings.json .claude/`)."""
+    folders = [t for t in targets
+               if t.endswith(("/", "\\")) or os.path.isdir(os.path.join(base, os.path.expanduser(t)))]
+    return [os.path.join(t, os.path.basename(src.rstrip("/\\"))) for t in folders for src in sources]
 
 
 def _on_the_way(folder: str, base: str) -> bool:
