@@ -1490,7 +1490,8 @@ def _into_folder(targets: list[str], sources: list[str], base: str) -> list[str]
     (`cp /tmp/settings.json .claude/`)."""
     folders = [t for t in targets
                if t.endswith(("/", "\\")) or os.path.isdir(os.path.join(base, os.path.expanduser(t)))]
-    return [os.path.join(t, os.path.basename(src.rstrip("/\\"))) for t in folders for src in sources]
+    names = [name for src in sources if (name := os.path.basename(src.rstrip("/\\"))).lower() != ".gitmem"]
+    return [os.path.join(t, name) for t in folders for name in names]  # .gitmem: _copy_destinations' own rule
 
 
 def _on_the_way(folder: str, base: str) -> bool:
