@@ -365,6 +365,31 @@ def _apply(record, result, cue):
         record["known"] = result.known
     if result.owed is not None:
         record["owed"] = result.owed
+    for entry_id in result.retractions:
+        record["retracted"][entry_id] = cue.event
+    if result.owed_retractions is not None:
+        record["owed_retractions"] = result.owed_retractions
+
+
+def test_withdrawals_the_message_size_cut_are_announced_at_the_next_moments():
+    """A raised budget lets more withdrawals through than one message holds: the note says they
+    come at the next moment, and they do, though the session was never shown those entries."""
+    gone = [entry(f"old{n:02}", anchor=f"m{n}.py", status="revoked", revoked_at=iso(NOW - DAY - n * 60),
+                  body=f"Module m{n}: " + "keep its retry loop bounded and its errors typed. " * 8)
+            for n in range(40)]
+    compiled = rules(entry("keep"), *gone, max_entries=60, max_chars=60000)
+    record = {"delivered": {}, "retracted": {}}
+    start = fired(compiled, START, record)
+    assert 0 < len(start.retractions) < 40 and "did not fit in this message" in start.text
+    _apply(record, start, START)
+    announced = list(start.retractions)
+    for _ in range(10):
+        later = fired(compiled, Cue("prompt", text="hi"), record)
+        if not later.retractions:
+            break
+        announced += later.retractions
+        _apply(record, later, Cue("prompt", text="hi"))
+    assert sorted(announced) == sorted(f"old{n:02}" for n in range(40))
 
 
 def test_what_the_message_size_cut_comes_at_the_next_moment():

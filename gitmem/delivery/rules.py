@@ -351,7 +351,7 @@ class Cue:
 class Plan:
     """What one moment delivers: entry ids, retractions, what the budget left out, the text."""
 
-    __slots__ = ("active", "known", "left_out", "owed", "retractions", "text", "wide")
+    __slots__ = ("active", "known", "left_out", "owed", "owed_retractions", "retractions", "text", "wide")
 
     def __init__(self) -> None:
         self.active: list[str] = []
@@ -364,6 +364,9 @@ class Plan:
         # session-start entries chosen but cut by the message's size, which the next moment brings
         # (None: as the record has them)
         self.owed: list[str] | None = None
+        # withdrawals a session start chose but the message's size cut: the next moments announce
+        # them (None: as the record has them)
+        self.owed_retractions: list[str] | None = None
         # of `active`, those shown as the session start shows them (arrivals, what it owed): kept
         # as delivered at session start, so a ritual among them comes once more at its moment
         self.wide: list[str] = []
@@ -434,8 +437,10 @@ def plan(rules: CompiledRules, cue: Cue, record: SessionRecord, *, now: float, w
         # then however long ago it was made (a branch that revoked it weeks ago merges now); with
         # no session start seen (hooks installed mid-session), the first moments announce the recent
         shown_then = [i for i in retired if i in delivered and i not in retracted and i not in recent]
+        owed_back: object = record.get("owed_retractions")  # cut from the session start's message
+        cut = {i for i in owed_back if isinstance(i, str)} if isinstance(owed_back, list) else set()
         pending = sorted(shown_then, key=lambda i: (retired[i]["at"], i)) + [
-            i for i in recent if i not in retracted and (i in delivered or not isinstance(known, list))]
+            i for i in recent if i not in retracted and (i in delivered or i in cut or not isinstance(known, list))]
         pending, withdrawn_left_out = _retractions_within_budget(rules, pending)
     # An entry that replaces a withdrawn one comes with the withdrawal; a ritual shown at session
     # start is shown again, once, at the moment it is for (a commit hundreds of turns later).
@@ -456,6 +461,8 @@ def plan(rules: CompiledRules, cue: Cue, record: SessionRecord, *, now: float, w
     # entry, under the session start's own headers; an arrival stays unknown, to arrive again.
     if cue.event == "session-start" or owed:
         result.owed = [i for i in fresh if i not in shown and (cue.event == "session-start" or i in owed)]
+    if cue.event == "session-start":
+        result.owed_retractions = [i for i in pending if i not in withdrawn]
     if arrived and any(i not in shown for i in arrived):
         result.known = [i for i in result.known if i not in arrived or i in shown]
     return result

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         resets: NotRequired[int]  # times the context was emptied
         known: NotRequired[list[str]]  # every entry for session start offered to it, shown or not
         owed: NotRequired[list[str]]  # session-start entries the message's size cut: the next moment brings them
+        owed_retractions: NotRequired[list[str]]  # and the withdrawals it cut: the next moments announce them
         versions: NotRequired[dict[str, str]]  # entry id -> its version when delivered (delivery.rules.version)
         # Gemini CLI: what GEMINI.md gave the session as it started (known, delivered, versions); it
         # stays in its context through compression, as the entries delivered since do not

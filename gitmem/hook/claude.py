@@ -568,6 +568,8 @@ class Hook:
                 locked.record["known"] = result.known
             if result.owed is not None:
                 locked.record["owed"] = result.owed
+            if result.owed_retractions is not None:
+                locked.record["owed_retractions"] = result.owed_retractions
             if reset or seeded or result.active or result.retractions or cue.event == "session-start" \
                     or result.known or result.owed is not None:
                 locked.save()
