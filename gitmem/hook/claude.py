@@ -92,6 +92,7 @@ TOO_SLOW = ("gitmem cannot check a command this long for writes to the repositor
 # The read-only check's share of the agents' hook timeout (10 s as gitmem installs them): a tool
 # call it has not cleared by then is refused, never let through because the agent stopped waiting.
 CHECK_LIMIT_S = 4.0
+LONG_INPUT_CHARS = 8192  # below this a tool call is read in well under a second: no deadline needed
 
 
 class _Overtime(Exception):
@@ -805,12 +806,16 @@ def _denied(payload: Payload, where: tuple[str, str, str]) -> str | None:
         tool = GEMINI_TOOLS.get(tool) if isinstance(tool, str) else None
     elif payload["hook_event_name"] != "PreToolUse":
         return None
-    import signal
+    tool_input = payload.get("tool_input")
+    size = sum(len(v) for v in tool_input.values() if isinstance(v, str)) if isinstance(tool_input, dict) else 0
+    timer = None
+    if size > LONG_INPUT_CHARS:  # only a long call can keep the check busy (signal costs an import)
+        import signal
 
-    def overtime(signum: int, frame: object) -> None:
-        raise _Overtime
+        def overtime(signum: int, frame: object) -> None:
+            raise _Overtime
 
-    timer = getattr(signal, "setitimer", None)  # not on Windows
+        timer = getattr(signal, "setitimer", None)  # not on Windows
     previous = signal.signal(signal.SIGALRM, overtime) if timer else None
     if timer:
         timer(signal.ITIMER_REAL, CHECK_LIMIT_S)

@@ -57,7 +57,6 @@ Standard library only and no `re` (the hook runs in front of every tool call).
 from __future__ import annotations
 
 import itertools
-import json
 import os
 
 from gitmem.githooks import HOOK_NAMES
@@ -186,6 +185,8 @@ USER_SETTINGS = ("~/.claude/settings.json", "~/.gemini/settings.json", "~/.codex
 
 
 def _switched_off(settings: dict[str, object]) -> str | None:
+    import json  # the settings' rare path: every tool call's check imports no json (nor re)
+
     for keys, value in _HOOKS_OFF:
         found: object = settings
         for key in keys:
@@ -261,6 +262,8 @@ def _settings_problem(path: str, before: str, after: str) -> str | None:
     it): every hook switched off, gitmem's hook entries changed in any way (a matcher narrowed, a
     command or type rewritten, an event renamed: its event no longer runs it as installed), or a
     file the agent cannot read (which it could before)."""
+    import json
+
     from gitmem.delivery.agents import jsonc
     from gitmem.delivery.claude_settings import has_gitmem_hook
 
