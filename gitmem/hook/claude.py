@@ -585,7 +585,6 @@ class Hook:
                                     delivered=result.wide, retracted=[], source=cue.source, at=self.now)
             if cue.source == "startup":  # not a subagent's or a compaction's: the session keeps its rules
                 delivery_log.left_out(self.state, result.left_out, self.now)
-            if cue.source == "startup":
                 shown.prune(self.state)
         except OSError:
             _log_error(self.state, "delivery log")
@@ -821,7 +820,7 @@ def _denied(payload: Payload, where: tuple[str, str, str]) -> str | None:
         timer(signal.ITIMER_REAL, CHECK_LIMIT_S)
     try:
         try:
-            return readonly.denial(tool, payload.get("tool_input"), where[0], _text(payload.get("cwd")), where[1:],
+            return readonly.denial(tool, tool_input, where[0], _text(payload.get("cwd")), where[1:],
                                    _text(payload.get("transcript_path")))
         finally:  # stopped before anything leaves this try: the alarm cannot fire outside it
             if timer:

@@ -57,7 +57,9 @@ def parse(text: str) -> list[FileChange]:
 
     def close_hunk() -> None:
         nonlocal hunk, new, seek
-        if current is not None and hunk is not None:
+        if current is not None and current.op == "add" and new:
+            current.news.append("\n".join(new) + "\n")  # the added file's text, joined once
+        elif current is not None and hunk is not None:
             current.seeks.append(seek)
             while hunk and not hunk[-1]:
                 hunk.pop()
@@ -85,7 +87,7 @@ def parse(text: str) -> list[FileChange]:
             close_hunk()
             continue
         if current is not None and current.op == "add" and line[:1] == "+":
-            current.news[:] = [(current.news[0] if current.news else "") + line[1:] + "\n"]
+            new.append(line[1:])
         if current is None or current.op != "update":
             continue
         if line.startswith("@@"):

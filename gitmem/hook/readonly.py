@@ -131,8 +131,8 @@ def denial(tool: object, tool_input: object, worktree: str, cwd: str | None = No
     # the git hooks gitmem installs (one rewritten or removed re-checks and delivers nothing)
     roots = tuple(os.path.normpath(os.path.join(d, "gitmem")) for d in git_dirs) + tuple(
         os.path.normpath(os.path.join(d, "hooks", name)) for d in git_dirs for name in HOOK_NAMES)
-    # Claude Code's settings hold its hooks: a shell write there is denied (the file tools' edits
-    # are read, _settings_denial)
+    # The agents' settings (the project's, the user's) hold their hooks: a shell write there is
+    # denied (the file tools' edits and Codex's patches are read, _settings_denial)
     settings = tuple(os.path.normpath(os.path.join(worktree, name)) for name in HARNESS_SETTINGS) + tuple(
         os.path.normpath(os.path.expanduser(name)) for name in USER_SETTINGS)
     settings += tuple(real for s in settings if (real := os.path.realpath(s)) != s)  # a dotfiles link's target
@@ -280,9 +280,9 @@ def _settings_problem(path: str, before: str, after: str) -> str | None:
 
     def ours(settings: object) -> dict[str, list[str]]:  # event -> gitmem's groups there, as data
         hooks = settings.get("hooks") if isinstance(settings, dict) else None
-        return {e: sorted(json.dumps(g, sort_keys=True) for g in groups if has_gitmem_hook(g))
-                for e, groups in hooks.items() if isinstance(groups, list) and any(has_gitmem_hook(g) for g in groups)
-                } if isinstance(hooks, dict) else {}
+        found = {e: sorted(json.dumps(g, sort_keys=True) for g in groups if has_gitmem_hook(g))
+                 for e, groups in hooks.items() if isinstance(groups, list)} if isinstance(hooks, dict) else {}
+        return {e: groups for e, groups in found.items() if groups}
 
     settings, earlier = parsed(after), parsed(before)
     if not isinstance(settings, dict):  # unreadable already (a merge conflict being resolved): no worse

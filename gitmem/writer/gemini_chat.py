@@ -10,9 +10,9 @@ updates (`{"$set": {…}}`, which may replace the whole `messages` list), and re
 The CLI replaces the list when it sets its history itself (after compressing it, when a session
 starts): a message first seen there, never recorded on a line of its own, is the CLI's (the
 compression's summary, the session's setup text), never typed; it ends the turn before it, and the
-prompts the new list leaves out (summarised) were typed all the same. The
-file grows with every tool call (a changed message is recorded whole again), so it is streamed,
-keeping of each message only what a turn needs.
+prompts the new list leaves out (summarised) were typed all the same. The file grows with every
+tool call (a changed message is recorded whole again), so it is streamed, keeping of each message
+only what a turn needs.
 An older CLI rewrote one JSON document: `{"sessionId", "projectHash", …, "messages": [...]}`
 (a resumed session moves to the line format). Each message has an `id`, a `timestamp`, a `type`
 and its `content`:
