@@ -154,11 +154,13 @@ def test_an_anchored_path_with_glob_characters_or_a_comma_scopes_exactly_that_fi
     must match the file itself, bracket characters taken literally and no comma splitting it."""
     gm.write("app/[slug]/page.tsx", "export default function Page() {\n  return null;\n}\n")
     gm.write("src/a,b.py", SOURCE)
+    gm.write("!notes/wow!.py", SOURCE)
     gm.commit_all("route and data file")
     route = add_entry(gm, "hazard", "The page is statically rendered.", "--anchor", "app/[slug]/page.tsx")
     data = add_entry(gm, "hazard", "The pair file is shared.", "--anchor", "src/a,b.py")
     sql = add_entry(gm, "law", "SQL migrations must be reversible.", "--on", "edit:**/*.sql")
     pair = add_entry(gm, "law", "The a,b folder is generated.", "--on", "read:src/a,b/**")
+    bang = add_entry(gm, "hazard", "The notes are fragile.", "--anchor", "!notes/wow!.py")
     for folder, key in ((COPILOT, "applyTo"), (CURSOR, "globs")):
         by_glob = {meta[key]: ids(rest) for meta, rest in map(front_matter, scoped(gm.path, folder).values())}
         route_glob = next(g for g, found in by_glob.items() if found == [route])
@@ -169,6 +171,8 @@ def test_an_anchored_path_with_glob_characters_or_a_comma_scopes_exactly_that_fi
         assert "," not in route_glob + data_glob
         assert glob_matches(route_glob, "app/[slug]/page.tsx") and not glob_matches(route_glob, "app/s/page.tsx")
         assert glob_matches(data_glob, "src/a,b.py") and not glob_matches(data_glob, "src/a.py")
+        bang_glob = next(g for g, found in by_glob.items() if found == [bang])
+        assert "!" not in bang_glob and glob_matches(bang_glob, "!notes/wow!.py")  # `[!` negates a set
 
 
 def test_entries_for_a_moment_are_listed_with_it_for_agents_without_hooks(gm):
@@ -275,6 +279,25 @@ def test_two_branches_that_each_add_entries_merge_cleanly(gm):
     assert own_errors(gm.path) == ""
 
 
+def test_a_developers_own_file_under_gitmems_name_is_never_overwritten(repo, monkeypatch):
+    """A team's own `.cursor/rules/gitmem.mdc` (how they use gitmem, say) is not gitmem's: init
+    says it leaves it alone, and neither init nor a new entry nor uninstall changes it."""
+    monkeypatch.setenv("GITMEM_NO_DAEMON", "1")
+    mine = b"---\nalwaysApply: true\n---\n# How we use gitmem\n\nRun `gitmem list` weekly.\n"
+    repo.write(f"{CURSOR}/gitmem.mdc", mine)
+    repo.write("src/a.py", SOURCE)
+    repo.commit_all("initial")
+    out = repo.gitmem("init", "--agent", "cursor").stdout
+    assert f"left {CURSOR}/gitmem.mdc alone: it is not gitmem's" in out, out
+    add_entry(repo, "law", "Use tabs.")
+    hazard = add_entry(repo, "hazard", "a.py is shared with the mobile app.", "--anchor", "src/a.py")
+    assert (repo.path / CURSOR / "gitmem.mdc").read_bytes() == mine
+    assert [ids(text) for name, text in scoped(repo.path, CURSOR).items() if name != "gitmem.mdc"] == [[hazard]]
+    repo.gitmem("uninstall")
+    assert (repo.path / CURSOR / "gitmem.mdc").read_bytes() == mine
+    assert sorted(scoped(repo.path, CURSOR)) == ["gitmem.mdc"]
+
+
 def test_a_developers_file_named_like_a_generated_one_merges_as_git_merges_it(gm):
     """`gitmem-howto.mdc` is the developer's (no generated-by-gitmem header), though the merge
     attribute's pattern takes it in: both branches' changes to one line conflict, as in git."""
@@ -317,6 +340,23 @@ def test_uninstall_removes_generated_files_and_restores_what_was_there(repo, mon
     assert (repo.path / CURSOR / "style.mdc").exists()
     attributes = (repo.path / ".git/info/attributes")
     assert "gitmem-generated" not in (attributes.read_text() if attributes.exists() else "")
+
+
+@pytest.mark.parametrize("rel, agent", [("GEMINI.md", "gemini"), ("AGENTS.md", "agents-md")])
+def test_a_crlf_file_gets_its_section_in_crlf(repo, monkeypatch, rel, agent):
+    """A file checked out with CRLF line ends (Windows, core.autocrlf) keeps them: gitmem's
+    section mixed in with LF would show the whole file changed in some editors and diffs."""
+    monkeypatch.setenv("GITMEM_NO_DAEMON", "1")
+    original = b"# Project notes\r\n\r\nBuild with make.\r\n"
+    repo.write(rel, original)
+    repo.commit_all("initial")
+    repo.gitmem("init", "--agent", agent)
+    add_entry(repo, "law", "Use tabs.")
+    data = (repo.path / rel).read_bytes()
+    assert b"Use tabs." in data and data.startswith(original + b"\r\n<!-- gitmem:begin")
+    assert data.count(b"\n") == data.count(b"\r\n"), data
+    repo.gitmem("uninstall")
+    assert (repo.path / rel).read_bytes() == original
 
 
 GEMINI_SETTINGS_WITH_COMMENTS = """{

@@ -219,11 +219,26 @@ def replace_section(text: str, new_section: str) -> str:
     found, problem = _layout(text)
     if problem:
         return text
+    if uses_crlf(text):  # the section in the file's own line ends: no mixed file, no whole-file diff
+        new_section = new_section.replace("\r\n", "\n").replace("\n", "\r\n")
     if found is None:
-        separator = "" if not text or text.endswith("\n\n") else "\n" if text.endswith("\n") else "\n\n"
-        return text + separator + new_section
+        return text + separator(text) + new_section
     start, _, _, after = found
     return text[:start] + new_section + text[after:]
+
+
+def uses_crlf(text: str) -> bool:
+    """The file's lines end in CRLF (as on a Windows checkout, or core.autocrlf)."""
+    first = text.find("\n")
+    return first > 0 and text[first - 1] == "\r"
+
+
+def separator(text: str) -> str:
+    """What replace_section puts between a file's text and an appended section: a blank line."""
+    newline = "\r\n" if uses_crlf(text) else "\n"
+    if not text or text.endswith(newline * 2):
+        return ""
+    return newline if text.endswith(newline) else newline * 2
 
 
 def is_managed(repo: RepoPaths) -> bool:

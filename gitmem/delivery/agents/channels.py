@@ -409,7 +409,10 @@ def _codex_remove(repo: RepoPaths) -> list[str]:
 def _generated_install(name: str) -> Callable[[RepoPaths], list[str]]:
     def install(repo: RepoPaths) -> list[str]:
         changed = refresh(repo, [name])
-        return [f"wrote {path}" for path in changed]
+        folder, suffix, _ = OWNED[name]
+        return [f"wrote {path}" for path in changed] + [
+            f"left {rel} alone: it is not gitmem's (gitmem writes no file of that name while it is there)"
+            for rel in _developers_files(repo, folder, suffix)]
     return install
 
 
@@ -463,20 +466,23 @@ _REMOVE: dict[str, Callable[[RepoPaths], list[str]]] = {
 
 # -- files --------------------------------------------------------------------------------------
 
-def _present(repo: RepoPaths, folder: str, suffix: str) -> list[str]:
-    """gitmem's generated files in `folder` (by name and header), whoever wrote them."""
-    found = []
+def _named(repo: RepoPaths, folder: str, suffix: str) -> list[tuple[str, bytes]]:
+    """(path, bytes) of the files in `folder` named as gitmem names its files, whoever wrote them."""
     try:
         names = sorted(p.name for p in (repo.worktree / folder).iterdir())
     except OSError:
         return []
+    found = []
     for name in names:
         rel = f"{folder}/{name}"
-        if name.startswith("gitmem") and name.endswith(suffix):
-            data = owned.read(repo, rel)
-            if data is not None and generated.is_generated(data.decode("utf-8", "replace")):
-                found.append(rel)
+        if name.startswith("gitmem") and name.endswith(suffix) and (data := owned.read(repo, rel)) is not None:
+            found.append((rel, data))
     return found
+
+
+def _present(repo: RepoPaths, folder: str, suffix: str) -> list[str]:
+    """gitmem's generated files in `folder` (by name and header), whoever wrote them."""
+    return [rel for rel, data in _named(repo, folder, suffix) if generated.is_generated(data.decode("utf-8", "replace"))]
 
 
 def _sync(repo: RepoPaths, files: dict[str, str], folder: str, suffix: str,
@@ -487,7 +493,8 @@ def _sync(repo: RepoPaths, files: dict[str, str], folder: str, suffix: str,
     for rel, text in sorted(files.items()):
         data = text.encode("utf-8")
         current = owned.read(repo, rel)
-        if current is not None and current != data and _edited(repo, rel, current, committed):
+        if current is not None and current != data and (
+                _edited(repo, rel, current, committed) or _developers(repo, rel, current)):
             continue
         if owned.write(repo, rel, data, developers_part):
             changed.append(rel)
@@ -511,6 +518,17 @@ def _edited(repo: RepoPaths, rel: str, current: bytes, committed: Collection[str
     arrives committed)."""
     return (rel not in committed and not owned.is_written(repo, rel, current)
             and (generated.is_generated(current.decode("utf-8", "replace")) or owned.is_recorded(repo, rel)))
+
+
+def _developers(repo: RepoPaths, rel: str, current: bytes) -> bool:
+    """A file under gitmem's name that gitmem never wrote (no header, never written from this
+    machine): the developer's own, which gitmem does not overwrite."""
+    return not generated.is_generated(current.decode("utf-8", "replace")) and not owned.is_recorded(repo, rel)
+
+
+def _developers_files(repo: RepoPaths, folder: str, suffix: str) -> list[str]:
+    """The developer's own files under gitmem's names in `folder`."""
+    return [rel for rel, data in _named(repo, folder, suffix) if _developers(repo, rel, data)]
 
 
 def _write_section(repo: RepoPaths, rel: str, section: str) -> bool:
@@ -539,11 +557,13 @@ def developers_part(data: bytes) -> bytes | None:
 
 def _remove_section(repo: RepoPaths, rel: str) -> list[str]:
     """The file without gitmem's section: the original bytes when nothing else changed."""
+    from gitmem.delivery import agents_md
+
     def strip(now: bytes, before: bytes | None) -> bytes | None:
         text = _without_section(now.decode("utf-8", "surrogateescape"))
         if before is not None:
             original = before.decode("utf-8", "surrogateescape")
-            if text in (original, original + _separator(original)):
+            if text in (original, original + agents_md.separator(original)):
                 return before
         elif not text.strip():
             return None
@@ -573,11 +593,6 @@ def _without_section(text: str) -> str:
         return text
     start, _, _, after = found
     return text[:start] + text[after:]
-
-
-def _separator(text: str) -> str:
-    """What agents_md.replace_section puts between a file's text and an appended section."""
-    return "" if not text or text.endswith("\n\n") else "\n" if text.endswith("\n") else "\n\n"
 
 
 def _ensure_shim(repo: RepoPaths) -> list[str]:

@@ -36,7 +36,7 @@ HEADER = (f"<!-- {GENERATED} from .gitmem/ (the repository's memory); edit memor
           "`gitmem revoke`, not this file -->")
 TITLE = "Repository memory (gitmem)"
 REPOSITORY_WIDE = "**"
-_GLOB_SPECIAL = "*?[]{}!"
+_GLOB_SPECIAL = "*?[]{}"
 
 
 @dataclass
@@ -179,8 +179,9 @@ def body(rules: delivery_rules.CompiledRules, scope: Scope, moments: bool = Fals
 def path_glob(path: str) -> str:
     """A glob that matches `path`: glob metacharacters in it are bracketed, and a comma, which
     both Cursor's `globs` and Copilot's `applyTo` read as a separator between globs (no escape),
-    becomes `?` (the path, and names that differ there alone)."""
-    return "".join(f"[{c}]" if c in _GLOB_SPECIAL else "?" if c == "," else c for c in path)
+    becomes `?` (the path, and names that differ there alone); so does `!`, which no bracket
+    makes literal everywhere (`[!` opens a negated set, a leading `!` negates the glob)."""
+    return "".join(f"[{c}]" if c in _GLOB_SPECIAL else "?" if c in ",!" else c for c in path)
 
 
 def yaml_scalar(text: str, *, plain_ok: bool = True) -> str:
