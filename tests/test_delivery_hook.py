@@ -311,6 +311,9 @@ def test_the_hook_imports_nothing_heavy(gm):
                 "tool_input": {"file_path": "src/a.py"}}).encode(),
     json.dumps({"session_id": "x", "hook_event_name": "PostToolUse", "tool_name": {"Edit": 1},
                 "tool_input": {"file_path": "src/a.py"}}).encode(),
+    *(json.dumps({"session_id": "x", "hook_event_name": event, "tool_name": "Edit", "tool_response": {},
+                  "tool_input": {"file_path": "src/a\0.py", "old_string": "a", "new_string": "b"}}).encode()
+      for event in ("PreToolUse", "PostToolUse")),  # NUL: a path no system call takes
 ])
 def test_malformed_input_exits_0_without_output(gm, stdin):
     add_entry(gm, "hazard", "a.py is shared with the mobile app.", "--anchor", "src/a.py")

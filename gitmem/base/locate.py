@@ -50,7 +50,10 @@ def relative(worktree: str, path: str, cwd: str | None = None) -> str | None:
     """Repository-relative POSIX path of `path` (relative paths are taken from `cwd`, else the
     work tree), or None when it lies outside the work tree or inside `.git`, which git never
     tracks. Symlinked spellings of the work tree are recognised, and a link inside it names the
-    file it leads to there (an edit through `src/alias.py` changes `src/a.py`)."""
+    file it leads to there (an edit through `src/alias.py` changes `src/a.py`). A path holding NUL
+    names no file."""
+    if "\0" in path:
+        return None
     if not os.path.isabs(path):
         path = os.path.join(cwd or worktree, path)
     path = os.path.normpath(path)

@@ -139,6 +139,8 @@ def denial(tool: object, tool_input: object, worktree: str, cwd: str | None = No
     own = (os.path.normpath(transcript),) if transcript and os.path.isabs(transcript) else ()
     if tool in FILE_TOOLS:
         path = tool_input.get("file_path") or tool_input.get("notebook_path")
+        if isinstance(path, str) and "\0" in path:
+            return None  # no system call takes a path holding NUL: the tool writes nothing
         full = os.path.realpath(os.path.join(base, os.path.expanduser(path))) if isinstance(path, str) else ""
         if isinstance(path, str) and (in_memory(path, base, roots + own) or in_memory(full, base, roots + own)
                                       or hard_link_to_memory(full, worktree)):  # through a link
@@ -372,7 +374,8 @@ def _in_memory(path: str, base: str, roots: tuple[str, ...]) -> bool:
         path = path[2:]
     path = os.path.expanduser(path)
     full = os.path.normpath(os.path.join(base, path))
-    real = os.path.realpath(full)  # `notes/x.yaml` where a committed link `notes` leads into .gitmem
+    # `notes/x.yaml` where a committed link `notes` leads into .gitmem (NUL: no file has the name)
+    real = os.path.realpath(full) if "\0" not in full else full
     return _names_memory_path(full, roots) or (real != full and _names_memory_path(real, roots))
 
 
