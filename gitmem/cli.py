@@ -663,9 +663,12 @@ def status(as_json: bool) -> None:
     from gitmem.delivery.rules import entry_line
     from gitmem.githooks import install
 
+    memory = _memory(set_up=False)
+    if sparse := memory.sparse_problem():
+        raise GitmemError(sparse)
+    repo = memory.repo
     _check_config()
     info = _delivery().status()
-    repo = _memory(set_up=False).repo
     gate = _gate_status(repo)
     try:
         git_missing, git_hooks = install.missing(repo), ""

@@ -75,6 +75,15 @@ def has_head(repo: Path) -> bool:
     return git(repo, "rev-parse", "--verify", "-q", "HEAD", check=False).strip() != b""
 
 
+def left_out_by_sparse_checkout(repo: RepoPaths, folder: str) -> bool:
+    """Whether a sparse checkout keeps committed files under `folder` out of the work tree (git
+    marks them skip-worktree); one git call, and only where a sparse checkout is set up."""
+    if not any((d / "info" / "sparse-checkout").is_file() for d in (repo.git_dir, repo.common_dir)):
+        return False
+    listed = git(repo.worktree, "ls-files", "-t", "-z", "--", folder, check=False)
+    return any(item.startswith(b"S ") for item in listed.split(b"\0"))
+
+
 def rev_parse(repo: Path, rev: str) -> str | None:
     out = git(repo, "rev-parse", "--verify", "-q", f"{rev}^{{commit}}", check=False).strip()
     return out.decode() or None

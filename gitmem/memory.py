@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gitmem import git
-from gitmem.base.paths import ENTRIES_DIR, RepoPaths, find_repo
+from gitmem.base.paths import ENTRIES_DIR, STORE_DIR, RepoPaths, find_repo
 from gitmem.errors import EntryError, GitmemError, UnknownEntry
 from gitmem.store import index, pending
 from gitmem.store.commit import Change, CommitResult, FileChange, record, subject_for
@@ -56,6 +56,8 @@ class Memory:
         from gitmem.githooks import install as git_hooks
 
         done: list[str] = []
+        if problem := self.sparse_problem():  # a new config there would hide the committed one
+            raise GitmemError(problem)
         check_config(self.repo)
         self.repo.entries.mkdir(parents=True, exist_ok=True)
         if not self.repo.config.exists():
@@ -99,10 +101,20 @@ class Memory:
     def require_store(self) -> None:
         """GitmemError unless `gitmem init` made a store here whose entries folder is a folder: an
         entry committed where there is none would be deleted by the developer's next `commit -a`."""
+        if problem := self.sparse_problem():
+            raise GitmemError(problem)
         if not self.repo.store.is_dir():  # also a store committed into a repository that never chose gitmem
             raise GitmemError("no .gitmem/ here: run `gitmem init` first (it sets up the hooks that keep entries true)")
         if problem := _entries_folder_problem(self.repo):
             raise GitmemError(f"{problem}, so no entry is read or recorded: move it away and run `gitmem init`")
+
+    def sparse_problem(self) -> str | None:
+        """Why the store cannot be used here: a sparse checkout leaves it out of the work tree, so
+        every entry would be unread and no anchor kept true. None when it is checked out."""
+        if not git.left_out_by_sparse_checkout(self.repo, STORE_DIR):
+            return None
+        return (f"{STORE_DIR}/ is left out of this sparse checkout, so no entry is read or kept true "
+                f"here: run `git sparse-checkout add {STORE_DIR}`, then `gitmem init`")
 
     # -- reading --------------------------------------------------------------------------
     def load(self) -> LoadResult:

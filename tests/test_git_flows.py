@@ -1393,3 +1393,23 @@ def test_a_class_deleted_beside_another_classs_rename_does_not_follow_the_rename
     entries = repo.entries()
     assert entries[alpha]["status"] == "revoked"
     assert entries[cache]["status"] == "active" and entries[cache]["anchor"] == "shapes.py::Store.run"
+
+
+def test_a_sparse_checkout_that_leaves_the_store_out_is_refused_with_the_way_in(app_repo, tmp_path):
+    """A clone whose sparse checkout leaves out .gitmem/ sees no entry: `init` there would write a
+    config of its own over the committed one, every command would say "no entries". Both say why
+    and how to bring the store in; once it is in, the teammate's entries are there."""
+    from conftest import GitRepo
+
+    entry = add(app_repo, "hazard", "g is slow", "src/app.py::g")
+    subprocess.run(["git", "clone", "-q", str(app_repo.path), str(tmp_path / "sparse")], check=True)
+    mate = GitRepo(tmp_path / "sparse")
+    mate.git("sparse-checkout", "set", "src")
+    for command in (("init",), ("list",), ("status",), ("add", "law", "Use tabs.")):
+        refused = mate.gitmem(*command, check=False)
+        assert refused.returncode == 1 and "git sparse-checkout add .gitmem" in refused.stderr, refused
+    assert not (mate.path / ".gitmem").exists() and mate.git("status", "--porcelain") == ""
+    mate.git("sparse-checkout", "add", ".gitmem")
+    mate.gitmem("init")
+    assert entry in mate.gitmem("list").stdout
+    assert "git hooks: installed" in mate.gitmem("status").stdout

@@ -482,7 +482,8 @@ def _named(repo: RepoPaths, folder: str, suffix: str) -> list[tuple[str, bytes]]
 
 def _present(repo: RepoPaths, folder: str, suffix: str) -> list[str]:
     """gitmem's generated files in `folder` (by name and header), whoever wrote them."""
-    return [rel for rel, data in _named(repo, folder, suffix) if generated.is_generated(data.decode("utf-8", "replace"))]
+    return [rel for rel, data in _named(repo, folder, suffix)
+            if generated.is_generated(data.decode("utf-8", "replace"))]
 
 
 def _sync(repo: RepoPaths, files: dict[str, str], folder: str, suffix: str,
