@@ -455,6 +455,26 @@ def test_a_job_file_written_again_under_its_name_is_read_again(paths, project):
     assert queue.pending(paths) == [] and path not in queue._READ
 
 
+def test_the_very_words_of_an_active_entry_are_never_recorded_again(paths, project):
+    """Two sessions that said the same rule, judged before either was recorded (each judge saw a
+    store without it), or a correction judged as replacing its own copy: at commit time the store
+    as it is decides, and the very words active already record nothing."""
+    from gitmem.judge.types import Candidate
+    from gitmem.writer.turn_writer import Outcome, commit_candidates
+
+    rule = "we're moving off axios, built-in fetch only from now on"
+    first = Outcome(queue.Job("s1", 0, "/t.jsonl"))
+    commit_candidates(paths, first.job, [Candidate("correction", "user", rule, None, (), 0.9)], first)
+    [stored] = first.recorded
+    again = Outcome(queue.Job("s2", 3, "/u.jsonl"))
+    said = [Candidate("correction", "user", rule.upper().replace(" ", "  "), None, (stored.id,), 0.9),
+            Candidate("law", "user", "Timestamps are stored in UTC.", None, (), 0.8)]
+    commit_candidates(paths, again.job, said, again)
+    assert again.already == [said[0].body] and [e.body for e in again.recorded] == [said[1].body]
+    entries = project.entries()
+    assert len(entries) == 2 and entries[stored.id]["status"] == "active"
+
+
 def test_an_unreadable_job_file_is_set_aside_not_counted_as_waiting_forever(paths, project):
     ready = os.path.join(queue.root(paths), "ready")
     os.makedirs(ready, exist_ok=True)

@@ -553,6 +553,11 @@ def test_the_issues_change_of_plan_supersedes_the_stored_axios_law(judge):
     [found] = judge.judge(packet(user), stored)
     assert (found.kind, found.body, found.supersedes) == ("correction", user, ("20260101-aaaa0001",))
     assert judge.judge(packet("Use axios for every HTTP call."), stored) == []  # a restatement records nothing
+    # a stored correction said again word for word (a session resumed after its queue state was
+    # pruned) is no correction of itself: it replaced the entry with its own copy
+    again = [entry("20260101-aaaa0001", "law", "Use axios for every HTTP call.", "superseded"), stored[1],
+             entry("20260101-cccc0003", "correction", user)]
+    assert judge.judge(packet(user), again) == []
 
 
 def test_two_rules_in_one_message_stay_two_entries(judge):

@@ -57,13 +57,19 @@ def subject_overlap(a: str, b: str) -> float:
     return len(sa & sb) / min(len(sa), len(sb))
 
 
+def same_words(a: str, b: str) -> bool:
+    """The same words, whatever the spacing and case."""
+    return " ".join(a.split()).casefold() == " ".join(b.split()).casefold()
+
+
 def superseded(body: str, kind: str, stored: Iterable[Entry]) -> tuple[str, ...]:
-    """The stored active entry a correction replaces: the best subject overlap, if high enough."""
+    """The stored active entry a correction replaces: the best subject overlap, if high enough.
+    An entry with the very words is no entry it replaces: saying it again restates it."""
     if kind != "correction":
         return ()
     best: tuple[float, str] | None = None
     for entry in stored:
-        if not entry.active:
+        if not entry.active or same_words(body, entry.body):
             continue
         shared = stems(subject_words(body)) & stems(subject_words(entry.body))
         overlap = subject_overlap(body, entry.body)

@@ -208,13 +208,16 @@ def commit_candidates(repo: RepoPaths, job: Job, candidates: Sequence[Candidate]
     memory.flush_pending()  # the writer's loop is one of the safe moments
     every = index.stored(repo)
     active = {e.id for e in every if e.active}
+    # the store as it is now (the judge saw it earlier): the very words active already record nothing
+    stated = {" ".join(e.body.split()).casefold() for e in every if e.active}
     withdrawn = _withdrawn(every)
     said = utc_seconds(job.starts)
     # a session resumed after its queue state was pruned has every earlier turn judged again,
     # weeks after they were typed and committed on some branch
     since = min(t for t in (said, job.enqueued) if t) - QUEUED_SLACK_S if said or job.enqueued else 0.0
     for c in candidates:
-        if _already_recorded(repo, job.session, job.turn, c.body, since=since):
+        if " ".join(c.body.split()).casefold() in stated or \
+                _already_recorded(repo, job.session, job.turn, c.body, since=since):
             outcome.already.append(c.body)
             continue
         when = withdrawn.get(" ".join(c.body.split()))
@@ -232,6 +235,7 @@ def commit_candidates(repo: RepoPaths, job: Job, candidates: Sequence[Candidate]
             rec = memory.add_copied(c.kind, c.body, anchor=None, source=c.source, session=job.session,
                                     turn=job.turn, supersedes=supersedes)
         outcome.recorded.append(rec.entry)
+        stated.add(" ".join(c.body.split()).casefold())
         if rec.commit.commit:
             outcome.commits.append(rec.commit.commit)
         else:
