@@ -68,8 +68,21 @@ def reports_errors(func: Callable[P, R]) -> Callable[P, R]:
 @click.version_option(package_name="gitmem")
 def main() -> None:
     """Git-native memory for coding agents."""
+    _closed_streams()
     _refuse_another_repository()
     _commit_pending()
+
+
+def _closed_streams() -> None:
+    """Run with standard output closed (`>&-`), what a command says (a new entry's id) would be
+    lost without a word: refused, as `ls` does. Standard input closed reads as empty."""
+    import os
+
+    if sys.stdin is None:
+        sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - the process's stdin, open to its end
+    if sys.stdout is None:
+        click.echo("gitmem: standard output is closed: nothing it says could be read", err=True)
+        sys.exit(1)
 
 
 def _refuse_another_repository() -> None:
@@ -336,16 +349,22 @@ def check(mode: str | None, rev_range: str | None) -> None:
     head = None
     if mode == "staged":
         problems = memory.check_staged()
-    elif rev_range is None and not git.has_head(memory.repo.worktree):
-        problems = []  # nothing committed yet: the work tree's entries are checked below
+    elif rev_range is None:  # the committed entries, and those written or edited since
+        head = "HEAD" if git.has_head(memory.repo.worktree) else None
+        problems = (memory.check_rev(head) if head else []) + memory.check_uncommitted()
     else:
-        base, dots, head = (rev_range or "HEAD").partition("..")
+        base, dots, head = rev_range.partition("..")
         base, head = (base, head.lstrip(".") or "HEAD") if dots else ("", base)  # BASE..HEAD, BASE...HEAD
         if base and git.rev_parse(memory.repo.worktree, base) is None:  # a typo would pass every PR
             raise GitmemError(f"--rev: unknown revision {base!r}")
         problems = memory.check_rev(head)
     result = memory.load()
-    for error in result.errors:
+    from gitmem.store.entry import link_problems
+
+    unloaded = [e.path.rpartition("/")[2].removesuffix(".yaml") for e in result.errors]
+    links = [EntryError(memory.store.relpath_of(e.id), field, why)
+             for e, field, why in link_problems(result.entries, unloaded)]
+    for error in [*result.errors, *links]:
         click.echo(f"invalid entry: {error}")
     for entry, problem in problems:
         click.echo(escaped(f"{entry.id} ({entry.kind}) {problem}"))
@@ -355,7 +374,7 @@ def check(mode: str | None, rev_range: str | None) -> None:
     damaged = damaged_sections(memory.repo)
     for rel, why in damaged:
         click.echo(f"{rel}: {why}: gitmem no longer updates its section; fix its markers by hand")
-    if config or problems or result.errors or untrusted or incomplete or damaged:
+    if config or problems or result.errors or links or untrusted or incomplete or damaged:
         sys.exit(1)
     click.echo("all anchors resolve; every entry passes the gate")
 

@@ -279,6 +279,9 @@ class Memory:
         entry, text, blob = self._find(entry_id)
         if entry.status == "revoked":
             raise GitmemError(f"{entry.id} is already revoked")
+        if entry.status == "superseded":  # it keeps the one record of why: what replaced it
+            raise GitmemError(f"{entry.id} is superseded already (by {entry.superseded_by}); "
+                              "revoke that entry if it no longer holds")
         if not utf8_text(reason, "the reason").strip():
             raise GitmemError("a revocation needs a reason")
         # No commit is named: the revocation is a commit of its own (`gitmem log` shows it); the
@@ -356,15 +359,24 @@ class Memory:
             raise GitmemError(f"unknown revision {rev!r}")
         return check_all(self.repo, entries_at(self.repo, commit).entries, commit)
 
+    def check_uncommitted(self) -> list[tuple[Entry, str]]:
+        """Active entries of the work tree that HEAD lacks or anchors otherwise (written or edited
+        by hand, not committed yet) whose anchors do not resolve in the code the next commit holds."""
+        from gitmem.githooks.recheck import check_all
+        from gitmem.githooks.review import entries_at
+
+        head = git.rev_parse(self.repo.worktree, "HEAD")
+        committed = {e.id: e.anchor for e in entries_at(self.repo, head).entries} if head else {}
+        fresh = [e for e in self.load().entries if e.id not in committed or committed[e.id] != e.anchor]
+        return check_all(self.repo, fresh, None)
+
     def check_staged(self) -> list[tuple[Entry, str]]:
         """What the pre-commit hook would do with the staged change, without doing it."""
-        from gitmem.githooks.recheck import Snapshot, recheck
+        from gitmem.githooks.on_commit import staged_outcomes
 
         if not git.has_head(self.repo.worktree):
             return []
-        outcomes = recheck(self.repo, self.load().entries, git.staged_changes(self.repo.worktree),
-                           Snapshot(self.repo, "HEAD"), Snapshot(self.repo, None))
-        return [(o.entry, f"would be {o.action}: {o.detail}") for o in outcomes]
+        return [(o.entry, f"would be {o.action}: {o.detail}") for o in staged_outcomes(self.repo)]
 
     def revocation_commit(self, entry: Entry) -> str | None:
         """The commit that retired an entry, when its note could not name it (pre-commit)."""

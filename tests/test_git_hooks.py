@@ -599,6 +599,25 @@ def test_check_staged_previews_the_hook(code_repo):
     assert code_repo.entries()[entry]["status"] == "active"
 
 
+def test_check_names_a_hand_written_entry_whose_anchor_does_not_resolve_before_it_is_committed(code_repo):
+    """An entry written by hand (a typo in its symbol) would be retired by the commit that adds
+    it: `check` names it while it is uncommitted, `check --staged` once it is staged, as the
+    pre-commit hook would do; the work tree's code the next commit holds decides."""
+    entry = "20261205-0000e002"
+    code_repo.write(f".gitmem/entries/{entry}.yaml",
+                    f"id: {entry}\nkind: hazard\nbody: retry hammers the API\nanchor: app/service.py::retri\n")
+    proc = code_repo.gitmem("check", check=False)
+    assert proc.returncode == 1 and f"{entry} (hazard) `retri` not found in app/service.py in the index" in proc.stdout
+    code_repo.git("add", "-A")
+    staged = code_repo.gitmem("check", "--staged", check=False)
+    assert staged.returncode == 1 and f"{entry} (hazard) would be retired" in staged.stdout, staged.stdout
+    code_repo.write(f".gitmem/entries/{entry}.yaml",
+                    f"id: {entry}\nkind: hazard\nbody: retry hammers the API\nanchor: app/service.py::retry\n")
+    code_repo.git("add", "-A")
+    assert entry not in code_repo.gitmem("check", check=False).stdout
+    assert entry not in code_repo.gitmem("check", "--staged", check=False).stdout
+
+
 def test_diff_summarises_memory_changes_for_a_pull_request(code_repo):
     base = code_repo.git("rev-parse", "HEAD").strip()
     gone = add(code_repo, "hazard", "retry hammers the API", "app/service.py::retry")
@@ -619,3 +638,10 @@ def test_diff_summarises_memory_changes_for_a_pull_request(code_repo):
     add(code_repo, "law", "Totals use <b> tags in [the invoice](docs/invoice.md), and *net* amounts", None)
     shown = code_repo.gitmem("diff", "HEAD~1..HEAD").stdout
     assert "Totals use &lt;b&gt; tags in \\[the invoice\\](docs/invoice.md), and \\*net\\* amounts" in shown
+    # an entry added and replaced within the range is shown superseded, by what replaced it
+    start = code_repo.git("rev-parse", "HEAD").strip()
+    npm = add(code_repo, "law", "use npm", None)
+    pnpm = code_repo.gitmem("add", "correction", "use pnpm", "--supersedes", npm).stdout.split()[0]
+    both = code_repo.gitmem("diff", f"{start}..HEAD").stdout
+    assert "### Superseded (1)" in both and f"superseded by “use pnpm” <sub>{pnpm}</sub>" in both
+    assert "### Retired" not in both and "### Added (1)" in both, both

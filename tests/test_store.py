@@ -259,12 +259,46 @@ def test_supersede_keeps_both_entries(app_repo):
     # once replaced, it stays replaced by that one: a second correction names the active entry
     again = app_repo.gitmem("add", "law", "x", "--supersedes", old, check=False)
     assert again.returncode == 1 and f"--supersedes {old}: it is superseded already" in again.stderr
+    retire = app_repo.gitmem("revoke", old, "--reason", "x", check=False)  # it would lose what replaced it
+    assert retire.returncode == 1 and f"{old} is superseded already (by {new})" in retire.stderr
+    assert app_repo.entries()[old]["status"] == "superseded"
     gone = app_repo.gitmem("add", "law", "tabs").stdout.split()[0]
     app_repo.gitmem("revoke", gone, "--reason", "spaces now")
     revoked = app_repo.gitmem("add", "law", "y", "--supersedes", gone, check=False)
     assert revoked.returncode == 1 and "it is revoked already" in revoked.stderr
     twice = app_repo.gitmem("add", "law", "z", "--supersedes", new, "--supersedes", new[:12]).stdout.split()[0]
     assert app_repo.entries()[twice]["supersedes"] == [new]
+
+
+def test_check_names_supersede_links_that_cannot_hold(app_repo):
+    """Each file loads on its own; the links between them are the store's: a replacement that
+    names no entry, a superseded entry naming nothing, replacements in a circle (no entry of it
+    active: the rule vanished from every session). `check` names each file and field."""
+    def entry(n, status="active", supersedes=(), by=None):
+        text = f"id: 20261205-0000c00{n}\nkind: law\nstatus: {status}\nbody: rule {n}\n"
+        text += "".join(f"supersedes: [{old}]\n" for old in supersedes[:1]) + (f"superseded_by: {by}\n" if by else "")
+        app_repo.write(f".gitmem/entries/20261205-0000c00{n}.yaml", text)
+    entry(1, "superseded", ["20261205-0000c002"], "20261205-0000c002")
+    entry(2, "superseded", ["20261205-0000c001"], "20261205-0000c001")
+    entry(3, "superseded", by="20261205-deadbeef")
+    entry(4, supersedes=["20261205-feedface"])
+    entry(5, "superseded")
+    entry(6, supersedes=["20261205-0000c007"])  # names an entry that exists but does not load
+    app_repo.write(".gitmem/entries/20261205-0000c007.yaml", "id: [broken\n")
+    fine = app_repo.gitmem("add", "law", "Use tabs.").stdout.split()[0]
+    proc = app_repo.gitmem("check", check=False)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("invalid entry")]
+    where = ".gitmem/entries/20261205-0000c00"
+    assert proc.returncode == 1 and sorted(lines) == sorted([
+        f"invalid entry: {where}1.yaml: superseded_by: replacements run in a circle, so none of them is active: "
+        "20261205-0000c001 → 20261205-0000c002 → 20261205-0000c001",
+        f"invalid entry: {where}2.yaml: superseded_by: replacements run in a circle, so none of them is active: "
+        "20261205-0000c002 → 20261205-0000c001 → 20261205-0000c002",
+        f"invalid entry: {where}3.yaml: superseded_by: no entry 20261205-deadbeef in the store",
+        f"invalid entry: {where}4.yaml: supersedes: no entry 20261205-feedface in the store",
+        f"invalid entry: {where}5.yaml: superseded_by: a superseded entry names the entry that replaced it",
+        next(line for line in lines if line.startswith(f"invalid entry: {where}7.yaml"))]), proc.stdout
+    assert fine in app_repo.gitmem("list").stdout
 
 
 def test_add_during_a_merge_or_on_a_detached_head_keeps_it_pending(app_repo):

@@ -141,7 +141,6 @@ def _stage_outcomes(repo: RepoPaths, outcomes: Sequence[Outcome],
 
 def pre_commit(repo: RepoPaths) -> None:
     from gitmem import git
-    from gitmem.githooks.recheck import Snapshot, landed, recheck
     from gitmem.store import index
 
     if not git.has_head(repo.worktree):
@@ -159,21 +158,8 @@ def pre_commit(repo: RepoPaths) -> None:
     from gitmem.store.commit import keep_committed_entries
 
     keep_committed_entries(repo)
-    changes = git.staged_changes(repo.worktree)
     entries = _entries(repo)
-    committing = Snapshot(repo, None)
-    at_head = Snapshot(repo, "HEAD")
-    outcomes = recheck(repo, entries, changes, at_head, committing)
-    # An entry file this commit adds came from elsewhere (`git cherry-pick -n`, a patch, a file
-    # checked out of another branch): checked against the code it lands on, as `git am`'s are. A
-    # merge's or a conflicted pick's are checked after the commit, from the side they came from.
-    # One it makes active again (a revert of a retirement), whatever its origin, where it lands.
-    done = {o.entry.id for o in outcomes}
-    known_side = any((repo.git_dir / name).exists() for name in ("MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD"))
-    added = (set() if known_side else _entry_ids(changes, ("A", "C"))) | _reactivated(repo, changes)
-    outcomes += landed([e for e in entries if e.id in added and e.id not in done], committing, "this commit")
-    outcomes += [o for o, _ in _retirements_not_holding(repo, changes, at_head, committing, entries,
-                                                         {o.entry.id for o in outcomes})]
+    outcomes = staged_outcomes(repo, entries)
     if outcomes:
         from gitmem.store.yaml_files import Store
 
@@ -193,6 +179,31 @@ def pre_commit(repo: RepoPaths) -> None:
         if os.path.basename(os.environ.get("GIT_INDEX_FILE", "")).startswith("next-index-"):
             fastjson.write_file(os.path.join(_local(repo), PARTIAL_COMMIT),
                                 {"paths": [*staged, *refreshed], "sets": staged})
+
+
+def staged_outcomes(repo: RepoPaths, entries: Sequence[Entry] | None = None) -> list[Outcome]:
+    """What the commit being made (the index) does to `entries` (by default the hooks' own,
+    _entries): re-anchored or retired where the staged code moved or removed a declaration, and
+    where an entry file it adds or makes active again lands. `gitmem check --staged` shows this."""
+    from gitmem import git
+    from gitmem.githooks.recheck import Snapshot, landed, recheck
+
+    entries = _entries(repo) if entries is None else entries
+    changes = git.staged_changes(repo.worktree)
+    committing = Snapshot(repo, None)
+    at_head = Snapshot(repo, "HEAD")
+    outcomes = recheck(repo, entries, changes, at_head, committing)
+    # An entry file this commit adds came from elsewhere (`git cherry-pick -n`, a patch, a file
+    # checked out of another branch) or was written by hand: checked against the code it lands on,
+    # as `git am`'s are. A merge's or a conflicted pick's are checked after the commit, from the
+    # side they came from. One it makes active again (a revert of a retirement), where it lands.
+    done = {o.entry.id for o in outcomes}
+    known_side = any((repo.git_dir / name).exists() for name in ("MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD"))
+    added = (set() if known_side else _entry_ids(changes, ("A", "C"))) | _reactivated(repo, changes)
+    outcomes += landed([e for e in entries if e.id in added and e.id not in done], committing, "this commit")
+    outcomes += [o for o, _ in _retirements_not_holding(repo, changes, at_head, committing, entries,
+                                                         {o.entry.id for o in outcomes})]
+    return outcomes
 
 
 def _reactivated(repo: RepoPaths, changes: Sequence[Change]) -> set[str]:

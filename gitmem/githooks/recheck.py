@@ -517,9 +517,11 @@ def landed(entries: Iterable[Entry], at: Snapshot, how: str) -> list[Outcome]:
     return done
 
 
-def check_all(repo: RepoPaths, entries: Iterable[Entry], rev: str) -> list[tuple[Entry, str]]:
-    """Active entries whose anchor does not resolve at `rev`, with the problem (for CI gates)."""
+def check_all(repo: RepoPaths, entries: Iterable[Entry], rev: str | None) -> list[tuple[Entry, str]]:
+    """Active entries whose anchor does not resolve at `rev` (None: in the index, the code the
+    next commit holds), with the problem (for CI gates)."""
     snap = Snapshot(repo, rev)
+    where = f"at {rev}" if rev else "in the index"
     active = [e for e in entries if e.active and e.anchor]
     snap.prefetch(e.anchor.path for e in active if e.anchor)
     problems: list[tuple[Entry, str]] = []
@@ -531,20 +533,21 @@ def check_all(repo: RepoPaths, entries: Iterable[Entry], rev: str) -> list[tuple
         if outside:
             problems.append((entry, f"anchor refused: {outside}"))
         elif anchor.path in links:
-            problems.append((entry, f"anchor refused: {anchor.path} is a symlink at {rev}; anchors name files"))
+            problems.append((entry, f"anchor refused: {anchor.path} is a symlink {where}; anchors name files"))
         elif not snap.exists(anchor.path):
-            problems.append((entry, f"{anchor.path} does not exist at {rev}"))
+            problems.append((entry, f"{anchor.path} does not exist {where}"))
         elif anchor.symbol and find(snap.declarations(anchor.path), anchor.symbol) is None:
             unparsed = snap.problem(anchor.path)
             why = f" (the file does not parse cleanly: {unparsed})" if unparsed else ""
-            problems.append((entry, f"`{anchor.symbol}` not found in {anchor.path} at {rev}{why}"))
+            problems.append((entry, f"`{anchor.symbol}` not found in {anchor.path} {where}{why}"))
     return problems
 
 
-def _symlinks(repo: RepoPaths, rev: str, paths: list[str]) -> set[str]:
+def _symlinks(repo: RepoPaths, rev: str | None, paths: list[str]) -> set[str]:
     if not paths:
         return set()
-    out = git.git(repo.worktree, "ls-tree", "-r", "-z", rev, "--", *paths, check=False)
+    listing = ["ls-files", "-s", "-z"] if rev is None else ["ls-tree", "-r", "-z", rev]
+    out = git.git(repo.worktree, *listing, "--", *paths, check=False)
     found = set()
     for record in out.decode("utf-8", "surrogateescape").split("\0"):
         meta, _, path = record.partition("\t")

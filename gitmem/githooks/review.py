@@ -84,9 +84,17 @@ def diff_markdown(repo: RepoPaths, base: str | None, head: str) -> str:
     after = {e.id: e for e in after_load.entries}
     sections: dict[str, list[str]] = {k: [] for k in
                                       ("Added", "Retired", "Superseded", "Re-anchored", "Changed", "Deleted")}
+    def superseded(shown: Entry, new: Entry) -> None:
+        replacement = after.get(new.superseded_by or "")
+        by = f" by “{_md(replacement.body)}”" if replacement else ""
+        sections["Superseded"].append(_line(shown) + f"\n  - superseded{by} <sub>{_md(new.superseded_by)}</sub>")
+
     for entry_id, new in after.items():
         old = before.get(entry_id)
-        if old is None:
+        if old is None:  # added within the range: shown as it ends up
+            if new.status == "superseded":
+                superseded(new, new)
+                continue
             sections["Added" if new.active else "Retired"].append(_line(new))
             if new.revocation:
                 sections["Retired"].append(f"  - why: {_md(new.revocation.reason)}")
@@ -95,9 +103,7 @@ def diff_markdown(repo: RepoPaths, base: str | None, head: str) -> str:
             sections["Retired"].append(_line(old))
             sections["Retired"].append(f"  - why: {_md(new.revocation.reason)}")
         elif old.status != new.status and new.status == "superseded":
-            replacement = after.get(new.superseded_by or "")
-            by = f" by “{_md(replacement.body)}”" if replacement else ""
-            sections["Superseded"].append(_line(old) + f"\n  - superseded{by} <sub>{_md(new.superseded_by)}</sub>")
+            superseded(old, new)
         elif old.anchor != new.anchor and old.anchor and new.anchor:
             why = new.moves[-1].get("why", "") if new.moves else ""
             sections["Re-anchored"].append(_line(new) + f"\n  - {_code(old.anchor)} → {_code(new.anchor)}"

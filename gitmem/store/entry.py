@@ -10,7 +10,7 @@ import datetime as dt
 import os
 import re
 import secrets
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -354,3 +354,31 @@ class Entry:
             revocation=revocation,
             moves=tuple({str(k): text(f"moves[{n}].{k}", v) or "" for k, v in m.items()} for n, m in enumerate(moves)),
         )
+
+
+def link_problems(entries: Sequence[Entry], other_ids: Iterable[str] = ()) -> list[tuple[Entry, str, str]]:
+    """(entry, field, problem) for each supersede link that cannot hold across the store: one
+    naming no entry (`other_ids`: entries whose files do not load, which do exist), a superseded
+    entry naming nothing that replaced it, a chain of replacements that comes back to where it
+    started (no entry of it is active: the rule vanished). Each file loads on its own; only the
+    store as a whole shows these, so `gitmem check` asks."""
+    by_id = {e.id: e for e in entries}
+    known = set(by_id) | set(other_ids)
+    found: list[tuple[Entry, str, str]] = []
+    for entry in entries:
+        found += [(entry, "supersedes", f"no entry {old} in the store") for old in entry.supersedes if old not in known]
+        if entry.superseded_by is None:
+            if entry.status == "superseded":
+                found.append((entry, "superseded_by", "a superseded entry names the entry that replaced it"))
+            continue
+        if entry.superseded_by not in known:
+            found.append((entry, "superseded_by", f"no entry {entry.superseded_by} in the store"))
+            continue
+        chain, at = [entry.id], by_id.get(entry.superseded_by)
+        while at is not None and at.status == "superseded" and at.superseded_by and at.id not in chain:
+            chain.append(at.id)
+            at = by_id.get(at.superseded_by)
+        if at is not None and at.id == entry.id:
+            found.append((entry, "superseded_by", "replacements run in a circle, so none of them is active: "
+                          + " → ".join([*chain, entry.id])))
+    return found
