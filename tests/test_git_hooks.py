@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -289,6 +291,54 @@ def test_a_hook_whose_shebang_sets_e_still_stops_a_failing_commit(repo):
     assert "GITMEM_ORIG_MODE=exec" in hook.read_text()
     assert subprocess.run(["git", "commit", "-qm", "x"], cwd=repo.path).returncode != 0
     assert not (repo.path / ".git/ran").exists()
+
+
+FRAMEWORK_CONFIG = "repos:\n- repo: local\n  hooks:\n  - id: mark\n    name: mark\n    entry: sh -c 'echo ran >> .git/framework-ran'\n    language: system\n    pass_filenames: false\n"
+
+
+@pytest.mark.parametrize("framework_first", [False, True])
+def test_the_pre_commit_framework_installed_over_gitmem_and_gitmem_again_never_blocks_commits(repo, monkeypatch, tmp_path,
+                                                                                           framework_first):
+    """`pre-commit install` over gitmem's stub keeps it as `pre-commit.legacy` and runs it first;
+    where the stub's own chained original is the framework's script (installed before gitmem), or
+    once `gitmem init` chains the framework in front of the stub, the framework ran inside itself
+    and refused every commit ("installed in migration mode"), and uninstall left the stub behind.
+    The real framework (the test extra), both orders: every commit runs the framework's hook
+    once and gitmem's re-check, and uninstall leaves the framework's hook alone."""
+    framework = [str(Path(sys.executable).parent / "pre-commit"), "install"]
+    monkeypatch.setenv("PRE_COMMIT_HOME", str(tmp_path / "pre-commit-home"))
+    repo.write(".pre-commit-config.yaml", FRAMEWORK_CONFIG)
+    repo.write("a.py", "def f():\n    return 1\n\n\ndef g():\n    return 2\n")
+    repo.commit_all("first")
+    hooks = repo.path / ".git/hooks"
+    ran = repo.path / ".git/framework-ran"
+    if framework_first:
+        subprocess.run(framework, cwd=repo.path, check=True, capture_output=True)
+    before = (hooks / "pre-commit").read_bytes() if framework_first else None
+    repo.gitmem("init")
+    entry = repo.gitmem("add", "hazard", "g is slow", "--anchor", "a.py::g").stdout.split()[0]
+    subprocess.run(framework, cwd=repo.path, check=True, capture_output=True)  # over gitmem's stub
+    for n, step in enumerate(("framework over gitmem", "gitmem init again")):
+        if n:
+            assert "took gitmem's pre-commit hook out of pre-commit.legacy" in repo.gitmem("init").stdout
+            assert not (hooks / "pre-commit.legacy").exists()
+        ran.unlink(missing_ok=True)
+        repo.write("a.py", repo.read("a.py") + f"\n\nx{n} = 1\n")
+        made = subprocess.run(["git", "commit", "-qam", step], cwd=repo.path, capture_output=True, text=True)
+        assert made.returncode == 0 and "migration mode" not in made.stderr, (step, made.stderr)
+        assert ran.read_text() == "ran\n", step  # the framework's hook, once
+    repo.write("a.py", "def f():\n    return 1\n")  # gitmem's re-check runs: g's entry is retired
+    repo.commit_all("drop g")
+    assert repo.entries()[entry]["status"] == "revoked"
+    repo.gitmem("uninstall")
+    left = sorted(p.name for p in hooks.iterdir() if not p.name.endswith(".sample"))
+    assert left == ["pre-commit"] and b"hook-impl" in (hooks / "pre-commit").read_bytes()
+    if before is not None:
+        assert (hooks / "pre-commit").read_bytes() == before
+    ran.unlink()
+    repo.write("a.py", "def f():\n    return 3\n")
+    assert subprocess.run(["git", "commit", "-qam", "after"], cwd=repo.path, capture_output=True).returncode == 0
+    assert ran.read_text() == "ran\n"
 
 
 def test_uninstall_after_the_hooks_path_moved_removes_the_stubs_left_in_git_hooks(repo):

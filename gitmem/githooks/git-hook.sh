@@ -37,6 +37,10 @@ input=""
 [ "$GITMEM_HOOK" = post-rewrite ] && input=$(cat)  # stdin is read once and handed to both
 
 status=0
+# Run by the pre-commit framework as its legacy hook (`pre-commit install` over this stub), an
+# original that is the framework's own script would run the framework inside itself, which
+# refuses the commit; `gitmem init` takes this stub out of the legacy slot.
+[ -n "$PRE_COMMIT_RUNNING_LEGACY" ] && [ -f "$orig" ] && grep -qs hook-impl "$orig" && orig=
 if [ -f "$orig" ] && [ -x "$orig" ]; then  # git runs a hook only when it is executable; so does this stub
   if [ "$GITMEM_ORIG_MODE" = source ]; then
     # Shims such as husky's find their script from $0, so run it with this stub's $0.

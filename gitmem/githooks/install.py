@@ -25,6 +25,10 @@ from gitmem.githooks import HOOK_NAMES
 from gitmem.githooks.presence import is_stub
 
 ORIG_SUFFIX = ".gitmem-orig"
+# The pre-commit framework, installed over a hook, keeps that hook as `<hook>.legacy` and runs it
+# first ("migration mode"); its own script calls `pre-commit hook-impl`.
+LEGACY_SUFFIX = ".legacy"
+FRAMEWORK_MARK = b"hook-impl"
 # A folder mirroring the hooks folder by links, each chained original under its hook's name:
 # where one that dispatches on its name runs (_shadow). Beside the hooks folder in the git dir
 # (`.git/hooks.gitmem-orig/pre-commit`: `$0/../..` is still the work tree); inside a hooks folder
@@ -185,6 +189,8 @@ def install(repo: RepoPaths, python: str | None = None) -> list[str]:
     for name in HOOK_NAMES:  # every foreign hook aside first, then the stubs: none is written through a link
         hook = folder / name
         orig = folder / (name + ORIG_SUFFIX)
+        if _out_of_legacy(folder, name):
+            done.append(f"took gitmem's {name} hook out of {name}{LEGACY_SUFFIX} (`pre-commit install` put it there)")
         if (hook.exists() or hook.is_symlink()) and not is_ours(hook):
             if orig.exists() or orig.is_symlink():
                 # Another tool replaced our stub after we chained the first original: keep
@@ -227,6 +233,30 @@ def install(repo: RepoPaths, python: str | None = None) -> list[str]:
     if git.set_merge_driver(repo, MERGE_DRIVER, driver, "gitmem: AGENTS.md managed section", [MERGE_ATTRIBUTE]):
         done.append("configured the AGENTS.md merge driver")
     return done
+
+
+def _out_of_legacy(folder: Path, name: str) -> bool:
+    """gitmem's stub taken out of the pre-commit framework's legacy slot. `pre-commit install`
+    over the stub moves it to `<hook>.legacy`, which the framework runs first; the stub runs its
+    own chained original, and where that is the framework's script (installed before gitmem) the
+    framework runs inside itself and refuses every commit ("installed in migration mode"), as it
+    does once `gitmem init` chains the framework in front of the stub. The stub goes (gitmem runs
+    from the hook itself, before the framework); what it chained takes the legacy slot, where
+    the framework runs it as the stub did, unless it is a framework script itself (kept aside)."""
+    legacy = folder / (name + LEGACY_SUFFIX)
+    if not is_ours(legacy):
+        return False
+    legacy.unlink()
+    hook, orig = folder / name, folder / (name + ORIG_SUFFIX)
+    if (hook.exists() or hook.is_symlink()) and not is_ours(hook) and (orig.exists() or orig.is_symlink()):
+        chained = orig.read_bytes() if orig.is_file() else b""
+        if chained and chained == hook.read_bytes():
+            orig.unlink()  # the framework's script, as it wrote it again
+        elif FRAMEWORK_MARK in chained:
+            orig.rename(_unused(folder / (name + ORIG_SUFFIX + ".prev")))
+        else:
+            orig.rename(legacy)
+    return True
 
 
 def _unused(path: Path) -> Path:
@@ -312,6 +342,9 @@ def _uninstall_stubs(folder: Path) -> list[str]:
         kept = sorted(p.name for p in folder.glob(f"{name}{ORIG_SUFFIX}.prev*"))
         if kept:  # hooks another tool had replaced: not run before uninstall either, never deleted
             done.append(f"kept {', '.join(kept)} (a {name} hook another tool replaced; delete it if unused)")
+    for name in HOOK_NAMES:  # the framework's legacy slot, once its hook is what it was before gitmem
+        if _out_of_legacy(folder, name):
+            done.append(f"removed gitmem's {name} hook from {name}{LEGACY_SUFFIX}")
     _relink_siblings(folder, "")
     _shadow(folder)  # no original chained now: its links go
     return done
