@@ -105,7 +105,7 @@ def test_a_value_yaml_cannot_build_is_one_broken_entry_and_delivery_goes_on(app_
     for args in (["list"], ["status"], ["check"]):
         proc = app_repo.gitmem(*args, check=False)
         assert "Traceback" not in proc.stderr, args
-        assert f"{rel}: invalid YAML" in proc.stdout + proc.stderr, args
+        assert f"{rel}: {value.partition(':')[0]}: invalid YAML" in proc.stdout + proc.stderr, args  # its field
     assert app_repo.gitmem("check", check=False).returncode == 1
     context = app_repo.gitmem("render", "--event", "session-start").stdout
     assert "timestamps are stored in UTC" in context
@@ -133,6 +133,11 @@ def test_a_value_yaml_cannot_build_is_one_broken_entry_and_delivery_goes_on(app_
     ("id: b\nkind: law\nbody: b\n", "id"),
     ("- just a list\n", None),
     ("id: a\nkind: law\nbody: b\nmoves: [{at: 2026-01-01T00:00:00Z, from: [1, 2]}]\n", "moves[0].from"),
+    ("id: a\nbody: b\n", "kind"),
+    # values ruamel builds while loading, before any field is known
+    ("id: a\nkind: law\nbody: b\nexpires: 2026-02-30\n", "expires"),
+    ("id: a\nkind: law\nbody: b\ncreated:\n  at: 2026-01-01T25:00:00Z\n", "created"),
+    ("id: a\nkind: law\nbody: !!int 0x\n", "body"),
 ])
 def test_schema_violations_name_the_field(text, field):
     with pytest.raises(EntryError) as err:

@@ -409,6 +409,10 @@ def test_a_patch_saved_with_git_diff_applies_again_with_every_field(gm):
     gm.git("checkout", "--", ".")
     gm.git("apply", str(gm.path.parent / "wip.patch"))
     assert path.read_text() == edited + "reviewed_by: alice\n"
+    # an editor that saves CRLF: the diff is the edit alone (git stores the file with LF), a lone CR still shown
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n").replace(b"lint", b"li\rnt"))
+    crlf = gm.git("diff")
+    assert "<U+000D>" in crlf and crlf.count("<U+000D>") == 1 and "+reviewed_by: alice" in crlf, crlf
 
 
 def test_a_committed_writer_model_inside_the_repository_is_refused_without_local_opt_in(gm, tmp_path):

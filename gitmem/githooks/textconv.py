@@ -17,7 +17,10 @@ def main() -> int:
     from gitmem.judge.normalise import visible
 
     with open(sys.argv[1], "rb") as handle:
-        sys.stdout.write(visible(handle.read().decode("utf-8", "replace")))
+        text = handle.read().decode("utf-8", "replace")
+    # CRLF as git stores the file (`eol=lf`): an editor's CRLF copy in the work tree, handed over
+    # raw, would show every line changed; a carriage return anywhere else stays visible
+    sys.stdout.write(visible(text.replace("\r\n", "\n")))
     return 0
 
 

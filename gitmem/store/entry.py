@@ -258,6 +258,8 @@ class Entry:
 
         def choice(name: str, options: tuple[str, ...], default: str | None = None) -> str:
             value = data.get(name, default)
+            if value is None:
+                raise EntryError(path, name, f"required: one of {', '.join(options)}")
             if value not in options:
                 raise EntryError(path, name, f"{value!r} is not one of {', '.join(options)}")
             return str(value)

@@ -109,6 +109,27 @@ def unreadable_reason(exc: BaseException) -> str:
     return "invalid YAML: a value that cannot be read (" + " ".join(str(exc).split()) + ")"
 
 
+def _unbuildable_field(text: str) -> str | None:
+    """The top-level field whose value alone cannot be built (ruamel builds `expires: 2026-02-30`
+    into a date while loading, before any field is known, and says nothing of where): each
+    field's lines are loaded on their own. Only on that error's path."""
+    lines = text.splitlines()
+    for n, line in enumerate(lines):
+        name, colon, _ = line.partition(":")
+        if not colon or not name or name != name.strip() or name.startswith(("#", "-")):
+            continue
+        block = [line]
+        for more in lines[n + 1:]:
+            if more.strip() and not more.startswith((" ", "\t", "-")):
+                break
+            block.append(more)
+        try:
+            _yaml().load("\n".join(block))
+        except UNREADABLE:
+            return name
+    return None
+
+
 def parse_entry_text(text: str, path: str) -> Entry:
     """Parse one entry file's text; raises EntryError naming `path` and the field."""
     problem = too_big(len(text.encode("utf-8", "surrogatepass")), path)
@@ -117,7 +138,8 @@ def parse_entry_text(text: str, path: str) -> Entry:
     try:
         data = _yaml().load(text)
     except UNREADABLE as exc:
-        raise EntryError(path, None, unreadable_reason(exc)) from None
+        field = None if isinstance(exc, YAMLError | RecursionError) else _unbuildable_field(text)
+        raise EntryError(path, field, unreadable_reason(exc)) from None
     entry = Entry.from_dict(data, path)
     expected = Path(path).stem
     if entry.id != expected:
