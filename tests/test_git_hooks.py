@@ -274,9 +274,15 @@ def test_hooks_other_tools_put_over_the_stub_are_each_kept(repo):
     assert (hooks / "pre-commit.gitmem-orig").read_text() == "#!/bin/sh\necho HOOK-C\n"
     kept = sorted(p.read_text() for p in hooks.glob("pre-commit.gitmem-orig.prev*"))
     assert kept == ["#!/bin/sh\necho HOOK-A\n", "#!/bin/sh\necho HOOK-B\n"]
+    # the same script written over the stub again (husky's shims, the framework's hook): one copy chained
+    (hooks / "pre-commit").write_text("#!/bin/sh\necho HOOK-C\n")
+    (hooks / "pre-commit").chmod(0o755)
+    repo.gitmem("init")
+    assert len(list(hooks.glob("pre-commit.gitmem-orig.prev*"))) == 2
     out = repo.gitmem("uninstall").stdout
     assert (hooks / "pre-commit").read_text() == "#!/bin/sh\necho HOOK-C\n"
     assert "pre-commit.gitmem-orig.prev" in out and "pre-commit.gitmem-orig.prev.2" in out
+    assert "prev.3" not in out
 
 
 def test_a_hook_whose_shebang_sets_e_still_stops_a_failing_commit(repo):

@@ -193,9 +193,10 @@ def install(repo: RepoPaths, python: str | None = None) -> list[str]:
             done.append(f"took gitmem's {name} hook out of {name}{LEGACY_SUFFIX} (`pre-commit install` put it there)")
         if (hook.exists() or hook.is_symlink()) and not is_ours(hook):
             if orig.exists() or orig.is_symlink():
-                # Another tool replaced our stub after we chained the first original: keep
-                # both (never over an earlier one kept so), chain the newer one.
-                orig.rename(_unused(folder / (name + ORIG_SUFFIX + ".prev")))
+                # Another tool replaced our stub after we chained the first original: chain the
+                # newer one, and keep the earlier (never over one kept so) unless it is the same
+                # script written again (husky's shims, the framework's hook).
+                _set_aside(orig, hook)
             hook.rename(orig)
             done.append(f"chained existing {name} hook ({orig.name})")
     _relink_siblings(folder, ORIG_SUFFIX)
@@ -249,14 +250,24 @@ def _out_of_legacy(folder: Path, name: str) -> bool:
     legacy.unlink()
     hook, orig = folder / name, folder / (name + ORIG_SUFFIX)
     if (hook.exists() or hook.is_symlink()) and not is_ours(hook) and (orig.exists() or orig.is_symlink()):
-        chained = orig.read_bytes() if orig.is_file() else b""
-        if chained and chained == hook.read_bytes():
-            orig.unlink()  # the framework's script, as it wrote it again
-        elif FRAMEWORK_MARK in chained:
-            orig.rename(_unused(folder / (name + ORIG_SUFFIX + ".prev")))
+        chained = orig.read_bytes() if orig.is_file() and not orig.is_symlink() else b""
+        if FRAMEWORK_MARK in chained:
+            _set_aside(orig, hook)
         else:
             orig.rename(legacy)
     return True
+
+
+def _set_aside(orig: Path, hook: Path) -> None:
+    """A chained original that another tool's hook replaces: kept as `<orig>.prev` (never over
+    an earlier one kept so), or removed where it is that hook byte for byte (nothing is lost)."""
+    def plain(path: Path) -> bytes | None:
+        return path.read_bytes() if path.is_file() and not path.is_symlink() else None
+
+    if (kept := plain(orig)) is not None and kept == plain(hook):
+        orig.unlink()
+    else:
+        orig.rename(_unused(orig.with_name(orig.name + ".prev")))
 
 
 def _unused(path: Path) -> Path:
