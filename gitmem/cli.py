@@ -773,6 +773,7 @@ def _gate_status(repo: RepoPaths) -> dict[str, Any]:
 
 STATES = {"current": "current", "stale": "stale: regeneration would change it", "missing": "missing",
           "edited": "edited by hand: regeneration leaves it alone",
+          "developers": "not gitmem's (the developer's own file under its name): gitmem writes none while it is there",
           "damaged": "its gitmem:begin/gitmem:end lines are missing their pair, doubled or out of order: "
                      "gitmem leaves it alone until they are fixed by hand",
           "unreadable": "unreadable (not a plain file, or too big): regeneration leaves it alone"}

@@ -293,6 +293,7 @@ def test_a_developers_own_file_under_gitmems_name_is_never_overwritten(repo, mon
     hazard = add_entry(repo, "hazard", "a.py is shared with the mobile app.", "--anchor", "src/a.py")
     assert (repo.path / CURSOR / "gitmem.mdc").read_bytes() == mine
     assert [ids(text) for name, text in scoped(repo.path, CURSOR).items() if name != "gitmem.mdc"] == [[hazard]]
+    assert f"{CURSOR}/gitmem.mdc  not gitmem's" in repo.gitmem("status").stdout
     repo.gitmem("uninstall")
     assert (repo.path / CURSOR / "gitmem.mdc").read_bytes() == mine
     assert sorted(scoped(repo.path, CURSOR)) == ["gitmem.mdc"]

@@ -70,7 +70,7 @@ MERGE_ATTRIBUTES = (f"/{generated.COPILOT_DIR}/gitmem*{generated.COPILOT_SUFFIX}
 
 class FileState(TypedDict):
     path: str
-    state: str  # current, stale, missing, edited, damaged (section markers), unreadable
+    state: str  # current, stale, missing, edited, developers, damaged (section markers), unreadable
 
 
 class HookReport(TypedDict):
@@ -274,7 +274,7 @@ def report(repo: RepoPaths, now: float | None = None) -> list[AgentReport]:
     File states: "current" (as regeneration would leave it), "stale" (regeneration, or
     `gitmem init` for hook settings, would change it), "missing", "edited" (changed by hand:
     regeneration leaves it alone; for hook settings, gitmem's hook was altered or the file
-    cannot be read).
+    cannot be read), "developers" (the developer's own file under gitmem's name: never written).
     """
     from gitmem.delivery import agents_md, claude_settings
 
@@ -317,7 +317,9 @@ def _file_state(repo: RepoPaths, rel: str, wanted: str | None, committed: set[st
         return "missing"
     if wanted is not None and current == wanted.encode("utf-8"):
         return "current"
-    return "edited" if _edited(repo, rel, current, committed) else "stale"
+    if _edited(repo, rel, current, committed):
+        return "edited"
+    return "developers" if _developers(repo, rel, current) else "stale"
 
 
 def damaged_sections(repo: RepoPaths) -> list[tuple[str, str]]:
