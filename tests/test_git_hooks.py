@@ -302,49 +302,82 @@ def test_a_hook_whose_shebang_sets_e_still_stops_a_failing_commit(repo):
 FRAMEWORK_CONFIG = "repos:\n- repo: local\n  hooks:\n  - id: mark\n    name: mark\n    entry: sh -c 'echo ran >> .git/framework-ran'\n    language: system\n    pass_filenames: false\n"
 
 
-@pytest.mark.parametrize("framework_first", [False, True])
-def test_the_pre_commit_framework_installed_over_gitmem_and_gitmem_again_never_blocks_commits(repo, monkeypatch, tmp_path,
-                                                                                           framework_first):
-    """`pre-commit install` over gitmem's stub keeps it as `pre-commit.legacy` and runs it first;
-    where the stub's own chained original is the framework's script (installed before gitmem), or
-    once `gitmem init` chains the framework in front of the stub, the framework ran inside itself
-    and refused every commit ("installed in migration mode"), and uninstall left the stub behind.
-    The real framework (the test extra), both orders: every commit runs the framework's hook
-    once and gitmem's re-check, and uninstall leaves the framework's hook alone."""
+@pytest.mark.parametrize("order", ["gitmem first", "framework first", "developer's hook, framework, gitmem"])
+def test_gitmem_runs_inside_the_pre_commit_framework_and_pre_commit_install_changes_nothing(repo, monkeypatch,
+                                                                                             tmp_path, order):
+    """The pre-commit framework keeps the hook it finds as `pre-commit.legacy` and runs it first.
+    gitmem's stub in front of the framework was moved there by the next `pre-commit install`, over
+    the developer's hook the framework kept there (lost), and ran the framework chained behind it
+    inside itself, which refuses every commit ("installed in migration mode"). The stub stands in
+    that slot: the framework's own `pre-commit install` finds its script in place and changes
+    nothing; every commit runs the developer's hook, gitmem's re-check and the framework's hooks,
+    each once; uninstall leaves what was there before gitmem. The real framework (test extra)."""
     framework = [str(Path(sys.executable).parent / "pre-commit"), "install"]
     monkeypatch.setenv("PRE_COMMIT_HOME", str(tmp_path / "pre-commit-home"))
+    hooks = repo.path / ".git/hooks"
     repo.write(".pre-commit-config.yaml", FRAMEWORK_CONFIG)
     repo.write("a.py", "def f():\n    return 1\n\n\ndef g():\n    return 2\n")
     repo.commit_all("first")
-    hooks = repo.path / ".git/hooks"
-    ran = repo.path / ".git/framework-ran"
-    if framework_first:
+    mine = "#!/bin/sh\necho mine >> .git/developer-ran\n"
+    if order.startswith("developer"):
+        (hooks / "pre-commit").write_text(mine)
+        (hooks / "pre-commit").chmod(0o755)
+    if order != "gitmem first":
         subprocess.run(framework, cwd=repo.path, check=True, capture_output=True)
-    before = (hooks / "pre-commit").read_bytes() if framework_first else None
+    before = {p.name: p.read_bytes() for p in hooks.iterdir() if not p.name.endswith(".sample")}
     repo.gitmem("init")
     entry = repo.gitmem("add", "hazard", "g is slow", "--anchor", "a.py::g").stdout.split()[0]
-    subprocess.run(framework, cwd=repo.path, check=True, capture_output=True)  # over gitmem's stub
-    for n, step in enumerate(("framework over gitmem", "gitmem init again")):
-        if n:
-            assert "took gitmem's pre-commit hook out of pre-commit.legacy" in repo.gitmem("init").stdout
-            assert not (hooks / "pre-commit.legacy").exists()
-        ran.unlink(missing_ok=True)
-        repo.write("a.py", repo.read("a.py") + f"\n\nx{n} = 1\n")
-        made = subprocess.run(["git", "commit", "-qam", step], cwd=repo.path, capture_output=True, text=True)
-        assert made.returncode == 0 and "migration mode" not in made.stderr, (step, made.stderr)
-        assert ran.read_text() == "ran\n", step  # the framework's hook, once
-    repo.write("a.py", "def f():\n    return 1\n")  # gitmem's re-check runs: g's entry is retired
-    repo.commit_all("drop g")
+    subprocess.run(framework, cwd=repo.path, check=True, capture_output=True)  # a `make setup` run again
+    settled = {p.name: p.read_bytes() for p in hooks.iterdir()}
+    assert b"hook-impl" in settled["pre-commit"] and b"gitmem: managed hook stub" in settled["pre-commit.legacy"]
+    assert repo.gitmem("init").stdout.count("installed") == 0  # as gitmem left it
+    assert "pre-commit hook" not in repo.gitmem("status").stdout
+    from gitmem.githooks.presence import hooks_not_run  # what a session start would warn of
+    assert hooks_not_run(str(repo.path), str(repo.path / ".git"), str(repo.path / ".git")) is None
+    subprocess.run(framework, cwd=repo.path, check=True, capture_output=True)
+    assert {p.name: p.read_bytes() for p in hooks.iterdir()} == settled
+    ran = {name: repo.path / ".git" / f"{name}-ran" for name in ("framework", "developer")}
+    repo.write("a.py", "def f():\n    return 1\n")  # g dropped: gitmem's re-check retires its entry
+    made = subprocess.run(["git", "commit", "-qam", "drop g"], cwd=repo.path, capture_output=True, text=True)
+    assert made.returncode == 0 and "migration mode" not in made.stderr, made.stderr
     assert repo.entries()[entry]["status"] == "revoked"
+    assert ran["framework"].read_text() == "ran\n"
+    assert ran["developer"].read_text() == "mine\n" if order.startswith("developer") else not ran["developer"].exists()
     repo.gitmem("uninstall")
-    left = sorted(p.name for p in hooks.iterdir() if not p.name.endswith(".sample"))
-    assert left == ["pre-commit"] and b"hook-impl" in (hooks / "pre-commit").read_bytes()
-    if before is not None:
-        assert (hooks / "pre-commit").read_bytes() == before
-    ran.unlink()
-    repo.write("a.py", "def f():\n    return 3\n")
-    assert subprocess.run(["git", "commit", "-qam", "after"], cwd=repo.path, capture_output=True).returncode == 0
-    assert ran.read_text() == "ran\n"
+    assert {p.name: p.read_bytes() for p in hooks.iterdir() if not p.name.endswith(".sample")} == (
+        before if order != "gitmem first" else {"pre-commit": settled["pre-commit"]})
+
+
+def test_an_earlier_layout_with_the_framework_chained_behind_gitmem_is_moved_into_its_slot(repo, monkeypatch, tmp_path):
+    """Where an earlier gitmem chained the framework behind its stub (and the framework kept the
+    developer's hook as pre-commit.legacy), `gitmem init` puts the framework back in front and the
+    stub in its slot, chaining the developer's hook: every commit runs all three, once."""
+    framework = [str(Path(sys.executable).parent / "pre-commit"), "install"]
+    monkeypatch.setenv("PRE_COMMIT_HOME", str(tmp_path / "pre-commit-home"))
+    hooks = repo.path / ".git/hooks"
+    repo.write(".pre-commit-config.yaml", FRAMEWORK_CONFIG)
+    repo.write("a.py", "x = 1\n")
+    repo.commit_all("first")
+    (hooks / "pre-commit").write_text("#!/bin/sh\necho mine >> .git/developer-ran\n")
+    (hooks / "pre-commit").chmod(0o755)
+    subprocess.run(framework, cwd=repo.path, check=True, capture_output=True)
+    repo.gitmem("init")
+    stub = (hooks / "pre-commit.legacy").read_bytes()
+    # the earlier layout: the stub in front, the framework chained, the developer's hook kept by the framework
+    (hooks / "pre-commit.gitmem-orig").rename(hooks / "keep")
+    (hooks / "pre-commit").rename(hooks / "pre-commit.gitmem-orig")
+    (hooks / "pre-commit.legacy").write_bytes((hooks / "keep").read_bytes())
+    (hooks / "keep").unlink()
+    (hooks / "pre-commit").write_bytes(stub)
+    (hooks / "pre-commit").chmod(0o755)
+    assert "moved gitmem's pre-commit hook into pre-commit.legacy" in repo.gitmem("init").stdout
+    assert b"hook-impl" in (hooks / "pre-commit").read_bytes() and (hooks / "pre-commit.legacy").read_bytes() == stub
+    assert (hooks / "pre-commit.gitmem-orig").read_text() == "#!/bin/sh\necho mine >> .git/developer-ran\n"
+    repo.write("a.py", "x = 2\n")
+    made = subprocess.run(["git", "commit", "-qam", "second"], cwd=repo.path, capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    assert (repo.path / ".git/framework-ran").read_text() == "ran\n"
+    assert (repo.path / ".git/developer-ran").read_text() == "mine\n"
 
 
 def test_uninstall_after_the_hooks_path_moved_removes_the_stubs_left_in_git_hooks(repo):

@@ -12,6 +12,12 @@ case "$0" in  # the hooks folder, without forking dirname (this runs in every co
   *) orig="./$GITMEM_HOOK.gitmem-orig"; named="./$GITMEM_SHADOW/$GITMEM_HOOK" ;;
 esac
 
+# The git command running this hook: its parent, or, run by the pre-commit framework from its
+# legacy slot, the framework's parent (its hook script exec's the framework from git's hook).
+git_pid=$PPID
+[ -n "$PRE_COMMIT_RUNNING_LEGACY" ] && git_pid=$(ps -o ppid= -p "$PPID" 2>/dev/null) && git_pid=${git_pid##* }
+[ -n "$git_pid" ] || git_pid=$PPID
+
 # This worktree's own state (a linked worktree has its own git dir, index and entries).
 state=.git/gitmem
 [ -d .git ] || state="$(git rev-parse --git-dir 2>/dev/null)/gitmem"
@@ -19,14 +25,14 @@ state=.git/gitmem
 # never move the branch under a `git commit` that waits for its editor. prepare-commit-msg runs
 # before the editor even under `git commit --no-verify`, which skips pre-commit.
 { [ "$GITMEM_HOOK" = pre-commit ] || [ "$GITMEM_HOOK" = prepare-commit-msg ]; } && [ -d "$state" ] && \
-  { echo "$PPID" > "$state/committing"; } 2>/dev/null
+  { echo "$git_pid" > "$state/committing"; } 2>/dev/null
 case "$GITMEM_HOOK" in  # the commit (or the merge's, the rebase's) is made
   post-commit|post-merge|post-rewrite) [ -s "$state/committing" ] && { : > "$state/committing"; } 2>/dev/null
     # what this commit's own pre-commit staged is committed (another's, a commit that failed before
     # a --no-verify one, is not: the next pre-commit sees it)
     if [ -s "$state/pre-commit-staged.json" ]; then
       owner=; { IFS= read -r owner < "$state/pre-commit-staged.json"; } 2>/dev/null
-      [ "$owner" = "$PPID" ] && { : > "$state/pre-commit-staged.json"; } 2>/dev/null
+      [ "$owner" = "$git_pid" ] && { : > "$state/pre-commit-staged.json"; } 2>/dev/null
     fi ;;
 esac
 
@@ -37,9 +43,9 @@ input=""
 [ "$GITMEM_HOOK" = post-rewrite ] && input=$(cat)  # stdin is read once and handed to both
 
 status=0
-# Run by the pre-commit framework as its legacy hook (`pre-commit install` over this stub), an
-# original that is the framework's own script would run the framework inside itself, which
-# refuses the commit; `gitmem init` takes this stub out of the legacy slot.
+# Run by the pre-commit framework as its legacy hook, an original that is the framework's own
+# script (chained by an earlier layout, until `gitmem init`) would run the framework inside
+# itself, which refuses the commit.
 [ -n "$PRE_COMMIT_RUNNING_LEGACY" ] && [ -f "$orig" ] && grep -qs hook-impl "$orig" && orig=
 if [ -f "$orig" ] && [ -x "$orig" ]; then  # git runs a hook only when it is executable; so does this stub
   if [ "$GITMEM_ORIG_MODE" = source ]; then

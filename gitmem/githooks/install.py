@@ -22,13 +22,13 @@ from gitmem.base.locate import runner_problem
 from gitmem.base.paths import RepoPaths
 from gitmem.errors import GitmemError
 from gitmem.githooks import HOOK_NAMES
-from gitmem.githooks.presence import is_stub
+from gitmem.githooks.presence import FRAMEWORK_MARK, is_stub
 
 ORIG_SUFFIX = ".gitmem-orig"
 # The pre-commit framework, installed over a hook, keeps that hook as `<hook>.legacy` and runs it
-# first ("migration mode"); its own script calls `pre-commit hook-impl`.
+# before its own ("migration mode"): where the framework's script is the hook, gitmem's stub
+# stands there (_stub_slot).
 LEGACY_SUFFIX = ".legacy"
-FRAMEWORK_MARK = b"hook-impl"
 # A folder mirroring the hooks folder by links, each chained original under its hook's name:
 # where one that dispatches on its name runs (_shadow). Beside the hooks folder in the git dir
 # (`.git/hooks.gitmem-orig/pre-commit`: `$0/../..` is still the work tree); inside a hooks folder
@@ -186,28 +186,28 @@ def install(repo: RepoPaths, python: str | None = None) -> list[str]:
     folder.mkdir(parents=True, exist_ok=True)
     python = python or sys.executable
     done: list[str] = []
+    slots: dict[str, Path] = {}
     for name in HOOK_NAMES:  # every foreign hook aside first, then the stubs: none is written through a link
-        hook = folder / name
+        slot, moved = _stub_slot(folder, name)
+        slots[name] = slot
+        if moved:
+            done.append(f"moved gitmem's {name} hook into {slot.name}, which the pre-commit framework runs first")
         orig = folder / (name + ORIG_SUFFIX)
-        if _out_of_legacy(folder, name):
-            done.append(f"took gitmem's {name} hook out of {name}{LEGACY_SUFFIX} (`pre-commit install` put it there)")
-        if (hook.exists() or hook.is_symlink()) and not is_ours(hook):
+        if (slot.exists() or slot.is_symlink()) and not is_ours(slot):
             if orig.exists() or orig.is_symlink():
                 # Another tool replaced our stub after we chained the first original: chain the
                 # newer one, and keep the earlier (never over one kept so) unless it is the same
                 # script written again (husky's shims, the framework's hook).
-                _set_aside(orig, hook)
-            hook.rename(orig)
-            done.append(f"chained existing {name} hook ({orig.name})")
+                _set_aside(orig, slot)
+            slot.rename(orig)
+            done.append(f"chained existing {slot.name} hook ({orig.name})")
     _relink_siblings(folder, ORIG_SUFFIX)
-    for name in HOOK_NAMES:
-        hook = folder / name
-        orig = folder / (name + ORIG_SUFFIX)
-        text = _stub(name, python, orig)
-        if not hook.exists() or hook.read_text(encoding="utf-8", errors="replace") != text:
-            hook.write_text(text, encoding="utf-8")
-            done.append(f"installed {name} hook")
-        os.chmod(hook, 0o755)
+    for name, slot in slots.items():
+        text = _stub(name, python, folder / (name + ORIG_SUFFIX))
+        if not slot.exists() or slot.read_text(encoding="utf-8", errors="replace") != text:
+            slot.write_text(text, encoding="utf-8")
+            done.append(f"installed {name} hook" + (f" ({slot.name})" if slot.name != name else ""))
+        os.chmod(slot, 0o755)
     _shadow(folder)
 
     textconv = textconv_command(python)
@@ -236,26 +236,37 @@ def install(repo: RepoPaths, python: str | None = None) -> list[str]:
     return done
 
 
-def _out_of_legacy(folder: Path, name: str) -> bool:
-    """gitmem's stub taken out of the pre-commit framework's legacy slot. `pre-commit install`
-    over the stub moves it to `<hook>.legacy`, which the framework runs first; the stub runs its
-    own chained original, and where that is the framework's script (installed before gitmem) the
-    framework runs inside itself and refuses every commit ("installed in migration mode"), as it
-    does once `gitmem init` chains the framework in front of the stub. The stub goes (gitmem runs
-    from the hook itself, before the framework); what it chained takes the legacy slot, where
-    the framework runs it as the stub did, unless it is a framework script itself (kept aside)."""
-    legacy = folder / (name + LEGACY_SUFFIX)
-    if not is_ours(legacy):
+def _framework(path: Path) -> bool:
+    """`path` is the pre-commit framework's own script (not a stub of gitmem's naming it)."""
+    try:
+        text = path.read_bytes()[:64 * 1024] if path.is_file() and not path.is_symlink() else b""
+    except OSError:
         return False
-    legacy.unlink()
-    hook, orig = folder / name, folder / (name + ORIG_SUFFIX)
-    if (hook.exists() or hook.is_symlink()) and not is_ours(hook) and (orig.exists() or orig.is_symlink()):
-        chained = orig.read_bytes() if orig.is_file() and not orig.is_symlink() else b""
-        if FRAMEWORK_MARK in chained:
+    return FRAMEWORK_MARK in text and not is_stub(text.decode("utf-8", "replace"))
+
+
+def _stub_slot(folder: Path, name: str) -> tuple[Path, bool]:
+    """Where gitmem's stub for `name` stands, and whether an earlier layout was moved there: the
+    hook itself or, where that is the pre-commit framework's script, the framework's legacy slot
+    (`<hook>.legacy`), which the framework runs before its own hooks. In front of the framework,
+    the next `pre-commit install` moved the stub into that slot over whatever the developer's hook
+    the framework kept there (lost), and the stub, running the framework chained behind it, ran
+    it inside itself, which refuses every commit ("installed in migration mode"). In the slot,
+    `pre-commit install` finds its own script in place and changes nothing."""
+    hook, legacy, orig = folder / name, folder / (name + LEGACY_SUFFIX), folder / (name + ORIG_SUFFIX)
+    if is_ours(hook) and _framework(orig):  # an earlier gitmem chained the framework: it goes back in front
+        hook.unlink()
+        orig.rename(hook)
+        if is_ours(legacy):
+            legacy.unlink()
+        elif legacy.exists() or legacy.is_symlink():
+            legacy.rename(orig)  # the developer's hook the framework kept: chained by the stub
+        return legacy, True
+    if _framework(hook):
+        if _framework(orig):  # a copy of the framework an earlier layout chained: run once is enough
             _set_aside(orig, hook)
-        else:
-            orig.rename(legacy)
-    return True
+        return legacy, False
+    return hook, False
 
 
 def _set_aside(orig: Path, hook: Path) -> None:
@@ -302,8 +313,10 @@ def missing(repo: RepoPaths) -> list[str]:
     folder = hooks_folder(repo)
     out = []
     for name in HOOK_NAMES:
+        hook = folder / name
+        slot = folder / (name + LEGACY_SUFFIX) if _framework(hook) else hook
         try:
-            text = (folder / name).read_text(encoding="utf-8", errors="replace")
+            text = slot.read_text(encoding="utf-8", errors="replace")
         except OSError:
             text = ""
         if not is_stub(text):  # is_ours, on the text read once
@@ -340,22 +353,21 @@ def _relink_siblings(folder: Path, suffix: str) -> None:
 def _uninstall_stubs(folder: Path) -> list[str]:
     done: list[str] = []
     for name in HOOK_NAMES:
-        hook = folder / name
-        orig = folder / (name + ORIG_SUFFIX)
-        if not is_ours(hook):
-            continue
-        hook.unlink()
-        if orig.exists() or orig.is_symlink():
-            orig.rename(hook)
-            done.append(f"restored the original {name} hook")
-        else:
-            done.append(f"removed {name} hook")
+        hook, orig = folder / name, folder / (name + ORIG_SUFFIX)
+        for slot in (hook, folder / (name + LEGACY_SUFFIX)):
+            if not is_ours(slot):
+                continue
+            slot.unlink()
+            if slot != hook and _framework(orig):  # the framework is the hook: its copy never comes back under it
+                _set_aside(orig, hook)
+            if orig.exists() or orig.is_symlink():
+                orig.rename(slot)
+                done.append(f"restored the original {slot.name} hook")
+            else:
+                done.append(f"removed {slot.name} hook")
         kept = sorted(p.name for p in folder.glob(f"{name}{ORIG_SUFFIX}.prev*"))
         if kept:  # hooks another tool had replaced: not run before uninstall either, never deleted
             done.append(f"kept {', '.join(kept)} (a {name} hook another tool replaced; delete it if unused)")
-    for name in HOOK_NAMES:  # the framework's legacy slot, once its hook is what it was before gitmem
-        if _out_of_legacy(folder, name):
-            done.append(f"removed gitmem's {name} hook from {name}{LEGACY_SUFFIX}")
     _relink_siblings(folder, "")
     _shadow(folder)  # no original chained now: its links go
     return done

@@ -17,6 +17,9 @@ from gitmem.base.locate import inside
 MARKER = "# gitmem: managed hook stub"  # the first lines of every stub gitmem installs
 PROBES = ("pre-commit", "post-commit")  # hooks every `gitmem init` installs; a hook manager replaces pre-commit first
 RUNS_GITMEM = "gitmem.githooks.on_commit"  # what `gitmem init` asks a team's own hooks to run
+# The pre-commit framework's script (it runs `pre-commit hook-impl`): gitmem's stub stands in its
+# legacy slot, `<hook>.legacy`, which the framework runs first.
+FRAMEWORK_MARK = b"hook-impl"
 _MOVES_HOOKS = (b"hookspath", b"include")  # config text that may put the hooks folder elsewhere
 _CONFIG_ENV = ("GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT")  # `git -c` and its environment form
 
@@ -48,7 +51,9 @@ def _runs_gitmem(path: str) -> bool:
             text = file.read(64 * 1024)
     except OSError:
         return False
-    return is_stub(text) or RUNS_GITMEM in text
+    if is_stub(text) or RUNS_GITMEM in text:
+        return True
+    return FRAMEWORK_MARK.decode() in text and _runs_gitmem(path + ".legacy")
 
 
 def _hooks_folder(worktree: str, git_dir: str, common_dir: str) -> str | None:

@@ -33,7 +33,7 @@ END_OF_FILE = "*** End of File"
 class FileChange:
     """One file of a patch: the operation, the path as written, the old text of each hunk."""
 
-    __slots__ = ("hunks", "moved_to", "news", "op", "path", "seeks")
+    __slots__ = ("ends", "hunks", "moved_to", "news", "op", "path", "seeks")
 
     def __init__(self, op: str, path: str) -> None:
         self.op = op  # "update", "add" or "delete"
@@ -42,6 +42,7 @@ class FileChange:
         self.hunks: list[str] = []  # per hunk: its context and removed lines, as in the file ("": none)
         self.news: list[str] = []  # per hunk: its context and added lines (an added file: its text, one)
         self.seeks: list[str] = []  # per hunk: the line its `@@ …` header names, found first ("": none)
+        self.ends: list[bool] = []  # per hunk: marked `*** End of File` (its old lines end the file)
 
     def __repr__(self) -> str:
         return f"FileChange({self.op!r}, {self.path!r}, hunks={len(self.hunks)})"
@@ -55,12 +56,13 @@ def parse(text: str) -> list[FileChange]:
     new: list[str] = []
     seek = ""
 
-    def close_hunk() -> None:
+    def close_hunk(at_end: bool = False) -> None:
         nonlocal hunk, new, seek
         if current is not None and current.op == "add" and new:
             current.news.append("\n".join(new) + "\n")  # the added file's text, joined once
         elif current is not None and hunk is not None:
             current.seeks.append(seek)
+            current.ends.append(at_end)
             while hunk and not hunk[-1]:
                 hunk.pop()
             while new and not new[-1]:
@@ -84,7 +86,7 @@ def parse(text: str) -> list[FileChange]:
                 changes.append(current)
             continue
         if line.strip().startswith("***"):  # Begin/End Patch, End of File
-            close_hunk()
+            close_hunk(at_end=line.strip() == END_OF_FILE)
             continue
         if current is not None and current.op == "add" and line[:1] == "+":
             new.append(line[1:])
@@ -92,7 +94,8 @@ def parse(text: str) -> list[FileChange]:
             continue
         if line.startswith("@@"):
             close_hunk()
-            hunk, seek = [], line[2:].strip()
+            # as Codex reads it: the text after `@@ ` as it stands, its spaces included
+            hunk, seek = [], line[3:] if line.startswith("@@ ") else line[2:].strip()
             continue
         if line[:1] in (" ", "-", "+"):
             if hunk is None:
@@ -109,28 +112,53 @@ def parse(text: str) -> list[FileChange]:
 
 
 def applied(before: str, change: FileChange) -> str | None:
-    """The file's text after `change` (an added file's text; an update's hunks in order, each where
-    its old lines first stand whole after the hunk before, as Codex applies them), or None where a
-    hunk's old lines are not there or say nowhere."""
+    """The file's text after `change` as Codex applies it (an added file's text; an update's
+    hunks in order), or None where Codex would refuse it (a hunk's lines are not there) or where
+    it lands cannot be told from here (a hunk that only adds lines).
+
+    Codex finds each hunk's `@@` line, then its old lines, from where the hunk before ended (a
+    hunk marked `*** End of File`, at the file's end), trying every place with the lines equal
+    before any where they are equal but for trailing spaces, and those before any where they are
+    equal but for the spaces around them: read otherwise (the first place equal but for spaces),
+    a patch could change one line here and another in the file Codex writes."""
     if change.op == "add":
         return change.news[0] if change.news else ""
-    text = "\n" + before.replace("\r\n", "\n")
-    ends = text.endswith("\n")
-    text += "" if ends else "\n"  # a last line without its line break still matches one
+    lines = before.replace("\r\n", "\n").split("\n")
+    if lines[-1] == "":
+        lines.pop()
     at = 0
-    for old, new, seek in zip(change.hunks, change.news, change.seeks, strict=True):
-        if seek:  # `@@ def f():` finds that line first; the hunk stands after it
-            lines = text[at:].split("\n")
-            index = next((n for n, line in enumerate(lines) if line.strip() == seek), None)
-            if index is None:
+    replacements: list[tuple[int, int, list[str]]] = []
+    for old, new, seek, at_end in zip(change.hunks, change.news, change.seeks, change.ends, strict=True):
+        if seek:
+            found = _seek(lines, [seek], at, False)
+            if found is None:
                 return None
-            at += sum(len(line) + 1 for line in lines[:index + 1]) - 1
-        found = text.find("\n" + old, at) if old else -1
-        if found < 0:
+            at = found + 1
+        if not old:
+            return None  # Codex puts such a hunk at the file's end, whatever its `@@` line says
+        pattern, added = old[:-1].split("\n"), new[:-1].split("\n") if new else []
+        found = _seek(lines, pattern, at, at_end)
+        if found is None:
             return None
-        text = text[:found + 1] + new + text[found + 1 + len(old):]
-        at = found + len(new)
-    return text[1:] if ends else text[1:-1]
+        replacements.append((found, len(pattern), added))
+        at = found + len(pattern)
+    for start, length, added in reversed(replacements):
+        lines[start:start + length] = added
+    return "\n".join(lines) + "\n"
+
+
+def _seek(lines: list[str], pattern: list[str], start: int, at_end: bool) -> int | None:
+    """Where `pattern` first stands in `lines` from `start` (at the end: only there), by Codex's
+    order: equal, then equal but for trailing spaces, then but for spaces around each line."""
+    if len(pattern) > len(lines):
+        return None
+    first = len(lines) - len(pattern) if at_end else start
+    for same in (str.__str__, str.rstrip, str.strip):
+        wanted = [same(p) for p in pattern]
+        for i in range(first, len(lines) - len(pattern) + 1):
+            if all(same(lines[i + k]) == wanted[k] for k in range(len(pattern))):
+                return i
+    return None
 
 
 def _header(line: str) -> tuple[str, str] | None:
