@@ -473,6 +473,25 @@ def test_the_very_words_of_an_active_entry_are_never_recorded_again(paths, proje
     assert again.already == [said[0].body] and [e.body for e in again.recorded] == [said[1].body]
     entries = project.entries()
     assert len(entries) == 2 and entries[stored.id]["status"] == "active"
+    # the same words correcting another entry (two contradicting rules): the correction holds
+    two = project.gitmem("add", "law", "Use two spaces for indentation.").stdout.split()[0]
+    four = project.gitmem("add", "law", "Use four spaces for indentation.").stdout.split()[0]
+    fix = Outcome(queue.Job("s3", 0, "/v.jsonl"))
+    commit_candidates(paths, fix.job, [Candidate("correction", "user", "Use four spaces for indentation.", None,
+                                                 (two,), 0.9)], fix)
+    [correction] = fix.recorded
+    entries = project.entries()
+    assert entries[two]["status"] == "superseded" and entries[two]["superseded_by"] == correction.id
+    assert entries[four]["status"] == "active"
+    # an expired rule said again is said anew
+    project.write(".gitmem/entries/20200101-0000e0e0.yaml",
+                  "id: 20200101-0000e0e0\nkind: law\nbody: Deploys are frozen.\nexpires: 2020-02-01\n")
+    project.commit_all("an expired freeze")
+    from gitmem.writer.turn_writer import stored_entries
+    assert "20200101-0000e0e0" not in {e.id for e in stored_entries(paths)}  # the judge's store: rules in force
+    freeze = Outcome(queue.Job("s4", 0, "/w.jsonl"))
+    commit_candidates(paths, freeze.job, [Candidate("law", "user", "Deploys are frozen.", None, (), 0.9)], freeze)
+    assert [e.body for e in freeze.recorded] == ["Deploys are frozen."] and freeze.already == []
 
 
 def test_an_unreadable_job_file_is_set_aside_not_counted_as_waiting_forever(paths, project):

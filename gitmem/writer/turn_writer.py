@@ -51,8 +51,9 @@ class Outcome:
 
 
 def stored_entries(repo: RepoPaths) -> list[Entry]:
-    """Active entries from the compiled index (no YAML parsing per job)."""
-    return index.stored(repo, active_only=True)
+    """Entries in force (active, not expired) from the compiled index (no YAML parsing per job):
+    an expired rule said again is said anew."""
+    return [e for e in index.stored(repo, active_only=True) if not e.expired()]
 
 
 # A redone job looks for its entries committed on other branches since its turn was typed (or,
@@ -208,16 +209,19 @@ def commit_candidates(repo: RepoPaths, job: Job, candidates: Sequence[Candidate]
     memory.flush_pending()  # the writer's loop is one of the safe moments
     every = index.stored(repo)
     active = {e.id for e in every if e.active}
-    # the store as it is now (the judge saw it earlier): the very words active already record nothing
-    stated = {" ".join(e.body.split()).casefold() for e in every if e.active}
+    # the store as it is now (the judge saw it earlier): the very words in force record nothing,
+    # unless they correct another entry (two contradicting rules, one said again as a correction)
+    stated = {" ".join(e.body.split()).casefold(): e.id for e in every if e.active and not e.expired()}
     withdrawn = _withdrawn(every)
     said = utc_seconds(job.starts)
     # a session resumed after its queue state was pruned has every earlier turn judged again,
     # weeks after they were typed and committed on some branch
     since = min(t for t in (said, job.enqueued) if t) - QUEUED_SLACK_S if said or job.enqueued else 0.0
     for c in candidates:
-        if " ".join(c.body.split()).casefold() in stated or \
-                _already_recorded(repo, job.session, job.turn, c.body, since=since):
+        words = " ".join(c.body.split()).casefold()
+        supersedes = tuple(i for i in c.supersedes if i in active and i != stated.get(words))
+        if (words in stated and not supersedes) or _already_recorded(repo, job.session, job.turn, c.body,
+                                                                     since=since):
             outcome.already.append(c.body)
             continue
         when = withdrawn.get(" ".join(c.body.split()))
@@ -226,7 +230,6 @@ def commit_candidates(repo: RepoPaths, job: Job, candidates: Sequence[Candidate]
             # again, not the developer bringing the rule back.
             outcome.notes.append(f"not recorded: {c.body!r} was revoked or superseded after it was said")
             continue
-        supersedes = tuple(i for i in c.supersedes if i in active)
         try:
             rec = memory.add_copied(c.kind, c.body, anchor=c.resolved or c.anchor, source=c.source,
                                     session=job.session, turn=job.turn, supersedes=supersedes)
@@ -235,7 +238,7 @@ def commit_candidates(repo: RepoPaths, job: Job, candidates: Sequence[Candidate]
             rec = memory.add_copied(c.kind, c.body, anchor=None, source=c.source, session=job.session,
                                     turn=job.turn, supersedes=supersedes)
         outcome.recorded.append(rec.entry)
-        stated.add(" ".join(c.body.split()).casefold())
+        stated[words] = rec.entry.id
         if rec.commit.commit:
             outcome.commits.append(rec.commit.commit)
         else:
