@@ -7,6 +7,7 @@ index, and the staged content we must check is in that one). Paths go NUL-separa
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 from collections.abc import Iterable, Sequence
@@ -76,12 +77,14 @@ def has_head(repo: Path) -> bool:
 
 
 def left_out_by_sparse_checkout(repo: RepoPaths, folder: str) -> bool:
-    """Whether a sparse checkout keeps committed files under `folder` out of the work tree (git
-    marks them skip-worktree); one git call, and only where a sparse checkout is set up."""
+    """Whether a sparse checkout keeps committed files under `folder` out of the work tree: git
+    marks them skip-worktree and they are not there (a file marked so by hand, to keep a local
+    change, is). One git call, and only where a sparse checkout was ever set up."""
     if not any((d / "info" / "sparse-checkout").is_file() for d in (repo.git_dir, repo.common_dir)):
         return False
     listed = git(repo.worktree, "ls-files", "-t", "-z", "--", folder, check=False)
-    return any(item.startswith(b"S ") for item in listed.split(b"\0"))
+    return any(item.startswith(b"S ") and not (repo.worktree / os.fsdecode(item[2:])).exists()
+               for item in listed.split(b"\0"))
 
 
 def rev_parse(repo: Path, rev: str) -> str | None:

@@ -360,6 +360,57 @@ def test_a_crlf_file_gets_its_section_in_crlf(repo, monkeypatch, rel, agent):
     assert (repo.path / rel).read_bytes() == original
 
 
+def test_a_clone_with_core_autocrlf_keeps_its_crlf_checkout_and_commits_the_sections(repo, tmp_path, monkeypatch):
+    """Windows' core.autocrlf=true checks files out with CRLF: gitmem's LF rewrite of a generated
+    file showed it modified for good, AGENTS.md's CRLF copy counted as the developer's change (its
+    section never joined gitmem's commits), and status called the CRLF sections stale."""
+    from conftest import GitRepo
+
+    monkeypatch.setenv("GITMEM_NO_DAEMON", "1")
+    repo.write("AGENTS.md", "# Project\n\nBe nice.\n")
+    repo.write("src/a.py", SOURCE)
+    repo.commit_all("initial")
+    repo.gitmem("init", "--agent", "claude-code", "--agent", "cursor", "--agent", "agents-md")
+    add_entry(repo, "law", "Use tabs.")
+    repo.commit_all("gitmem for the team")
+    subprocess.run(["git", "-c", "core.autocrlf=true", "clone", "-q", str(repo.path), str(tmp_path / "win")], check=True)
+    win = GitRepo(tmp_path / "win")
+    win.git("config", "core.autocrlf", "true")
+    assert (win.path / "AGENTS.md").read_bytes().startswith(b"# Project\r\n")
+    win.gitmem("init")
+    assert win.git("status", "--porcelain") == ""
+    law = add_entry(win, "law", "Never commit secrets.")
+    assert win.git("status", "--porcelain") == ""
+    assert {"AGENTS.md", f"{CURSOR}/gitmem.mdc"} <= set(win.git("show", "--name-only", "--format=", "HEAD").split())
+    for rel in ("AGENTS.md", f"{CURSOR}/gitmem.mdc"):
+        data = (win.path / rel).read_bytes()
+        assert law.encode() in data and data.count(b"\n") == data.count(b"\r\n"), rel
+        assert law in win.git("show", f"HEAD:{rel}") and "\r" not in win.git("show", f"HEAD:{rel}")
+    states = {f["path"]: f["state"] for a in json.loads(win.gitmem("status", "--json").stdout)["agents"]
+              for f in a["files"]}
+    assert states["AGENTS.md"] == states[f"{CURSOR}/gitmem.mdc"] == "current", states
+
+
+def test_two_branches_merging_a_crlf_agents_md_keep_its_line_ends(repo, monkeypatch):
+    """The merge driver read the three versions with universal newlines and wrote LF: the merge
+    commit rewrote every line of a CRLF AGENTS.md, the developer's text included."""
+    monkeypatch.setenv("GITMEM_NO_DAEMON", "1")
+    repo.write("AGENTS.md", b"# Project\r\n\r\nBe nice.\r\n")
+    repo.write("src/a.py", SOURCE)
+    repo.commit_all("initial")
+    repo.gitmem("init", "--agent", "claude-code", "--agent", "agents-md")
+    repo.commit_all("gitmem")
+    repo.git("checkout", "-q", "-b", "side")
+    theirs = add_entry(repo, "law", "Prefer small functions.")
+    repo.git("checkout", "-q", "main")
+    ours = add_entry(repo, "law", "Never commit secrets.")
+    repo.git("merge", "-q", "--no-edit", "side")
+    merged = subprocess.run(["git", "show", "HEAD:AGENTS.md"], cwd=repo.path, capture_output=True).stdout
+    assert ours.encode() in merged and theirs.encode() in merged
+    assert merged.count(b"\n") == merged.count(b"\r\n") and merged.startswith(b"# Project\r\n"), merged
+    assert "AGENTS.md  current" in repo.gitmem("status").stdout
+
+
 GEMINI_SETTINGS_WITH_COMMENTS = """{
   // the team's Gemini CLI settings (Gemini CLI reads and keeps comments)
   "ui": {"theme": "GitHub"}, /* shared */

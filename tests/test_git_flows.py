@@ -1413,3 +1413,7 @@ def test_a_sparse_checkout_that_leaves_the_store_out_is_refused_with_the_way_in(
     mate.gitmem("init")
     assert entry in mate.gitmem("list").stdout
     assert "git hooks: installed" in mate.gitmem("status").stdout
+    # sparse checkout switched off, a file kept skip-worktree by hand (a local override): it is there
+    mate.git("sparse-checkout", "disable")
+    mate.git("update-index", "--skip-worktree", ".gitmem/config.yaml")
+    assert entry in mate.gitmem("list").stdout

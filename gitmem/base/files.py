@@ -289,3 +289,11 @@ def sha256_file(path: str | os.PathLike[str]) -> str:
         while block := handle.read(1 << 22):
             digest.update(block)
     return digest.hexdigest()
+
+
+def in_line_ends_of(data: bytes | None, text: str) -> str:
+    """`text` (as git stores it) with the line ends of the work tree's `data` it replaces: a CRLF
+    checkout (core.autocrlf) stays CRLF, as git's own checkout writes it."""
+    if data is None or "\r" in text or not data.split(b"\n", 1)[0].endswith(b"\r"):
+        return text
+    return text.replace("\n", "\r\n")

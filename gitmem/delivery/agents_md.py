@@ -332,7 +332,7 @@ def merge(base: str, ours: str, theirs: str) -> tuple[str, bool]:
     outside, clean = merge_file(b[0] + placeholder + b[2], o[0] + placeholder + o[2], t[0] + placeholder + t[2])
     if outside.count(placeholder) != 1:  # the section itself was caught in a conflict: keep ours
         return ours, False
-    section = "\n".join([BEGIN, *merge_section(b[1], o[1], t[1]), END])
+    section = ("\r\n" if uses_crlf(ours) else "\n").join([BEGIN, *merge_section(b[1], o[1], t[1]), END])
     return outside.replace(placeholder, section), clean
 
 
@@ -341,7 +341,7 @@ def merge_file(base: str, ours: str, theirs: str) -> tuple[str, bool]:
         paths = []
         for name, text in (("ours", ours), ("base", base), ("theirs", theirs)):
             path = os.path.join(tmp, name)
-            with open(path, "w", encoding="utf-8") as handle:
+            with open(path, "w", encoding="utf-8", newline="") as handle:
                 handle.write(text)
             paths.append(path)
         done = subprocess.run(["git", "merge-file", "-p", "-L", "ours", "-L", "base", "-L", "theirs", *paths],
@@ -365,13 +365,13 @@ def merge_driver(base_path: str, ours_path: str, theirs_path: str,
     try:
         texts = []
         for path in (base_path, ours_path, theirs_path):
-            with open(path, encoding="utf-8") as handle:
+            with open(path, encoding="utf-8", newline="") as handle:  # CRLF stays CRLF
                 texts.append(handle.read())
         merged, clean = merge_texts(texts[0], texts[1], texts[2])
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         print(f"gitmem: cannot merge {label}: {exc}; leaving our version", file=sys.stderr)
         return 1
-    with open(ours_path, "w", encoding="utf-8") as handle:
+    with open(ours_path, "w", encoding="utf-8", newline="") as handle:
         handle.write(merged)
     return 0 if clean else 1
 

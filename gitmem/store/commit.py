@@ -57,7 +57,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitmem import git
 from gitmem.base import faillog, fastjson, files
-from gitmem.base.files import FileLock, write_atomic
+from gitmem.base.files import FileLock, in_line_ends_of, write_atomic
 from gitmem.base.paths import ENTRIES_DIR, RepoPaths
 from gitmem.errors import GitmemError
 from gitmem.store import pending
@@ -762,7 +762,7 @@ def _agents_md(repo: RepoPaths, r: pygit2.Repository, parent: Any, change: Chang
         return None
     on_disk = repo.worktree / _AGENTS
     try:
-        if on_disk.read_bytes() != committed.encode("utf-8"):
+        if stored_blob_id(repo, _AGENTS, on_disk.read_bytes()) != str(entry.id):
             return None
     except OSError:
         return None
@@ -820,7 +820,7 @@ def _agent_files(repo: RepoPaths, r: pygit2.Repository, parent: Any,
             continue  # a folder or something else stands there
         blob = head.get(path)
         if blob is not None:
-            ours = data is not None and (blob_id(data) == blob or owned.is_written(repo, path, data))
+            ours = data is not None and (stored_blob_id(repo, path, data) == blob or owned.is_written(repo, path, data))
             if staged.get(path) != blob or not ours:
                 continue  # the developer changed it (or removed it): theirs to commit
         elif path in staged or text is None:
@@ -980,7 +980,8 @@ def _write_worktree(repo: RepoPaths, journal: Mapping[str, Any]) -> list[str]:
         old = before.get(path)
         if data is None and file.exists():
             continue  # a folder or something else stands there: not ours to replace
-        in_step = (data is None and old is None) or (data is not None and old is not None and blob_id(data) == old)
+        in_step = (data is None and old is None) or (data is not None and old is not None
+                                                      and stored_blob_id(repo, path, data) == old)
         if old is None and data is not None and isinstance(carry.get(path), Mapping):
             # Not in the index: a file written by hand, which the change was made on as it is here.
             in_step = blob_id(data) == carry[path].get("base")
@@ -988,6 +989,7 @@ def _write_worktree(repo: RepoPaths, journal: Mapping[str, Any]) -> list[str]:
             if data is not None and text is not None and isinstance(carry.get(path), Mapping):
                 _onto_unstaged(repo, path, data, carry[path])
             continue
+        text = in_line_ends_of(data, text) if text is not None else None
         if path in owned_paths:
             _note_owned(repo, path, text)
         try:
@@ -1041,6 +1043,17 @@ def _forget_owned(repo: RepoPaths, path: str) -> None:
 
 def blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def stored_blob_id(repo: RepoPaths, path: str, data: bytes) -> str:
+    """The blob git would store for the work tree's `data` at `path`: its bytes' own, unless they
+    hold a carriage return, which core.autocrlf or an `eol` attribute takes out (a checkout's
+    CRLF is no change of the developer's): `git hash-object --path` applies the path's conversion."""
+    if b"\r" not in data:
+        return blob_id(data)
+    out = git.git(repo.worktree, "hash-object", f"--path={path}", "--stdin", input=data, check=False)
+    return out.decode("ascii", "replace").strip() or blob_id(data)
+
 
 
 def _remove_journal(repo: RepoPaths) -> None:

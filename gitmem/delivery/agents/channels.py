@@ -29,7 +29,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, TypedDict
 
 from gitmem import git
-from gitmem.base.files import read_plain
+from gitmem.base.files import in_line_ends_of, read_plain
 from gitmem.base.paths import RepoPaths
 from gitmem.base.settings import AGENT_NAMES
 from gitmem.delivery import rules as delivery_rules
@@ -315,7 +315,7 @@ def _file_state(repo: RepoPaths, rel: str, wanted: str | None, committed: set[st
         return "unreadable"
     if current is None:
         return "missing"
-    if wanted is not None and current == wanted.encode("utf-8"):
+    if wanted is not None and current == _as_checked_out(current, wanted):
         return "current"
     if _edited(repo, rel, current, committed):
         return "edited"
@@ -349,11 +349,9 @@ def _section_state(repo: RepoPaths, rel: str, section: str) -> FileState:
     text = current.decode("utf-8", "replace") if current is not None else ""
     if agents_md.section_problem(text):
         return {"path": rel, "state": "damaged"}
-    found = agents_md.find_section(text)
-    if found is None:
+    if agents_md.find_section(text) is None:
         return {"path": rel, "state": "missing"}
-    start, _, _, after = found
-    return {"path": rel, "state": "current" if text[start:after] == section else "stale"}
+    return {"path": rel, "state": "current" if agents_md.replace_section(text, section) == text else "stale"}
 
 
 def _hooks_report(repo: RepoPaths, rel: str, groups: list[hooks_json.Group], *,
@@ -494,8 +492,8 @@ def _sync(repo: RepoPaths, files: dict[str, str], folder: str, suffix: str,
     edited by hand (_edited) is left as it is, whether it would be rewritten or removed."""
     changed = []
     for rel, text in sorted(files.items()):
-        data = text.encode("utf-8")
         current = owned.read(repo, rel)
+        data = _as_checked_out(current, text)
         if current is not None and current != data and (
                 _edited(repo, rel, current, committed) or _developers(repo, rel, current)):
             continue
@@ -512,6 +510,12 @@ def _sync(repo: RepoPaths, files: dict[str, str], folder: str, suffix: str,
         if outcome or owned.remove(repo, rel):
             changed.append(rel)
     return changed
+
+
+def _as_checked_out(current: bytes | None, text: str) -> bytes:
+    """`text` in the line ends of the work tree's file it replaces: a CRLF checkout (core.autocrlf)
+    stays CRLF, as git writes it (an LF file there shows as modified until git touches it)."""
+    return in_line_ends_of(current, text).encode("utf-8")
 
 
 def _edited(repo: RepoPaths, rel: str, current: bytes, committed: Collection[str]) -> bool:

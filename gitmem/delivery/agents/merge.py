@@ -29,7 +29,8 @@ def merge(base: str, ours: str, theirs: str, path: str = "") -> tuple[str, bool]
     if not all(generated.is_generated(text) for text in (base, ours, theirs) if text):
         return agents_md.merge_file(base, ours, theirs)  # a file of the developer's under a name like ours
     lines = agents_md.merge_section(base.splitlines(), ours.splitlines(), theirs.splitlines())
-    return "\n".join(lines).rstrip("\n") + "\n", True
+    newline = "\r\n" if agents_md.uses_crlf(ours) else "\n"
+    return newline.join(lines).rstrip("\r\n") + newline, True
 
 
 def main(argv: list[str] | None = None) -> int:
