@@ -285,18 +285,20 @@ def test_a_developers_own_file_under_gitmems_name_is_never_overwritten(repo, mon
     monkeypatch.setenv("GITMEM_NO_DAEMON", "1")
     mine = b"---\nalwaysApply: true\n---\n# How we use gitmem\n\nRun `gitmem list` weekly.\n"
     repo.write(f"{CURSOR}/gitmem.mdc", mine)
+    repo.write(f"{CURSOR}/gitmem-howto.mdc", mine)  # a name gitmem never writes: nothing to say of it
     repo.write("src/a.py", SOURCE)
     repo.commit_all("initial")
     out = repo.gitmem("init", "--agent", "cursor").stdout
-    assert f"left {CURSOR}/gitmem.mdc alone: it is not gitmem's" in out, out
+    assert f"left {CURSOR}/gitmem.mdc alone: it is not gitmem's" in out and "gitmem-howto" not in out, out
     add_entry(repo, "law", "Use tabs.")
     hazard = add_entry(repo, "hazard", "a.py is shared with the mobile app.", "--anchor", "src/a.py")
     assert (repo.path / CURSOR / "gitmem.mdc").read_bytes() == mine
-    assert [ids(text) for name, text in scoped(repo.path, CURSOR).items() if name != "gitmem.mdc"] == [[hazard]]
+    assert [ids(text) for name, text in scoped(repo.path, CURSOR).items() if "gitmem." not in name
+            and "howto" not in name] == [[hazard]]
     assert f"{CURSOR}/gitmem.mdc  not gitmem's" in repo.gitmem("status").stdout
     repo.gitmem("uninstall")
     assert (repo.path / CURSOR / "gitmem.mdc").read_bytes() == mine
-    assert sorted(scoped(repo.path, CURSOR)) == ["gitmem.mdc"]
+    assert sorted(scoped(repo.path, CURSOR)) == ["gitmem-howto.mdc", "gitmem.mdc"]
 
 
 def test_a_developers_file_named_like_a_generated_one_merges_as_git_merges_it(gm):

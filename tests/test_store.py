@@ -301,7 +301,7 @@ def test_check_names_supersede_links_that_cannot_hold(app_repo):
         "20261205-0000c002 → 20261205-0000c001 → 20261205-0000c002",
         f"invalid entry: {where}3.yaml: superseded_by: no entry 20261205-deadbeef in the store",
         f"invalid entry: {where}4.yaml: supersedes: no entry 20261205-feedface in the store",
-        f"invalid entry: {where}5.yaml: superseded_by: a superseded entry names the entry that replaced it",
+        f"invalid entry: {where}5.yaml: superseded_by: missing: the entry is superseded but names nothing that replaced it",
         next(line for line in lines if line.startswith(f"invalid entry: {where}7.yaml"))]), proc.stdout
     assert fine in app_repo.gitmem("list").stdout
 

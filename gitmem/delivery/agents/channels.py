@@ -409,10 +409,11 @@ def _codex_remove(repo: RepoPaths) -> list[str]:
 def _generated_install(name: str) -> Callable[[RepoPaths], list[str]]:
     def install(repo: RepoPaths) -> list[str]:
         changed = refresh(repo, [name])
-        folder, suffix, _ = OWNED[name]
+        folder, suffix, make = OWNED[name]
+        wanted = make(content.compiled_rules(repo), None)
         return [f"wrote {path}" for path in changed] + [
             f"left {rel} alone: it is not gitmem's (gitmem writes no file of that name while it is there)"
-            for rel in _developers_files(repo, folder, suffix)]
+            for rel in _developers_files(repo, folder, suffix) if rel in wanted]
     return install
 
 
