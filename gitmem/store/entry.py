@@ -371,7 +371,8 @@ def link_problems(entries: Sequence[Entry], other_ids: Iterable[str] = ()) -> li
         found += [(entry, "supersedes", f"no entry {old} in the store") for old in entry.supersedes if old not in known]
         if entry.superseded_by is None:
             if entry.status == "superseded":
-                found.append((entry, "superseded_by", "missing: the entry is superseded but names nothing that replaced it"))
+                found.append((entry, "superseded_by", "missing: the entry is superseded but names "
+                              "nothing that replaced it"))
             continue
         if entry.superseded_by not in known:
             found.append((entry, "superseded_by", f"no entry {entry.superseded_by} in the store"))
