@@ -192,6 +192,26 @@ def test_codex_cannot_switch_its_hooks_off(gm):
     assert codex.refusal("apply_patch", addition) is None
 
 
+def test_a_codex_patch_is_read_where_codex_applies_it_and_through_links(gm):
+    """Codex finds a hunk's `@@` line and old lines as written before any place equal but for
+    spaces: a decoy key holding gitmem's lines at another indent made the gate read the patch as
+    changing the decoy while Codex changed gitmem's matcher. A folder link to .codex is the
+    settings folder too."""
+    codex = Codex(gm.path)
+    text = gm.read(".codex/hooks.json")
+    decoy = ('  "notes": {\n        "PreToolUse": [\n      {\n        "matcher": "apply_patch|Bash",\n'
+             '        "hooks": []\n      }\n        ]\n  },\n')
+    gm.write(".codex/hooks.json", text.replace("{\n", "{\n" + decoy, 1))
+    gm.commit_all("the team's notes")
+    attack = ('*** Begin Patch\n*** Update File: .codex/hooks.json\n@@     "PreToolUse": [\n'
+              '-        "matcher": "apply_patch|Bash",\n+        "matcher": "nothing",\n*** End Patch\n')
+    assert codex.refusal("apply_patch", attack)
+    (gm.path / "cfg").symlink_to(".codex")
+    for attack in ("*** Delete File: cfg/hooks.json\n",
+                   f"*** Update File: {gm.path}/cfg/hooks.json\n@@\n-{text.splitlines()[-1]}\n+{{}}\n"):
+        assert codex.refusal("apply_patch", f"*** Begin Patch\n{attack}*** End Patch\n"), attack
+
+
 def test_a_codex_subagent_gets_the_repository_block_and_its_own_record(gm):
     law = add_entry(gm, "law", "Use tabs.")
     hazard = add_entry(gm, "hazard", "a.py is shared with the mobile app.", "--anchor", "src/a.py")

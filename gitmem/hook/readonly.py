@@ -207,8 +207,9 @@ def _settings_patch_denial(text: str, base: str, settings: tuple[str, ...]) -> s
     """A patch to an agent's settings that would switch hooks off, read by applying it to the file
     as it is: a file deleted or moved (either way) is refused, and so is a hunk that does not apply
     exactly (what it would do cannot be read)."""
-    def full(path: str) -> str:
-        return os.path.normpath(os.path.join(base, os.path.expanduser(path)))
+    def full(path: str) -> str:  # as the file system resolves it: `cfg/hooks.json` where `cfg -> .codex`
+        joined = os.path.join(base, os.path.expanduser(path))
+        return os.path.realpath(joined) if "\0" not in joined else joined
 
     if not any(full(p) in settings for p in _patch_paths(text)):
         return None
