@@ -206,6 +206,12 @@ def test_a_codex_patch_is_read_where_codex_applies_it_and_through_links(gm):
     attack = ('*** Begin Patch\n*** Update File: .codex/hooks.json\n@@     "PreToolUse": [\n'
               '-        "matcher": "apply_patch|Bash",\n+        "matcher": "nothing",\n*** End Patch\n')
     assert codex.refusal("apply_patch", attack)
+    # Codex's config.toml switches every project hook off with `[features] hooks = false`
+    off = "*** Begin Patch\n*** Add File: .codex/config.toml\n+[features]\n+hooks = false\n*** End Patch\n"
+    assert "features.hooks" in codex.refusal("apply_patch", off)
+    assert codex.refusal("apply_patch", off.replace("hooks = false", "codex_hooks = false"))
+    assert codex.refusal("Bash", "printf '[features]\\nhooks = false\\n' >> ~/.codex/config.toml")
+    assert codex.refusal("apply_patch", off.replace("[features]\n+hooks = false", 'model = "o3"')) is None
     (gm.path / "cfg").symlink_to(".codex")
     for attack in ("*** Delete File: cfg/hooks.json\n",
                    f"*** Update File: {gm.path}/cfg/hooks.json\n@@\n-{text.splitlines()[-1]}\n+{{}}\n"):

@@ -178,12 +178,13 @@ def denial(tool: object, tool_input: object, worktree: str, cwd: str | None = No
 _TRANSCRIPT_WRITE = "write into this session's transcript (the developer's words are read there)"
 # The agents' project settings that hold gitmem's hooks: Claude Code's, Gemini CLI's, Codex's.
 HARNESS_SETTINGS = (".claude/settings.json", ".claude/settings.local.json", ".gemini/settings.json",
-                    ".codex/hooks.json")
-# Settings that switch every hook off, the hooks gitmem's among them, as (path of keys, value).
+                    ".codex/hooks.json", ".codex/config.toml")
+# Settings that switch every hook off, the hooks gitmem's among them, as (path of keys, value):
+# Codex's `[features] hooks = false` (formerly `codex_hooks`) in its config.toml among them.
 _HOOKS_OFF = ((("disableAllHooks",), True), (("hooksConfig", "enabled"), False), (("hooks", "enabled"), False),
-              (("tools", "enableHooks"), False))
+              (("tools", "enableHooks"), False), (("features", "hooks"), False), (("features", "codex_hooks"), False))
 # The same agents' settings of the user's (a hook switched off there is off in every project).
-USER_SETTINGS = ("~/.claude/settings.json", "~/.gemini/settings.json", "~/.codex/hooks.json")
+USER_SETTINGS = ("~/.claude/settings.json", "~/.gemini/settings.json", "~/.codex/hooks.json", "~/.codex/config.toml")
 
 
 def _switched_off(settings: dict[str, object]) -> str | None:
@@ -275,10 +276,14 @@ def _settings_problem(path: str, before: str, after: str) -> str | None:
 
     def parsed(text: str) -> object:
         try:
+            if path.endswith(".toml"):  # Codex's config.toml
+                import tomllib
+
+                return tomllib.loads(text)
             if path.endswith(os.path.join(".gemini", "settings.json")):
                 text = jsonc.strip_comments(text)
             return json.loads(text, parse_constant=no_constant)
-        except ValueError:
+        except ValueError:  # tomllib.TOMLDecodeError among them
             return None
 
     def ours(settings: object) -> dict[str, list[str]]:  # event -> gitmem's groups there, as data

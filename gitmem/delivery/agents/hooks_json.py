@@ -114,6 +114,7 @@ def status(repo: RepoPaths, rel: str, groups: list[Group], *, comments: bool = F
 def _exactly(group: object, matcher: str | None, handler: dict[str, Any]) -> bool:
     return (isinstance(group, dict) and group.get("matcher") == matcher and isinstance(group.get("hooks"), list)
             and any(isinstance(h, dict) and h.get("type") == handler["type"] and h.get("command") == handler["command"]
+                    and h.get("timeout") == handler.get("timeout")  # one second: killed before it answers
                     for h in group["hooks"]))
 
 
