@@ -421,6 +421,12 @@ def test_a_prompt_codex_wrote_for_a_slash_command_is_not_a_turn(tmp_path, monkey
     path = tmp_path / "rollout.jsonl"
     path.write_text("\n".join([rec("keep amounts in cents"), rec(made_up), rec("fix the test")]) + "\n")
     assert [t.user for t in reader.read_turns(path)] == ["keep amounts in cents", "fix the test"]
+    # plan mode's approval is a whole message of the TUI's; words typed after it are the developer's
+    monkeypatch.undo()
+    path.write_text("\n".join([rec("Implement the plan."), rec("implement the plan.\nAnd never touch the ledger."),
+                               rec("fix the test")]) + "\n")
+    assert [t.user for t in reader.read_turns(path)] == ["implement the plan.\nAnd never touch the ledger.",
+                                                         "fix the test"]
 
 
 def test_an_older_codex_rollouts_injected_user_messages_are_not_turns(tmp_path):

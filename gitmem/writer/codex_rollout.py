@@ -45,6 +45,11 @@ _MARKS = (b'"type":"session_meta"', b'"type": "session_meta"', b'"type":"respons
 CANNED_PROMPTS = frozenset({
     "86a36fd198dfbc9c109a23e4ab518519",  # `/init`: codex-rs/tui/prompt_for_init_command.md
 })
+# Whole messages the TUI sends, fingerprinted the same way: approving a plan in plan mode sends
+# the model's plan back as "Implement the plan." (the plan is the agent's words, not the developer's).
+CANNED_MESSAGES = frozenset({
+    "cd2c086c07d1b54c3e9cbda325ec962a",  # plan mode's approval
+})
 _SKIP = (b'"type":"token_count"', b'"type":"function_call_output"', b'"type":"reasoning"',
          b'"type":"function_call"', b'"type":"custom_tool_call_output"')
 
@@ -144,8 +149,10 @@ def _scan(path: str | os.PathLike[str], start: int) -> tuple[list[Turn], int]:
 
 def canned(text: str) -> bool:
     """Whether `text` is a prompt the harness wrote (its first line's fingerprint is known)."""
-    first = " ".join(text.split("\n", 1)[0].split()).lower()
-    return hashlib.sha256(first.encode("utf-8")).hexdigest()[:32] in CANNED_PROMPTS
+    def fingerprint(words: str) -> str:
+        return hashlib.sha256(" ".join(words.split()).lower().encode("utf-8")).hexdigest()[:32]
+
+    return fingerprint(text.split("\n", 1)[0]) in CANNED_PROMPTS or fingerprint(text) in CANNED_MESSAGES
 
 
 def _clean(value: object) -> str | None:
