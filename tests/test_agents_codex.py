@@ -240,6 +240,8 @@ def test_apply_patch_through_the_shell_tool_is_read_as_a_patch(gm):
     heredoc = ("apply_patch <<'EOF'\n*** Begin Patch\n  *** Update File: src/a.py\n@@\n-import os\n+import sys\n"
                "*** End Patch\nEOF")
     assert Codex(gm.path, "s1").shell(heredoc).active == [hazard]
+    in_src = "cd src && " + heredoc.replace("src/a.py", "a.py")  # Codex applies it in src/
+    assert Codex(gm.path, "s6").shell(in_src).active == [hazard]
     assert Codex(gm.path, "s2").patch(heredoc.split("\n", 1)[1].rsplit("\n", 1)[0]).active == [hazard]
     planted = ("apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: .gitmem/entries/20260101-0a1b2c3d.yaml\n"
                "+id: 20260101-0a1b2c3d\n*** End Patch\nEOF")
@@ -304,8 +306,11 @@ def test_a_patch_applied_through_the_shell_tool_is_logged_for_capture(gm):
                "*** End Patch\nEOF\n")
     assert not codex.send("PostToolUse", "Bash", tool_input={"command": heredoc}, tool_response="Success.")
     assert not codex.send("PostToolUse", "Bash", tool_input={"command": "cat src/a.py"}, tool_response="x")
+    # `cd DIR && apply_patch`, which Codex reads as a patch applied in DIR
+    inside = "cd src && " + heredoc.replace("src/a.py", "a.py")
+    assert not codex.send("PostToolUse", "Bash", tool_input={"command": inside}, tool_response="Success.")
     log = gm.path / ".git/gitmem/events" / f"{codex.session}.jsonl"
-    assert [json.loads(line)["path"] for line in log.read_text().splitlines()] == ["src/a.py"]
+    assert [json.loads(line)["path"] for line in log.read_text().splitlines()] == ["src/a.py", "src/a.py"]
 
 
 def test_uninstall_puts_a_users_codex_hooks_back_byte_for_byte(repo, monkeypatch):

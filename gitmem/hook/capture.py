@@ -125,13 +125,17 @@ def _log_edit(repo: RepoPaths | HookRepo, session: str, payload: Mapping[str, ob
         # Bash: `apply_patch <<'EOF'` through Codex's shell tool, which applies it itself
         applied = command if tool == "apply_patch" else patch.in_shell_command(command)
         raws = patch.paths(applied) if applied is not None else []
+        folder = patch.shell_folder(command) if tool == "Bash" else ""  # `cd src && apply_patch`
     elif tool in EDIT_TOOLS:
         raw = _edited_path(tool_input)
-        raws = [raw] if raw is not None else []
+        raws, folder = ([raw] if raw is not None else []), ""
     else:
         return
     cwd = payload.get("cwd")
+    base = cwd if isinstance(cwd, str) and cwd else None
+    if folder:
+        base = os.path.join(base or os.fspath(repo.worktree), os.path.expanduser(folder))
     for raw in raws:
-        rel = relative(os.fspath(repo.worktree), raw, cwd if isinstance(cwd, str) and cwd else None)
+        rel = relative(os.fspath(repo.worktree), raw, base)
         if rel is not None:
             edit_log.append(repo, session, str(tool), rel)

@@ -486,7 +486,7 @@ class Hook:
         found: dict[str, bool] = {}
         applied = patch.in_shell_command(command)
         if applied is not None:
-            found.update(dict.fromkeys(self._patched_paths(applied), True))
+            found.update(dict.fromkeys(self._patched_paths(applied, patch.shell_folder(command)), True))
         for word, written in readonly.file_operands(command):
             paths = [p for base in bases if (p := relative(self.worktree, os.path.expanduser(word), base))]
             # the file as it is there; a file the command creates, from the last folder it moved to
@@ -496,15 +496,17 @@ class Hook:
                 found[path] = found.get(path, False) or written
         return [delivery_rules.Cue("edit" if written else "read", path, done=done) for path, written in found.items()]
 
-    def _patched_paths(self, text: str | None = None) -> list[str]:
-        """Repository-relative files an apply_patch names (the tool's input, or `text`); updates
-        keep their hunks for narrowing."""
+    def _patched_paths(self, text: str | None = None, folder: str = "") -> list[str]:
+        """Repository-relative files an apply_patch names (the tool's input, or `text`, applied in
+        `folder` of the session's: `cd src && apply_patch`); updates keep their hunks for narrowing."""
         from gitmem.hook import patch
 
         if text is None:
             tool_input = self.payload.get("tool_input")
             text = (_text(tool_input.get("command")) if isinstance(tool_input, dict) else None) or ""
         cwd = _text(self.payload.get("cwd"))
+        if folder:
+            cwd = os.path.join(cwd or self.worktree, os.path.expanduser(folder))
         found: list[str] = []
         for change in patch.parse(text):
             for raw in (change.path, change.moved_to):
@@ -649,11 +651,12 @@ class Hook:
             return
         from gitmem.hook import patch
 
-        applied = patch.in_shell_command(_text(tool_input.get("command")) or "") if tool in SHELL_TOOLS else None
+        command = _text(tool_input.get("command")) or ""
+        applied = patch.in_shell_command(command) if tool in SHELL_TOOLS else None
         if tool == PATCH_TOOL:
             paths = self._patched_paths()
         elif applied is not None:
-            paths = self._patched_paths(applied)
+            paths = self._patched_paths(applied, patch.shell_folder(command))
         elif tool in FILE_TOOLS and FILE_TOOLS[tool] == "edit":
             path = self._path(tool_input)
             paths = [path] if path is not None else []

@@ -177,6 +177,19 @@ def in_shell_command(command: str) -> str | None:
     return None
 
 
+def shell_folder(command: str) -> str:
+    """The folder a patch run through the shell tool applies in: `cd DIR && apply_patch <<'EOF'`
+    (the one form Codex reads so) names DIR, relative to the session's folder; "" for none."""
+    begin = command.find("*** Begin Patch")
+    head = command[:begin if begin >= 0 else len(command)]
+    at = min((i for i in (head.find("apply_patch"), head.find("applypatch")) if i >= 0), default=-1)
+    before = head[:at].strip() if at >= 0 else ""
+    if not before.endswith("&&"):
+        return ""
+    words = before[:-2].split()
+    return words[1].strip("'\"") if len(words) == 2 and words[0] == "cd" else ""
+
+
 def paths(text: str) -> list[str]:
     """Every file the patch names (sources and move targets), each once, in order."""
     found: list[str] = []
