@@ -206,12 +206,27 @@ def test_a_codex_patch_is_read_where_codex_applies_it_and_through_links(gm):
     attack = ('*** Begin Patch\n*** Update File: .codex/hooks.json\n@@     "PreToolUse": [\n'
               '-        "matcher": "apply_patch|Bash",\n+        "matcher": "nothing",\n*** End Patch\n')
     assert codex.refusal("apply_patch", attack)
+    # a blank line ending a hunk is one of its lines to Codex, dropped only where they are not there
+    ours = '        "matcher": "apply_patch|Bash",\n'
+    decoy = '    "Decoy": [\n      {\n' + ours + '        "hooks": []\n      }\n    ],\n'
+    at = text.index(ours, text.index('"PreToolUse"'))
+    blank = (text[:at] + ours + "\n" + text[at + len(ours):]).replace('  "hooks": {\n', '  "hooks": {\n' + decoy, 1)
+    gm.write(".codex/hooks.json", blank)
+    gm.commit_all("a blank line after gitmem's matcher")
+    blank = ('*** Begin Patch\n*** Update File: .codex/hooks.json\n@@\n'
+             '-        "matcher": "apply_patch|Bash",\n+        "matcher": "NoSuchTool",\n\n*** End Patch\n')
+    assert codex.refusal("apply_patch", blank)
     # Codex's config.toml switches every project hook off with `[features] hooks = false`
     off = "*** Begin Patch\n*** Add File: .codex/config.toml\n+[features]\n+hooks = false\n*** End Patch\n"
     assert "features.hooks" in codex.refusal("apply_patch", off)
     assert codex.refusal("apply_patch", off.replace("hooks = false", "codex_hooks = false"))
     assert codex.refusal("Bash", "printf '[features]\\nhooks = false\\n' >> ~/.codex/config.toml")
     assert codex.refusal("apply_patch", off.replace("[features]\n+hooks = false", 'model = "o3"')) is None
+    # a profile's features apply over the file's; Codex reads a config.toml in any folder down to the session's
+    profile = off.replace("[features]\n+hooks = false", 'profile = "quiet"\n+[profiles.quiet.features]\n+hooks = false')
+    assert "profiles.quiet.features.hooks" in codex.refusal("apply_patch", profile)
+    assert codex.refusal("apply_patch", off.replace(".codex/config.toml", "src/.codex/config.toml"))
+    assert codex.refusal("Bash", "printf 'features.hooks = false' > src/.codex/config.toml")
     (gm.path / "cfg").symlink_to(".codex")
     for attack in ("*** Delete File: cfg/hooks.json\n",
                    f"*** Update File: {gm.path}/cfg/hooks.json\n@@\n-{text.splitlines()[-1]}\n+{{}}\n"):

@@ -742,8 +742,22 @@ def quoted(text: str) -> str:
 
 
 def _indent(text: str) -> str:
+    """A body's lines under its item: each line after the first indented, and one that would open
+    a Markdown block there (a heading, a list item such as an entry line, a quote, a fence, a
+    rule) given a backslash before its mark, so it can never pass for a header or an entry."""
     lines = text.replace("\r\n", "\n").translate(_LINE_BREAKS).strip().translate(_ENTITIES).split("\n")
-    return "\n  ".join(line.rstrip() for line in lines)
+    return "\n  ".join([lines[0].rstrip(), *(_inert(line.rstrip()) for line in lines[1:])])
+
+
+_BLOCK_MARKS = tuple("#>-*+=|`~_")
+
+
+def _inert(line: str) -> str:
+    words = line.lstrip()
+    numbered = words[:1].isdigit() and words.lstrip("0123456789")[:1] in (".", ")")
+    if words.startswith(_BLOCK_MARKS) or numbered:
+        return line[:len(line) - len(words)] + "\\" + words
+    return line
 
 
 def _utc(seconds: float) -> str:

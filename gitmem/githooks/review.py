@@ -73,9 +73,13 @@ def _code(text: object) -> str:
 
 
 def _line(e: Entry) -> str:
+    """An entry as the pull request shows it: everything an agent is handed with it (its anchor,
+    the triggers Copilot's and Cursor's files print as moments, its last day)."""
     anchor = f" {_code(e.anchor)}" if e.anchor else ""
     who = "" if e.source == "user" else " _(recorded from the agent, not the developer)_"
-    return f"- **{e.kind}**{anchor}: “{_md(e.body)}”{who} <sub>{_md(e.id)}</sub>"
+    when = f" — delivered {', '.join(_code(t) for t in e.triggers)}" if e.triggers else ""
+    until = f" (until {_md(e.expires[:10])})" if e.expires else ""
+    return f"- **{e.kind}**{anchor}{until}: “{_md(e.body)}”{who}{when} <sub>{_md(e.id)}</sub>"
 
 
 def diff_markdown(repo: RepoPaths, base: str | None, head: str) -> str:

@@ -33,7 +33,7 @@ END_OF_FILE = "*** End of File"
 class FileChange:
     """One file of a patch: the operation, the path as written, the old text of each hunk."""
 
-    __slots__ = ("ends", "hunks", "moved_to", "news", "op", "path", "seeks")
+    __slots__ = ("ends", "hunks", "moved_to", "news", "op", "path", "seeks", "tails")
 
     def __init__(self, op: str, path: str) -> None:
         self.op = op  # "update", "add" or "delete"
@@ -43,6 +43,7 @@ class FileChange:
         self.news: list[str] = []  # per hunk: its context and added lines (an added file: its text, one)
         self.seeks: list[str] = []  # per hunk: the line its `@@ …` header names, found first ("": none)
         self.ends: list[bool] = []  # per hunk: marked `*** End of File` (its old lines end the file)
+        self.tails: list[tuple[int, int]] = []  # per hunk: blank lines ending its old and new lines, left out above
 
     def __repr__(self) -> str:
         return f"FileChange({self.op!r}, {self.path!r}, hunks={len(self.hunks)})"
@@ -63,10 +64,14 @@ def parse(text: str) -> list[FileChange]:
         elif current is not None and hunk is not None:
             current.seeks.append(seek)
             current.ends.append(at_end)
+            old_tail = new_tail = 0
             while hunk and not hunk[-1]:
                 hunk.pop()
+                old_tail += 1
             while new and not new[-1]:
                 new.pop()
+                new_tail += 1
+            current.tails.append((old_tail, new_tail))
             # "": a hunk that only adds lines; where it lands is not known from its text alone
             current.hunks.append("\n".join(hunk) + "\n" if hunk else "")
             current.news.append("\n".join(new) + "\n" if new else "")
@@ -128,7 +133,8 @@ def applied(before: str, change: FileChange) -> str | None:
         lines.pop()
     at = 0
     replacements: list[tuple[int, int, list[str]]] = []
-    for old, new, seek, at_end in zip(change.hunks, change.news, change.seeks, change.ends, strict=True):
+    for old, new, seek, at_end, (old_tail, new_tail) in zip(change.hunks, change.news, change.seeks, change.ends,
+                                                            change.tails, strict=True):
         if seek:
             found = _seek(lines, [seek], at, False)
             if found is None:
@@ -136,8 +142,14 @@ def applied(before: str, change: FileChange) -> str | None:
             at = found + 1
         if not old:
             return None  # Codex puts such a hunk at the file's end, whatever its `@@` line says
-        pattern, added = old[:-1].split("\n"), new[:-1].split("\n") if new else []
+        # its lines as Codex keeps them, blank ones at the end included; where they are not there,
+        # Codex tries again without the last blank one (of its old lines and, if blank, its new)
+        pattern = old[:-1].split("\n") + [""] * old_tail
+        added = (new[:-1].split("\n") if new else []) + [""] * new_tail
         found = _seek(lines, pattern, at, at_end)
+        if found is None and old_tail:
+            pattern, added = pattern[:-1], added[:-1] if new_tail else added
+            found = _seek(lines, pattern, at, at_end)
         if found is None:
             return None
         replacements.append((found, len(pattern), added))

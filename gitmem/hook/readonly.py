@@ -145,7 +145,8 @@ def denial(tool: object, tool_input: object, worktree: str, cwd: str | None = No
         if isinstance(path, str) and (in_memory(path, base, roots + own) or in_memory(full, base, roots + own)
                                       or hard_link_to_memory(full, worktree)):  # through a link
             return REASON.format(what=f"edit gitmem's memory files ({tool} of {path})")
-        if full in settings or os.path.normpath(os.path.join(base, os.path.expanduser(path or ""))) in settings:
+        named = os.path.normpath(os.path.join(base, os.path.expanduser(path or "")))
+        if _is_settings(full, settings) or _is_settings(named, settings):
             return _settings_denial(full, tool, tool_input)
         return None
     if tool == PATCH_TOOL:
@@ -177,14 +178,21 @@ def denial(tool: object, tool_input: object, worktree: str, cwd: str | None = No
 
 _TRANSCRIPT_WRITE = "write into this session's transcript (the developer's words are read there)"
 # The agents' project settings that hold gitmem's hooks: Claude Code's, Gemini CLI's, Codex's.
+CODEX_CONFIG = "/.codex/config.toml"
 HARNESS_SETTINGS = (".claude/settings.json", ".claude/settings.local.json", ".gemini/settings.json",
-                    ".codex/hooks.json", ".codex/config.toml")
+                    ".codex/hooks.json", CODEX_CONFIG[1:])
 # Settings that switch every hook off, the hooks gitmem's among them, as (path of keys, value):
 # Codex's `[features] hooks = false` (formerly `codex_hooks`) in its config.toml among them.
 _HOOKS_OFF = ((("disableAllHooks",), True), (("hooksConfig", "enabled"), False), (("hooks", "enabled"), False),
               (("tools", "enableHooks"), False), (("features", "hooks"), False), (("features", "codex_hooks"), False))
 # The same agents' settings of the user's (a hook switched off there is off in every project).
 USER_SETTINGS = ("~/.claude/settings.json", "~/.gemini/settings.json", "~/.codex/hooks.json", "~/.codex/config.toml")
+
+
+def _is_settings(path: str, settings: tuple[str, ...]) -> bool:
+    """An agent's settings file: one of `settings`, or a Codex config.toml in any folder (Codex
+    reads those from the project's root down to the folder a session runs in)."""
+    return path in settings or path.replace("\\", "/").endswith(CODEX_CONFIG)
 
 
 def _switched_off(settings: dict[str, object]) -> str | None:
@@ -196,6 +204,12 @@ def _switched_off(settings: dict[str, object]) -> str | None:
             found = found.get(key) if isinstance(found, dict) else None
         if found is value:
             return f"set {'.'.join(keys)} to {json.dumps(value)}"
+    profiles = settings.get("profiles")  # Codex: a profile's features apply over the file's own
+    for name, profile in profiles.items() if isinstance(profiles, dict) else ():
+        features = profile.get("features") if isinstance(profile, dict) else None
+        for key in ("hooks", "codex_hooks"):
+            if isinstance(features, dict) and features.get(key) is False:
+                return f"set profiles.{name}.features.{key} to false"
     for keys in (("hooksConfig", "disabled"), ("hooks", "disabled")):  # Gemini CLI: hooks off by name
         section = settings.get(keys[0])
         listed = section.get("disabled") if isinstance(section, dict) else None
@@ -212,14 +226,15 @@ def _settings_patch_denial(text: str, base: str, settings: tuple[str, ...]) -> s
         joined = os.path.join(base, os.path.expanduser(path))
         return os.path.realpath(joined) if "\0" not in joined else joined
 
-    if not any(full(p) in settings for p in _patch_paths(text)):
+    if not any(_is_settings(full(p), settings) for p in _patch_paths(text)):
         return None
     from gitmem.hook import patch
 
     patched: dict[str, str] = {}  # several sections for one file apply one after the other
     for change in patch.parse(text):
         path = full(change.path)
-        if path not in settings and (change.moved_to is None or full(change.moved_to) not in settings):
+        if not _is_settings(path, settings) and (change.moved_to is None or not _is_settings(full(change.moved_to),
+                                                                                              settings)):
             continue
         if change.op == "delete" or change.moved_to is not None:
             problem: str | None = "delete it or move it"

@@ -35,6 +35,7 @@ _INVISIBLE_EXTRA: frozenset[int] = frozenset({
     0x2800,                          # braille blank
     0x180E,                          # Mongolian vowel separator (Cf in old Unicode versions)
     0x17B4, 0x17B5,                  # Khmer inherent vowels (render as nothing; Unicode: not to be used)
+    0x16FE4,                         # Khitan small script filler (default-ignorable: renders as nothing)
     # Default-ignorable code points not yet assigned (renderers draw nothing for them, whatever the
     # Unicode version): U+2065, U+FFF0-FFF8, and the tag block's plane beyond the variation selectors.
     0x2065, *range(0xFFF0, 0xFFF9), *range(0xE0000, 0xE0100), *range(0xE01F0, 0xE1000),
@@ -64,6 +65,7 @@ def is_hidden(ch: str) -> bool:
         or cp in _SELECTORS
         or (category == "Cc" and ch not in _ALLOWED_CONTROLS)
         or category in ("Zl", "Zp")                       # line/paragraph separators
+        or category == "Cs"                               # an unpaired surrogate: no character at all
     )
 
 
@@ -103,11 +105,24 @@ def _selects_glyph(text: str, i: int) -> bool:
     before = text[i - 1]
     if is_hidden(before) or before.isspace():
         return False
-    if cp >= 0xE0100:
-        return unicodedata.name(before, "").startswith("CJK")
+    if cp >= 0xE0100:  # an ideographic variant, in a name; one after each of many ideographs carries bytes
+        return unicodedata.name(before, "").startswith("CJK") and _few_ideographic_selectors(text)
     if 0x180B <= cp <= 0x180F:
         return unicodedata.name(before, "").startswith("MONGOLIAN")
     return cp >= 0xFE0E or (not before.isascii() and _script(before) != "LATIN")
+
+
+MAX_IDEOGRAPHIC_SELECTORS = 2  # variants of a name or two in one rule; more is a channel (a byte each)
+
+
+def _few_ideographic_selectors(text: str) -> bool:
+    count = 0
+    for ch in text:
+        if 0xE0100 <= ord(ch) < 0xE01F0:
+            count += 1
+            if count > MAX_IDEOGRAPHIC_SELECTORS:
+                return False
+    return True
 
 
 def _spelling(text: str, i: int) -> bool:

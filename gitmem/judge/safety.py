@@ -149,7 +149,7 @@ class ScoreCache:
 def _digest(text: str) -> str:
     import hashlib
 
-    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()  # an unpaired surrogate: still a key
 
 
 def shown_texts(entry: Mapping[str, Any]) -> tuple[Any, Any, Any]:

@@ -762,7 +762,7 @@ def _agents_md(repo: RepoPaths, r: pygit2.Repository, parent: Any, change: Chang
         return None
     on_disk = repo.worktree / _AGENTS
     try:
-        if stored_blob_id(repo, _AGENTS, on_disk.read_bytes()) != str(entry.id):
+        if not as_stored(repo, _AGENTS, on_disk.read_bytes(), str(entry.id)):
             return None
     except OSError:
         return None
@@ -820,7 +820,7 @@ def _agent_files(repo: RepoPaths, r: pygit2.Repository, parent: Any,
             continue  # a folder or something else stands there
         blob = head.get(path)
         if blob is not None:
-            ours = data is not None and (stored_blob_id(repo, path, data) == blob or owned.is_written(repo, path, data))
+            ours = data is not None and (as_stored(repo, path, data, blob) or owned.is_written(repo, path, data))
             if staged.get(path) != blob or not ours:
                 continue  # the developer changed it (or removed it): theirs to commit
         elif path in staged or text is None:
@@ -980,8 +980,7 @@ def _write_worktree(repo: RepoPaths, journal: Mapping[str, Any]) -> list[str]:
         old = before.get(path)
         if data is None and file.exists():
             continue  # a folder or something else stands there: not ours to replace
-        in_step = (data is None and old is None) or (data is not None and old is not None
-                                                      and stored_blob_id(repo, path, data) == old)
+        in_step = (data is None and old is None) or (data is not None and as_stored(repo, path, data, old))
         if old is None and data is not None and isinstance(carry.get(path), Mapping):
             # Not in the index: a file written by hand, which the change was made on as it is here.
             in_step = blob_id(data) == carry[path].get("base")
@@ -1045,14 +1044,17 @@ def blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-def stored_blob_id(repo: RepoPaths, path: str, data: bytes) -> str:
-    """The blob git would store for the work tree's `data` at `path`: its bytes' own, unless they
-    hold a carriage return, which core.autocrlf or an `eol` attribute takes out (a checkout's
-    CRLF is no change of the developer's): `git hash-object --path` applies the path's conversion."""
+def as_stored(repo: RepoPaths, path: str, data: bytes, blob: str | None) -> bool:
+    """Whether the work tree's `data` at `path` is the blob `blob` as git checks it out: the same
+    bytes, or, where they hold a carriage return, the bytes core.autocrlf or an `eol` attribute
+    would store (a checkout's CRLF is no change of the developer's; `git hash-object --path`
+    converts as `git add` would, except for a blob stored with CRLF, which the bytes match)."""
+    if blob is None or blob_id(data) == blob:
+        return blob is not None
     if b"\r" not in data:
-        return blob_id(data)
+        return False
     out = git.git(repo.worktree, "hash-object", f"--path={path}", "--stdin", input=data, check=False)
-    return out.decode("ascii", "replace").strip() or blob_id(data)
+    return out.decode("ascii", "replace").strip() == blob
 
 
 

@@ -247,7 +247,7 @@ class Entry:
                 return value.isoformat()
             if not isinstance(value, (str, int, float)) or isinstance(value, bool):
                 raise EntryError(path, name, f"expected text, got {_yaml_kind(value)}")
-            return str(value)
+            return _paired(str(value), path, name)
 
         def stamp(name: str, value: Any) -> str:
             found = text(name, value) or ""
@@ -356,6 +356,17 @@ class Entry:
             revocation=revocation,
             moves=tuple({str(k): text(f"moves[{n}].{k}", v) or "" for k, v in m.items()} for n, m in enumerate(moves)),
         )
+
+
+def _paired(value: str, path: str, name: str) -> str:
+    """`value` with each surrogate pair YAML's `\\uD83D\\uDE00` escapes make joined into its one
+    character (as JSON would read it); an unpaired one is no text (no UTF-8 spells it): refused."""
+    if not any("\ud800" <= ch <= "\udfff" for ch in value):
+        return value
+    try:
+        return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le")
+    except UnicodeDecodeError:
+        raise EntryError(path, name, "holds an unpaired surrogate (a \\uD800-\\uDFFF escape): no text") from None
 
 
 def link_problems(entries: Sequence[Entry], other_ids: Iterable[str] = ()) -> list[tuple[Entry, str, str]]:
