@@ -257,6 +257,8 @@ def test_apply_patch_through_the_shell_tool_is_read_as_a_patch(gm):
     assert Codex(gm.path, "s1").shell(heredoc).active == [hazard]
     in_src = "cd src && " + heredoc.replace("src/a.py", "a.py")  # Codex applies it in src/
     assert Codex(gm.path, "s6").shell(in_src).active == [hazard]
+    from gitmem.hook import patch
+    assert patch.shell_folder("cd 'my src' && " + heredoc) == "my src" and patch.shell_folder(heredoc) == ""
     assert Codex(gm.path, "s2").patch(heredoc.split("\n", 1)[1].rsplit("\n", 1)[0]).active == [hazard]
     planted = ("apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: .gitmem/entries/20260101-0a1b2c3d.yaml\n"
                "+id: 20260101-0a1b2c3d\n*** End Patch\nEOF")

@@ -482,7 +482,7 @@ def test_the_very_words_of_an_active_entry_are_never_recorded_again(paths, proje
     [correction] = fix.recorded
     entries = project.entries()
     assert entries[two]["status"] == "superseded" and entries[two]["superseded_by"] == correction.id
-    assert entries[four]["status"] == "active"
+    assert entries[four]["status"] == "superseded" and entries[four]["superseded_by"] == correction.id  # one copy
     # an expired rule said again is said anew
     project.write(".gitmem/entries/20200101-0000e0e0.yaml",
                   "id: 20200101-0000e0e0\nkind: law\nbody: Deploys are frozen.\nexpires: 2020-02-01\n")

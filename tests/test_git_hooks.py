@@ -348,6 +348,40 @@ def test_gitmem_runs_inside_the_pre_commit_framework_and_pre_commit_install_chan
         before if order != "gitmem first" else {"pre-commit": settled["pre-commit"]})
 
 
+def test_under_the_framework_post_rewrite_still_reads_what_was_rewritten(repo, monkeypatch, tmp_path):
+    """The framework runs its legacy hook with no input: post-rewrite, which reads the rewritten
+    commits on stdin, stands in front of the framework, so an amend that puts a removed
+    declaration back restores its entry. `pre-commit install -f` empties the legacy slot: the
+    developer's hook gitmem chained from it leaves the chain too (kept aside)."""
+    framework = [str(Path(sys.executable).parent / "pre-commit"), "install", "-t", "pre-commit", "-t", "post-rewrite"]
+    monkeypatch.setenv("PRE_COMMIT_HOME", str(tmp_path / "pre-commit-home"))
+    hooks = repo.path / ".git/hooks"
+    repo.write(".pre-commit-config.yaml", FRAMEWORK_CONFIG)
+    repo.write("a.py", "def f():\n    return 1\n\n\ndef g():\n    return 2\n")
+    repo.commit_all("first")
+    (hooks / "pre-commit").write_text("#!/bin/sh\necho mine >> .git/developer-ran\n")
+    (hooks / "pre-commit").chmod(0o755)
+    subprocess.run(framework, cwd=repo.path, check=True, capture_output=True)
+    repo.gitmem("init")
+    assert b"gitmem: managed hook stub" in (hooks / "post-rewrite").read_bytes()
+    assert b"hook-impl" in (hooks / "post-rewrite.gitmem-orig").read_bytes()
+    entry = repo.gitmem("add", "hazard", "g is slow", "--anchor", "a.py::g").stdout.split()[0]
+    repo.write("a.py", "def f():\n    return 1\n")
+    repo.commit_all("drop g")
+    assert repo.entries()[entry]["status"] == "revoked"
+    repo.write("a.py", "def f():\n    return 1\n\n\ndef g():\n    return 2\n")
+    repo.git("add", "-A")
+    repo.git("commit", "-q", "--amend", "-m", "drop nothing after all")
+    assert repo.entries()[entry]["status"] == "active"
+    subprocess.run(framework[:2] + ["-f"], cwd=repo.path, check=True, capture_output=True)  # "use only pre-commit"
+    repo.gitmem("init")
+    assert not (hooks / "pre-commit.gitmem-orig").exists() and (hooks / "pre-commit.gitmem-orig.prev").exists()
+    (repo.path / ".git/developer-ran").unlink(missing_ok=True)
+    repo.write("a.py", repo.read("a.py") + "\n\nx = 1\n")
+    assert subprocess.run(["git", "commit", "-qam", "after -f"], cwd=repo.path, capture_output=True).returncode == 0
+    assert not (repo.path / ".git/developer-ran").exists()
+
+
 def test_an_earlier_layout_with_the_framework_chained_behind_gitmem_is_moved_into_its_slot(repo, monkeypatch, tmp_path):
     """Where an earlier gitmem chained the framework behind its stub (and the framework kept the
     developer's hook as pre-commit.legacy), `gitmem init` puts the framework back in front and the

@@ -245,6 +245,11 @@ def _framework(path: Path) -> bool:
     return FRAMEWORK_MARK in text and not is_stub(text.decode("utf-8", "replace"))
 
 
+# Hooks git hands input on stdin (post-rewrite: the commits rewritten), which the framework does not
+# pass to the hook in its legacy slot.
+_READS_STDIN = ("post-rewrite",)
+
+
 def _stub_slot(folder: Path, name: str) -> tuple[Path, bool]:
     """Where gitmem's stub for `name` stands, and whether an earlier layout was moved there: the
     hook itself or, where that is the pre-commit framework's script, the framework's legacy slot
@@ -254,6 +259,8 @@ def _stub_slot(folder: Path, name: str) -> tuple[Path, bool]:
     it inside itself, which refuses every commit ("installed in migration mode"). In the slot,
     `pre-commit install` finds its own script in place and changes nothing."""
     hook, legacy, orig = folder / name, folder / (name + LEGACY_SUFFIX), folder / (name + ORIG_SUFFIX)
+    if name in _READS_STDIN:  # the framework runs its legacy hook with no input: in front of it then
+        return hook, False
     if is_ours(hook) and _framework(orig):  # an earlier gitmem chained the framework: it goes back in front
         hook.unlink()
         orig.rename(hook)
@@ -264,6 +271,10 @@ def _stub_slot(folder: Path, name: str) -> tuple[Path, bool]:
         return legacy, True
     if _framework(hook):
         if _framework(orig):  # a copy of the framework an earlier layout chained: run once is enough
+            _set_aside(orig, hook)
+        elif not (legacy.exists() or legacy.is_symlink()) and (orig.exists() or orig.is_symlink()):
+            # the slot emptied (`pre-commit install -f` drops the hook it kept there): what the stub
+            # chained from it is dropped from the chain as well, kept aside, never deleted
             _set_aside(orig, hook)
         return legacy, False
     return hook, False
@@ -314,7 +325,7 @@ def missing(repo: RepoPaths) -> list[str]:
     out = []
     for name in HOOK_NAMES:
         hook = folder / name
-        slot = folder / (name + LEGACY_SUFFIX) if _framework(hook) else hook
+        slot = folder / (name + LEGACY_SUFFIX) if _framework(hook) and name not in _READS_STDIN else hook
         try:
             text = slot.read_text(encoding="utf-8", errors="replace")
         except OSError:

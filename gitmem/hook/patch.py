@@ -198,8 +198,13 @@ def shell_folder(command: str) -> str:
     before = head[:at].strip() if at >= 0 else ""
     if not before.endswith("&&"):
         return ""
-    words = before[:-2].split()
-    return words[1].strip("'\"") if len(words) == 2 and words[0] == "cd" else ""
+    import shlex  # only for a patch given to the shell
+
+    try:
+        words = shlex.split(before[:-2])
+    except ValueError:
+        return ""
+    return words[1] if len(words) == 2 and words[0] == "cd" else ""
 
 
 def paths(text: str) -> list[str]:

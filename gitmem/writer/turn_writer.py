@@ -220,6 +220,8 @@ def commit_candidates(repo: RepoPaths, job: Job, candidates: Sequence[Candidate]
     for c in candidates:
         words = " ".join(c.body.split()).casefold()
         supersedes = tuple(i for i in c.supersedes if i in active and i != stated.get(words))
+        if supersedes and words in stated:  # the same words correcting another: one entry of them stays
+            supersedes += (stated[words],)
         if (words in stated and not supersedes) or _already_recorded(repo, job.session, job.turn, c.body,
                                                                      since=since):
             outcome.already.append(c.body)
