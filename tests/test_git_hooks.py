@@ -373,7 +373,7 @@ def test_under_the_framework_post_rewrite_still_reads_what_was_rewritten(repo, m
     repo.git("add", "-A")
     repo.git("commit", "-q", "--amend", "-m", "drop nothing after all")
     assert repo.entries()[entry]["status"] == "active"
-    subprocess.run(framework[:2] + ["-f"], cwd=repo.path, check=True, capture_output=True)  # "use only pre-commit"
+    subprocess.run([*framework[:2], "-f"], cwd=repo.path, check=True, capture_output=True)  # "use only pre-commit"
     repo.gitmem("init")
     assert not (hooks / "pre-commit.gitmem-orig").exists() and (hooks / "pre-commit.gitmem-orig.prev").exists()
     (repo.path / ".git/developer-ran").unlink(missing_ok=True)
