@@ -374,7 +374,14 @@ def check(mode: str | None, rev_range: str | None) -> None:
     damaged = damaged_sections(memory.repo)
     for rel, why in damaged:
         click.echo(f"{rel}: {why}: gitmem no longer updates its section; fix its markers by hand")
-    if config or problems or result.errors or links or untrusted or incomplete or damaged:
+    from gitmem.delivery.agents.channels import hand_edits
+
+    edited = hand_edits(memory.repo)  # before check renders the files anew
+    for rel, line in edited:
+        click.echo(escaped(f"{rel}: as committed, gitmem's part holds a line the store does not render "
+                           f"({line[:100]!r}): edited by hand, or rendered by another gitmem version; "
+                           "run `gitmem init` and commit what it writes"))
+    if config or problems or result.errors or links or untrusted or incomplete or damaged or edited:
         sys.exit(1)
     click.echo("all anchors resolve; every entry passes the gate")
 
@@ -426,7 +433,15 @@ def diff(rev_range: str | None) -> None:
 
     memory = _memory(set_up=False)  # history: the work tree may have no store
     base, head = split_range(memory.repo, rev_range)
-    click.echo(visible(diff_markdown(memory.repo, base, head)), nl=False)
+    text = diff_markdown(memory.repo, base, head)
+    from gitmem import git
+
+    if head == git.rev_parse(memory.repo.worktree, "HEAD") and memory.repo.store.is_dir():
+        from gitmem.delivery.agents.channels import hand_edits
+        from gitmem.githooks.review import hand_edited_markdown
+
+        text += hand_edited_markdown(hand_edits(memory.repo))
+    click.echo(visible(text), nl=False)
 
 
 @main.command()

@@ -91,8 +91,8 @@ def _in_committed_agent_files(repo: RepoPaths, ids: list[str]) -> set[str]:
     return {line.strip()[1:-1] for line in found.splitlines() if line.strip()}
 
 
-def render_section(rules: delivery_rules.CompiledRules) -> str:
-    today = files.utc_date()
+def render_section(rules: delivery_rules.CompiledRules, now: float | None = None) -> str:
+    today = files.utc_date(now)
     chosen, left_out = delivery_rules.session_start_selection(rules, today, relevance=None)
     active = rules["active"]
     users = [escape(delivery_rules.entry_line(i, active[i])) for i in chosen if active[i]["source"] == "user"]

@@ -133,6 +133,17 @@ def diff_markdown(repo: RepoPaths, base: str | None, head: str) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+def hand_edited_markdown(edits: list[tuple[str, str]]) -> str:
+    """The agents' files whose gitmem part, as committed, holds lines the store does not render
+    (channels.hand_edits): what agents reading the repository get there is no entry's."""
+    if not edits:
+        return ""
+    lines = ["", f"### Agents' files edited by hand ({len(edits)})"]
+    lines += [f"- {_code(rel)}: “{_md(line)}” is no entry of the store; agents reading the file get it "
+              "as a rule" for rel, line in edits]
+    return "\n".join(lines) + "\n"
+
+
 def entry_text(entry: Entry) -> str:
     """A readable rendering of one entry: what `git diff` shows through the textconv driver."""
     state = f"{entry.status}, expired {entry.expires[:10]}" if entry.active and entry.expired() and entry.expires \

@@ -322,6 +322,56 @@ def _file_state(repo: RepoPaths, rel: str, wanted: str | None, committed: set[st
     return "developers" if _developers(repo, rel, current) else "stale"
 
 
+_LEFT_OUT_LINE = " more repository-wide "  # "3 more repository-wide entries are not listed …": counts vary
+
+
+def hand_edits(repo: RepoPaths) -> list[tuple[str, str]]:
+    """(file, its first such line) for each of the agents' files as HEAD holds them whose part of
+    gitmem's (AGENTS.md's and GEMINI.md's sections, the generated files) holds a line gitmem does
+    not render from the store at HEAD: a rule written there by hand reaches every agent that
+    reads the repository as committed, past the gate and the entries' review. Rendered for the
+    day the file was last committed and for today (what a day changes: expiries, announcements),
+    with nothing withheld (the gate's verdicts differ between machines)."""
+    import time
+
+    from gitmem import git
+    from gitmem.delivery import agents_md
+    from gitmem.store import index
+
+    if not git.has_head(repo.worktree):
+        return []
+    paths = [agents_md.FILE_NAME, generated.GEMINI_FILE, generated.COPILOT_DIR, generated.CURSOR_DIR]
+    committed = git.tree_blob_ids(repo.worktree, "HEAD", paths)
+    texts = git.read_blobs(repo.worktree, committed.values())
+    parts: dict[str, str] = {}
+    for rel, blob in committed.items():
+        text = texts.get(blob, b"").decode("utf-8", "replace")
+        if rel in (agents_md.FILE_NAME, generated.GEMINI_FILE):
+            found = agents_md.find_section(text)
+            if found is not None:
+                parts[rel] = text[found[0]:found[3]]
+        elif generated.is_generated(text):  # a file of the developer's in those folders is theirs
+            parts[rel] = text
+    if not parts:
+        return []
+    idx = index.current(repo)
+    rules = delivery_rules.compile_rules(index.entries(idx, committed_only=True), idx.get("config") or {}, {})
+    rendered: set[str] = set()
+    for rel in parts:
+        when = git.git_text(repo.worktree, "log", "-1", "--format=%ct", "HEAD", "--", rel, check=False)
+        for now in {time.time(), float(when) if when.isdigit() else time.time()}:
+            texts_now = [agents_md.render_section(rules, now), generated.gemini_section(rules, now),
+                         *generated.copilot(rules, now).values(), *generated.cursor(rules, now).values()]
+            rendered.update(line.rstrip("\r") for text in texts_now for line in text.splitlines())
+    found_edits = []
+    for rel, part in sorted(parts.items()):
+        odd = next((line for line in part.splitlines() if line.rstrip("\r") not in rendered
+                    and _LEFT_OUT_LINE not in line), None)
+        if odd is not None:
+            found_edits.append((rel, odd.strip()))
+    return found_edits
+
+
 def damaged_sections(repo: RepoPaths) -> list[tuple[str, str]]:
     """(file, why) for each file gitmem keeps a section of (AGENTS.md, GEMINI.md) whose markers
     are damaged: gitmem no longer updates it, and a second section may keep what was withdrawn."""
