@@ -33,7 +33,9 @@ MAX_CANONICAL = 1200
 
 # Fenced blocks and inline code spans (one or more backticks, closed by the same number). A
 # fence never closed is no code: it would hide everything after it from these checks.
-_CODE = re.compile(r"```.*?```|(`+)(?!`).+?(?<!`)\1(?!`)", re.DOTALL)
+# A fenced block, or an inline code span, which ends its paragraph's lines: never across a blank
+# line (Markdown ends the paragraph there, and what follows is prose, not code).
+_CODE = re.compile(r"```.*?```|(`+)(?!`)(?:(?!\n[ \t]*\n).)+?(?<!`)\1(?!`)", re.DOTALL)
 
 _HARNESS_NAMES = (
     r"gitmem[-_:]?[\w-]*|system(?:[-_ ]?(?:reminder|message|prompt|notice|instructions?|note|override))?"
