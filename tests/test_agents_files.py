@@ -175,6 +175,24 @@ def test_an_anchored_path_with_glob_characters_or_a_comma_scopes_exactly_that_fi
         assert "!" not in bang_glob and glob_matches(bang_glob, "!notes/wow!.py")  # `[!` negates a set
 
 
+def test_odd_anchored_paths_keep_the_front_matter_valid_and_are_escaped_once(gm):
+    """A colon and a tab in an anchored path made Cursor's `description:` a YAML error (that
+    scope's rules unread); an `&` came out as `&amp;amp;` in a scope's header."""
+    gm.write("src/b:\tc.py", SOURCE)
+    gm.write("src/a&b.py", SOURCE)
+    gm.commit_all("odd names")
+    tab = add_entry(gm, "hazard", "The tab file is generated.", "--anchor", "src/b:\tc.py")
+    amp = add_entry(gm, "hazard", "The pair file is shared.", "--anchor", "src/a&b.py")
+    for folder in (COPILOT, CURSOR):
+        for name, text in scoped(gm.path, folder).items():
+            meta, rest = front_matter(text)
+            if folder == CURSOR:
+                assert isinstance(safe_load(text[4:].partition("\n---\n")[0]), dict), name  # YAML reads it too
+            if amp in rest:
+                assert "src/a&amp;b.py" in rest and "&amp;amp;" not in rest, rest
+    assert any(tab in text for text in scoped(gm.path, CURSOR).values())
+
+
 def test_entries_for_a_moment_are_listed_with_it_for_agents_without_hooks(gm):
     # Copilot and Cursor read their files once: a ritual for commits or a command would never reach them
     commit = add_entry(gm, "ritual", "Run make lint first.", "--on", "commit")

@@ -151,7 +151,7 @@ def body(rules: delivery_rules.CompiledRules, scope: Scope, moments: bool = Fals
     if scope.glob == REPOSITORY_WIDE:
         user_header, agent_header = delivery_rules.START_USER_HEADER, delivery_rules.AGENT_HEADER
     else:
-        user_header, agent_header = delivery_rules.section_headers(delivery_rules.Cue("edit", scope.shown))
+        user_header, agent_header = delivery_rules.section_headers(delivery_rules.Cue("edit", scope.label))  # quoted there
     users = [i for i in scope.active if active[i]["source"] == "user"]
     agents = [i for i in scope.active if active[i]["source"] != "user"]
     lines: list[str] = []
@@ -180,15 +180,16 @@ def path_glob(path: str) -> str:
     """A glob that matches `path`: glob metacharacters in it are bracketed, and a comma, which
     both Cursor's `globs` and Copilot's `applyTo` read as a separator between globs (no escape),
     becomes `?` (the path, and names that differ there alone); so does `!`, which no bracket
-    makes literal everywhere (`[!` opens a negated set, a leading `!` negates the glob)."""
-    return "".join(f"[{c}]" if c in _GLOB_SPECIAL else "?" if c in ",!" else c for c in path)
+    makes literal everywhere (`[!` opens a negated set, a leading `!` negates the glob), and a
+    tab, which after a colon would end the front matter's key (`src/b:<TAB>c.py`)."""
+    return "".join(f"[{c}]" if c in _GLOB_SPECIAL else "?" if c in ",!\t" else c for c in path)
 
 
 def yaml_scalar(text: str, *, plain_ok: bool = True) -> str:
     """`text` as a YAML scalar: plain when that reads back as the same string, else double-quoted
     (JSON's string syntax is YAML's double-quoted style)."""
     plain = (plain_ok and text and text == text.strip() and text[0] not in "!&*[]{}|>'\"%@`#,?:-"
-             and ": " not in text and " #" not in text and "\n" not in text
+             and ": " not in text and " #" not in text and "\n" not in text and "\t" not in text
              and text.lower() not in ("true", "false", "null", "yes", "no", "on", "off", "~"))
     if plain:
         try:
