@@ -185,7 +185,7 @@ def test_odd_anchored_paths_keep_the_front_matter_valid_and_are_escaped_once(gm)
     amp = add_entry(gm, "hazard", "The pair file is shared.", "--anchor", "src/a&b.py")
     for folder in (COPILOT, CURSOR):
         for name, text in scoped(gm.path, folder).items():
-            meta, rest = front_matter(text)
+            _, rest = front_matter(text)
             if folder == CURSOR:
                 assert isinstance(safe_load(text[4:].partition("\n---\n")[0]), dict), name  # YAML reads it too
             if amp in rest:

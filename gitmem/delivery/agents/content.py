@@ -151,7 +151,8 @@ def body(rules: delivery_rules.CompiledRules, scope: Scope, moments: bool = Fals
     if scope.glob == REPOSITORY_WIDE:
         user_header, agent_header = delivery_rules.START_USER_HEADER, delivery_rules.AGENT_HEADER
     else:
-        user_header, agent_header = delivery_rules.section_headers(delivery_rules.Cue("edit", scope.label))  # quoted there
+        # the path as stored: the header quotes it (scope.shown would be quoted twice)
+        user_header, agent_header = delivery_rules.section_headers(delivery_rules.Cue("edit", scope.label))
     users = [i for i in scope.active if active[i]["source"] == "user"]
     agents = [i for i in scope.active if active[i]["source"] != "user"]
     lines: list[str] = []
