@@ -180,7 +180,9 @@ def test_odd_anchored_paths_keep_the_front_matter_valid_and_are_escaped_once(gm)
     scope's rules unread); an `&` came out as `&amp;amp;` in a scope's header."""
     gm.write("src/b:\tc.py", SOURCE)
     gm.write("src/a&b.py", SOURCE)
+    gm.write("src/b: #c.py", SOURCE)  # YAML's key and comment marks, in Cursor's bare globs line
     gm.commit_all("odd names")
+    add_entry(gm, "hazard", "The hash file is legacy.", "--anchor", "src/b: #c.py")
     tab = add_entry(gm, "hazard", "The tab file is generated.", "--anchor", "src/b:\tc.py")
     amp = add_entry(gm, "hazard", "The pair file is shared.", "--anchor", "src/a&b.py")
     for folder in (COPILOT, CURSOR):

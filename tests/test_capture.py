@@ -483,6 +483,14 @@ def test_the_very_words_of_an_active_entry_are_never_recorded_again(paths, proje
     entries = project.entries()
     assert entries[two]["status"] == "superseded" and entries[two]["superseded_by"] == correction.id
     assert entries[four]["status"] == "superseded" and entries[four]["superseded_by"] == correction.id  # one copy
+    # the same words anchored elsewhere are another rule: a correction of a third keeps them
+    mine = project.gitmem("add", "hazard", "Edit by hand only with review.", "--anchor", "src/util.py").stdout.split()[0]
+    other = project.gitmem("add", "law", "Generated files may be edited directly.").stdout.split()[0]
+    wide = Outcome(queue.Job("s5", 0, "/x.jsonl"))
+    commit_candidates(paths, wide.job, [Candidate("correction", "user", "Edit by hand only with review.", None,
+                                                  (other,), 0.9)], wide)
+    entries = project.entries()
+    assert entries[other]["status"] == "superseded" and entries[mine]["status"] == "active" and wide.recorded
     # an expired rule said again is said anew
     project.write(".gitmem/entries/20200101-0000e0e0.yaml",
                   "id: 20200101-0000e0e0\nkind: law\nbody: Deploys are frozen.\nexpires: 2020-02-01\n")

@@ -373,6 +373,10 @@ def test_under_the_framework_post_rewrite_still_reads_what_was_rewritten(repo, m
     repo.git("add", "-A")
     repo.git("commit", "-q", "--amend", "-m", "drop nothing after all")
     assert repo.entries()[entry]["status"] == "active"
+    subprocess.run(framework, cwd=repo.path, check=True, capture_output=True)  # the stub into post-rewrite.legacy
+    repo.gitmem("init")
+    assert not (hooks / "post-rewrite.legacy").exists()  # else gitmem's post-rewrite ran twice, once with no input
+    assert b"gitmem: managed hook stub" in (hooks / "post-rewrite").read_bytes()
     subprocess.run([*framework[:2], "-f"], cwd=repo.path, check=True, capture_output=True)  # "use only pre-commit"
     repo.gitmem("init")
     assert not (hooks / "pre-commit.gitmem-orig").exists() and (hooks / "pre-commit.gitmem-orig.prev").exists()

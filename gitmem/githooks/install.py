@@ -260,6 +260,8 @@ def _stub_slot(folder: Path, name: str) -> tuple[Path, bool]:
     `pre-commit install` finds its own script in place and changes nothing."""
     hook, legacy, orig = folder / name, folder / (name + LEGACY_SUFFIX), folder / (name + ORIG_SUFFIX)
     if name in _READS_STDIN:  # the framework runs its legacy hook with no input: in front of it then
+        if is_ours(legacy) and (_framework(hook) or _framework(orig)):
+            legacy.unlink()  # `pre-commit install` moved a stub there: it would run twice
         return hook, False
     if is_ours(hook) and _framework(orig):  # an earlier gitmem chained the framework: it goes back in front
         hook.unlink()

@@ -209,16 +209,19 @@ def commit_candidates(repo: RepoPaths, job: Job, candidates: Sequence[Candidate]
     memory.flush_pending()  # the writer's loop is one of the safe moments
     every = index.stored(repo)
     active = {e.id for e in every if e.active}
-    # the store as it is now (the judge saw it earlier): the very words in force record nothing,
-    # unless they correct another entry (two contradicting rules, one said again as a correction)
-    stated = {" ".join(e.body.split()).casefold(): e.id for e in every if e.active and not e.expired()}
+    # the store as it is now (the judge saw it earlier): the very words in force, where they are
+    # anchored, record nothing, unless they correct another entry (two contradicting rules, one
+    # said again as a correction)
+    stated = {(" ".join(e.body.split()).casefold(), str(e.anchor) if e.anchor else None): e.id
+              for e in every if e.active and not e.expired()}
     withdrawn = _withdrawn(every)
     said = utc_seconds(job.starts)
     # a session resumed after its queue state was pruned has every earlier turn judged again,
     # weeks after they were typed and committed on some branch
     since = min(t for t in (said, job.enqueued) if t) - QUEUED_SLACK_S if said or job.enqueued else 0.0
     for c in candidates:
-        words = " ".join(c.body.split()).casefold()
+        anchor = c.resolved or c.anchor
+        words = (" ".join(c.body.split()).casefold(), str(anchor) if anchor else None)
         supersedes = tuple(i for i in c.supersedes if i in active and i != stated.get(words))
         if supersedes and words in stated:  # the same words correcting another: one entry of them stays
             supersedes += (stated[words],)

@@ -24,6 +24,7 @@ through a git merge driver (gitmem.delivery.agents.merge) that `gitmem init` reg
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, TypedDict
@@ -322,54 +323,64 @@ def _file_state(repo: RepoPaths, rel: str, wanted: str | None, committed: set[st
     return "developers" if _developers(repo, rel, current) else "stale"
 
 
-_LEFT_OUT_LINE = " more repository-wide "  # "3 more repository-wide entries are not listed …": counts vary
+# "3 more repository-wide entries are not listed …": the count varies with what a machine withholds
+_LEFT_OUT_LINE = re.compile(r"\d+ more repository-wide (?:entry is|entries are) not listed, to keep this short "
+                            r"\(`gitmem list` shows every entry\)\.")
 
 
 def hand_edits(repo: RepoPaths) -> list[tuple[str, str]]:
     """(file, its first such line) for each of the agents' files as HEAD holds them whose part of
-    gitmem's (AGENTS.md's and GEMINI.md's sections, the generated files) holds a line gitmem does
-    not render from the store at HEAD: a rule written there by hand reaches every agent that
-    reads the repository as committed, past the gate and the entries' review. Rendered for the
-    day the file was last committed and for today (what a day changes: expiries, announcements),
-    with nothing withheld (the gate's verdicts differ between machines)."""
+    gitmem's (AGENTS.md's and GEMINI.md's sections, the files at the names gitmem generates, with
+    its header or without) holds a line gitmem does not render from the store at HEAD: a rule
+    written there by hand reaches every agent that reads the repository as committed, past the
+    gate and the entries' review. Rendered with nothing withheld (the gate's verdicts differ
+    between machines), for every day whose render differs: today, the days the files were
+    written and committed, the last day of each expiring entry, the day each retirement was
+    announced from. A line moved, or left out, is not seen."""
     import time
 
     from gitmem import git
+    from gitmem.base.files import utc_seconds
     from gitmem.delivery import agents_md
     from gitmem.store import index
 
     if not git.has_head(repo.worktree):
         return []
-    paths = [agents_md.FILE_NAME, generated.GEMINI_FILE, generated.COPILOT_DIR, generated.CURSOR_DIR]
-    committed = git.tree_blob_ids(repo.worktree, "HEAD", paths)
-    texts = git.read_blobs(repo.worktree, committed.values())
-    parts: dict[str, str] = {}
-    for rel, blob in committed.items():
-        text = texts.get(blob, b"").decode("utf-8", "replace")
-        if rel in (agents_md.FILE_NAME, generated.GEMINI_FILE):
-            found = agents_md.find_section(text)
-            if found is not None:
-                parts[rel] = text[found[0]:found[3]]
-        elif generated.is_generated(text):  # a file of the developer's in those folders is theirs
-            parts[rel] = text
-    if not parts:
-        return []
     idx = index.current(repo)
     rules = delivery_rules.compile_rules(index.entries(idx, committed_only=True), idx.get("config") or {}, {})
+    paths = [agents_md.FILE_NAME, generated.GEMINI_FILE, generated.COPILOT_DIR, generated.CURSOR_DIR]
+    committed = git.tree_blob_ids(repo.worktree, "HEAD", paths)
+    days = {time.time()}
+    for rel in committed:
+        dates = git.git_text(repo.worktree, "log", "-1", "--format=%at %ct", "HEAD", "--", rel, check=False)
+        days.update(float(d) for d in dates.split() if d.isdigit())
+    for entry in rules.get("active", {}).values():
+        if expires := utc_seconds(str(entry.get("expires") or "")[:10]):
+            days.add(expires - 3600)  # its last day
+    for retired in rules.get("retired", {}).values():
+        if at := utc_seconds(retired.get("at") or ""):
+            days.add(at + 3600)  # announced from then
     rendered: set[str] = set()
-    for rel in parts:
-        when = git.git_text(repo.worktree, "log", "-1", "--format=%ct", "HEAD", "--", rel, check=False)
-        for now in {time.time(), float(when) if when.isdigit() else time.time()}:
-            texts_now = [agents_md.render_section(rules, now), generated.gemini_section(rules, now),
-                         *generated.copilot(rules, now).values(), *generated.cursor(rules, now).values()]
-            rendered.update(line.rstrip("\r") for text in texts_now for line in text.splitlines())
-    found_edits = []
-    for rel, part in sorted(parts.items()):
-        odd = next((line for line in part.splitlines() if line.rstrip("\r") not in rendered
-                    and _LEFT_OUT_LINE not in line), None)
+    names: set[str] = set()
+    for now in days:
+        made = {**generated.copilot(rules, now), **generated.cursor(rules, now)}
+        names.update(made)
+        texts_now = [agents_md.render_section(rules, now), generated.gemini_section(rules, now), *made.values()]
+        rendered.update(line.rstrip("\r") for text in texts_now for line in text.splitlines())
+    texts = git.read_blobs(repo.worktree, committed.values())
+    found: list[tuple[str, str]] = []
+    for rel, blob in sorted(committed.items()):
+        text = texts.get(blob, b"").decode("utf-8", "replace")
+        if rel in (agents_md.FILE_NAME, generated.GEMINI_FILE):
+            section = agents_md.find_section(text)
+            part = text[section[0]:section[3]] if section is not None else ""
+        else:  # a file of the developer's in those folders, under another name, is theirs
+            part = text if generated.is_generated(text) or rel in names else ""
+        odd = next((line for line in part.splitlines()
+                    if line.rstrip("\r") not in rendered and not _LEFT_OUT_LINE.fullmatch(line.rstrip("\r"))), None)
         if odd is not None:
-            found_edits.append((rel, odd.strip()))
-    return found_edits
+            found.append((rel, odd.strip()))
+    return found
 
 
 def damaged_sections(repo: RepoPaths) -> list[tuple[str, str]]:

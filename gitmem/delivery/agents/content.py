@@ -183,7 +183,8 @@ def path_glob(path: str) -> str:
     becomes `?` (the path, and names that differ there alone); so does `!`, which no bracket
     makes literal everywhere (`[!` opens a negated set, a leading `!` negates the glob), and a
     tab, which after a colon would end the front matter's key (`src/b:<TAB>c.py`)."""
-    return "".join(f"[{c}]" if c in _GLOB_SPECIAL else "?" if c in ",!\t" else c for c in path)
+    glob = "".join(f"[{c}]" if c in _GLOB_SPECIAL else "?" if c in ",!\t" else c for c in path)
+    return glob.replace(": ", ":?").replace(" #", "?#")  # YAML's key and comment marks, in Cursor's bare line
 
 
 def yaml_scalar(text: str, *, plain_ok: bool = True) -> str:
