@@ -413,17 +413,22 @@ def test_a_clone_with_core_autocrlf_keeps_its_crlf_checkout_and_commits_the_sect
     assert states["AGENTS.md"] == states[f"{CURSOR}/gitmem.mdc"] == "current", states
 
 
+def crlf_agents_md(repo, monkeypatch, text: bytes) -> None:
+    """A repository whose AGENTS.md is committed with CRLF line ends, served with gitmem's section."""
+    monkeypatch.setenv("GITMEM_NO_DAEMON", "1")
+    repo.write("AGENTS.md", text)
+    repo.write("src/a.py", SOURCE)
+    repo.commit_all("initial")
+    repo.gitmem("init", "--agent", "claude-code", "--agent", "agents-md")
+    repo.commit_all("gitmem")
+
+
 def test_an_agents_md_stored_with_crlf_joins_gitmems_commits_in_an_autocrlf_clone(repo, tmp_path, monkeypatch):
     """git converts no blob stored with CRLF: the checkout's bytes are the blob's, though `git
     hash-object --path` would convert them."""
     from conftest import GitRepo
 
-    monkeypatch.setenv("GITMEM_NO_DAEMON", "1")
-    repo.write("AGENTS.md", b"# Project\r\n\r\nSome rules.\r\n")
-    repo.write("src/a.py", SOURCE)
-    repo.commit_all("initial")
-    repo.gitmem("init", "--agent", "claude-code", "--agent", "agents-md")
-    repo.commit_all("gitmem")
+    crlf_agents_md(repo, monkeypatch, b"# Project\r\n\r\nSome rules.\r\n")
     subprocess.run(["git", "-c", "core.autocrlf=true", "clone", "-q", str(repo.path), str(tmp_path / "win")], check=True)
     win = GitRepo(tmp_path / "win")
     win.git("config", "core.autocrlf", "true")
@@ -435,12 +440,7 @@ def test_an_agents_md_stored_with_crlf_joins_gitmems_commits_in_an_autocrlf_clon
 def test_two_branches_merging_a_crlf_agents_md_keep_its_line_ends(repo, monkeypatch):
     """The merge driver read the three versions with universal newlines and wrote LF: the merge
     commit rewrote every line of a CRLF AGENTS.md, the developer's text included."""
-    monkeypatch.setenv("GITMEM_NO_DAEMON", "1")
-    repo.write("AGENTS.md", b"# Project\r\n\r\nBe nice.\r\n")
-    repo.write("src/a.py", SOURCE)
-    repo.commit_all("initial")
-    repo.gitmem("init", "--agent", "claude-code", "--agent", "agents-md")
-    repo.commit_all("gitmem")
+    crlf_agents_md(repo, monkeypatch, b"# Project\r\n\r\nBe nice.\r\n")
     repo.git("checkout", "-q", "-b", "side")
     theirs = add_entry(repo, "law", "Prefer small functions.")
     repo.git("checkout", "-q", "main")

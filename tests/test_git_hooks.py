@@ -302,6 +302,24 @@ def test_a_hook_whose_shebang_sets_e_still_stops_a_failing_commit(repo):
 FRAMEWORK_CONFIG = "repos:\n- repo: local\n  hooks:\n  - id: mark\n    name: mark\n    entry: sh -c 'echo ran >> .git/framework-ran'\n    language: system\n    pass_filenames: false\n"
 
 
+def framework_repo(repo, monkeypatch, tmp_path, source: str, *hook_types: str) -> tuple[list[str], Path]:
+    """A repository whose team uses the real pre-commit framework (the test extra): its
+    `pre-commit install` command (for `hook_types`) and the hooks folder."""
+    types = [arg for kind in hook_types for arg in ("-t", kind)]
+    monkeypatch.setenv("PRE_COMMIT_HOME", str(tmp_path / "pre-commit-home"))
+    repo.write(".pre-commit-config.yaml", FRAMEWORK_CONFIG)
+    repo.write("a.py", source)
+    repo.commit_all("first")
+    return [str(Path(sys.executable).parent / "pre-commit"), "install", *types], repo.path / ".git/hooks"
+
+
+def developers_hook(hooks: Path) -> str:
+    mine = "#!/bin/sh\necho mine >> .git/developer-ran\n"
+    (hooks / "pre-commit").write_text(mine)
+    (hooks / "pre-commit").chmod(0o755)
+    return mine
+
+
 @pytest.mark.parametrize("order", ["gitmem first", "framework first", "developer's hook, framework, gitmem"])
 def test_gitmem_runs_inside_the_pre_commit_framework_and_pre_commit_install_changes_nothing(repo, monkeypatch,
                                                                                              tmp_path, order):
@@ -312,16 +330,9 @@ def test_gitmem_runs_inside_the_pre_commit_framework_and_pre_commit_install_chan
     that slot: the framework's own `pre-commit install` finds its script in place and changes
     nothing; every commit runs the developer's hook, gitmem's re-check and the framework's hooks,
     each once; uninstall leaves what was there before gitmem. The real framework (test extra)."""
-    framework = [str(Path(sys.executable).parent / "pre-commit"), "install"]
-    monkeypatch.setenv("PRE_COMMIT_HOME", str(tmp_path / "pre-commit-home"))
-    hooks = repo.path / ".git/hooks"
-    repo.write(".pre-commit-config.yaml", FRAMEWORK_CONFIG)
-    repo.write("a.py", "def f():\n    return 1\n\n\ndef g():\n    return 2\n")
-    repo.commit_all("first")
-    mine = "#!/bin/sh\necho mine >> .git/developer-ran\n"
+    framework, hooks = framework_repo(repo, monkeypatch, tmp_path, "def f():\n    return 1\n\n\ndef g():\n    return 2\n")
     if order.startswith("developer"):
-        (hooks / "pre-commit").write_text(mine)
-        (hooks / "pre-commit").chmod(0o755)
+        developers_hook(hooks)
     if order != "gitmem first":
         subprocess.run(framework, cwd=repo.path, check=True, capture_output=True)
     before = {p.name: p.read_bytes() for p in hooks.iterdir() if not p.name.endswith(".sample")}
@@ -353,14 +364,9 @@ def test_under_the_framework_post_rewrite_still_reads_what_was_rewritten(repo, m
     commits on stdin, stands in front of the framework, so an amend that puts a removed
     declaration back restores its entry. `pre-commit install -f` empties the legacy slot: the
     developer's hook gitmem chained from it leaves the chain too (kept aside)."""
-    framework = [str(Path(sys.executable).parent / "pre-commit"), "install", "-t", "pre-commit", "-t", "post-rewrite"]
-    monkeypatch.setenv("PRE_COMMIT_HOME", str(tmp_path / "pre-commit-home"))
-    hooks = repo.path / ".git/hooks"
-    repo.write(".pre-commit-config.yaml", FRAMEWORK_CONFIG)
-    repo.write("a.py", "def f():\n    return 1\n\n\ndef g():\n    return 2\n")
-    repo.commit_all("first")
-    (hooks / "pre-commit").write_text("#!/bin/sh\necho mine >> .git/developer-ran\n")
-    (hooks / "pre-commit").chmod(0o755)
+    framework, hooks = framework_repo(repo, monkeypatch, tmp_path, "def f():\n    return 1\n\n\ndef g():\n    return 2\n",
+                                      "pre-commit", "post-rewrite")
+    developers_hook(hooks)
     subprocess.run(framework, cwd=repo.path, check=True, capture_output=True)
     repo.gitmem("init")
     assert b"gitmem: managed hook stub" in (hooks / "post-rewrite").read_bytes()
@@ -390,14 +396,8 @@ def test_an_earlier_layout_with_the_framework_chained_behind_gitmem_is_moved_int
     """Where an earlier gitmem chained the framework behind its stub (and the framework kept the
     developer's hook as pre-commit.legacy), `gitmem init` puts the framework back in front and the
     stub in its slot, chaining the developer's hook: every commit runs all three, once."""
-    framework = [str(Path(sys.executable).parent / "pre-commit"), "install"]
-    monkeypatch.setenv("PRE_COMMIT_HOME", str(tmp_path / "pre-commit-home"))
-    hooks = repo.path / ".git/hooks"
-    repo.write(".pre-commit-config.yaml", FRAMEWORK_CONFIG)
-    repo.write("a.py", "x = 1\n")
-    repo.commit_all("first")
-    (hooks / "pre-commit").write_text("#!/bin/sh\necho mine >> .git/developer-ran\n")
-    (hooks / "pre-commit").chmod(0o755)
+    framework, hooks = framework_repo(repo, monkeypatch, tmp_path, "x = 1\n")
+    mine = developers_hook(hooks)
     subprocess.run(framework, cwd=repo.path, check=True, capture_output=True)
     repo.gitmem("init")
     stub = (hooks / "pre-commit.legacy").read_bytes()
@@ -410,7 +410,7 @@ def test_an_earlier_layout_with_the_framework_chained_behind_gitmem_is_moved_int
     (hooks / "pre-commit").chmod(0o755)
     assert "moved gitmem's pre-commit hook into pre-commit.legacy" in repo.gitmem("init").stdout
     assert b"hook-impl" in (hooks / "pre-commit").read_bytes() and (hooks / "pre-commit.legacy").read_bytes() == stub
-    assert (hooks / "pre-commit.gitmem-orig").read_text() == "#!/bin/sh\necho mine >> .git/developer-ran\n"
+    assert (hooks / "pre-commit.gitmem-orig").read_text() == mine
     repo.write("a.py", "x = 2\n")
     made = subprocess.run(["git", "commit", "-qam", "second"], cwd=repo.path, capture_output=True, text=True)
     assert made.returncode == 0, made.stderr
