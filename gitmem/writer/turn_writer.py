@@ -181,6 +181,19 @@ def _committed_matches(repo: RepoPaths, blob: str, path: str, same: Any) -> bool
         return False
 
 
+def _recorded_ids(repo: RepoPaths) -> set[str]:
+    """Ids of the entries HEAD holds or a pending change of gitmem's keeps."""
+    from gitmem import git
+    from gitmem.githooks.review import ENTRIES_PREFIX
+    from gitmem.store import pending
+
+    ids = {str(data.get("id")) for data in pending.entries(repo)}
+    if git.has_head(repo.worktree):
+        ids.update(path.rsplit("/", 1)[-1].removesuffix(".yaml")
+                   for path in git.tree_blob_ids(repo.worktree, "HEAD", [ENTRIES_PREFIX]))
+    return ids
+
+
 def _withdrawn(entries: Sequence[Entry]) -> dict[str, float]:
     """Body (whitespace collapsed) -> when its entry was revoked, or superseded (its correction's
     creation); the latest, where several share a body."""
@@ -211,9 +224,11 @@ def commit_candidates(repo: RepoPaths, job: Job, candidates: Sequence[Candidate]
     active = {e.id for e in every if e.active}
     # the store as it is now (the judge saw it earlier): the very words in force, where they are
     # anchored, record nothing, unless they correct another entry (two contradicting rules, one
-    # said again as a correction)
+    # said again as a correction); recorded means committed or durably pending, never a file
+    # in the work tree alone (one a writer that died before committing left behind)
+    recorded = _recorded_ids(repo) if candidates else set()
     stated = {(" ".join(e.body.split()).casefold(), str(e.anchor) if e.anchor else None): e.id
-              for e in every if e.active and not e.expired()}
+              for e in every if e.active and not e.expired() and e.id in recorded}
     withdrawn = _withdrawn(every)
     said = utc_seconds(job.starts)
     # a session resumed after its queue state was pruned has every earlier turn judged again,
