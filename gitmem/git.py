@@ -87,6 +87,20 @@ def left_out_by_sparse_checkout(repo: RepoPaths, folder: str) -> bool:
                for item in listed.split(b"\0"))
 
 
+def checks_out_crlf(repo: Path, rel: str) -> bool:
+    """Whether git writes `rel` to the work tree with CRLF line ends: its `eol=crlf` attribute, or
+    text (by attribute, or by detection) with core.autocrlf=true or core.eol=crlf. A file gitmem
+    creates there in LF is one `git add` refuses under core.safecrlf=true."""
+    out = git(repo, "check-attr", "-z", "text", "eol", "--", rel, check=False).split(b"\0")
+    attrs = {out[i + 1]: out[i + 2] for i in range(0, len(out) - 2, 3)}
+    eol, text = attrs.get(b"eol"), attrs.get(b"text")
+    if eol in (b"crlf", b"lf") or text == b"unset":
+        return eol == b"crlf"
+    if config_get(repo, "core.autocrlf") == "true":
+        return True
+    return text in (b"set", b"auto") and config_get(repo, "core.eol") == "crlf"
+
+
 def rev_parse(repo: Path, rev: str) -> str | None:
     out = git(repo, "rev-parse", "--verify", "-q", f"{rev}^{{commit}}", check=False).strip()
     return out.decode() or None

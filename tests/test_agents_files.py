@@ -413,6 +413,26 @@ def test_a_clone_with_core_autocrlf_keeps_its_crlf_checkout_and_commits_the_sect
     assert states["AGENTS.md"] == states[f"{CURSOR}/gitmem.mdc"] == "current", states
 
 
+def test_where_git_checks_files_out_with_crlf_gitmems_new_files_are_crlf(repo, monkeypatch):
+    """`* text eol=crlf` with core.safecrlf=true: every LF file gitmem created (settings, hooks,
+    generated files, a new scope's file its own commit added) made `git add -A` refuse."""
+    monkeypatch.setenv("GITMEM_NO_DAEMON", "1")
+    repo.write(".gitattributes", b"* text eol=crlf\r\n")
+    repo.write("src/a.py", SOURCE.replace("\n", "\r\n"))
+    repo.commit_all("initial")
+    repo.git("config", "core.safecrlf", "true")
+    repo.gitmem("init", *(arg for agent in ("claude-code", "codex", "gemini", "copilot", "cursor", "agents-md")
+                          for arg in ("--agent", agent)))
+    repo.commit_all("gitmem")  # `git add -A` refused before
+    add_entry(repo, "law", "Use tabs.")
+    add_entry(repo, "hazard", "a.py is shared with the mobile app.", "--anchor", "src/a.py")
+    repo.git("add", "-A")
+    assert repo.git("status", "--porcelain") == ""
+    for rel in (".claude/settings.json", ".codex/hooks.json", "AGENTS.md", *(f"{CURSOR}/{n}" for n in scoped(repo.path, CURSOR))):
+        data = (repo.path / rel).read_bytes()
+        assert data.count(b"\n") == data.count(b"\r\n"), rel
+
+
 def crlf_agents_md(repo, monkeypatch, text: bytes) -> None:
     """A repository whose AGENTS.md is committed with CRLF line ends, served with gitmem's section."""
     monkeypatch.setenv("GITMEM_NO_DAEMON", "1")

@@ -386,4 +386,10 @@ def _write(path: Path, data: Settings) -> None:
     except (OSError, UnicodeDecodeError):
         current = None
     text = jsonc.rewritten(current, "hooks", data)
-    write_atomic(path, text if text is not None else jsonc.dumped(data))
+    text = text if text is not None else jsonc.dumped(data)
+    if current is None:  # a new file: in the line ends git checks it out with (core.safecrlf)
+        from gitmem import git
+
+        if "\r" not in text and git.checks_out_crlf(path.parent.parent, f"{path.parent.name}/{path.name}"):
+            text = text.replace("\n", "\r\n")
+    write_atomic(path, text)

@@ -70,8 +70,14 @@ def read(repo: RepoPaths, rel: str) -> bytes | None:
 
 
 def write(repo: RepoPaths, rel: str, data: bytes, theirs: Theirs = _all_theirs) -> bool:
-    """Write `data` to `rel` (remembering `theirs` of what was there the first time); True when it changed."""
+    """Write `data` to `rel` (remembering `theirs` of what was there the first time); True when it
+    changed. A new file gets the line ends git checks it out with (CRLF where `eol=crlf` or
+    core.autocrlf says so: an LF file there is one `git add` refuses under core.safecrlf)."""
+    from gitmem import git
+
     path = repo.worktree / rel
+    if not (path.exists() or path.is_symlink()) and b"\r" not in data and git.checks_out_crlf(repo.worktree, rel):
+        data = data.replace(b"\n", b"\r\n")
     current = claim(repo, rel, data, theirs)
     if current == data:
         return False
