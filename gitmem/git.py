@@ -101,6 +101,12 @@ def checks_out_crlf(repo: Path, rel: str) -> bool:
     return text in (b"set", b"auto") and config_get(repo, "core.eol") == "crlf"
 
 
+def as_checked_out(repo: Path, rel: str, text: str) -> str:
+    """`text` (LF, as git stores it) for a file gitmem creates at `rel`: with CRLF line ends where
+    git checks the file out so (checks_out_crlf), else as it is."""
+    return text.replace("\n", "\r\n") if "\r" not in text and checks_out_crlf(repo, rel) else text
+
+
 def rev_parse(repo: Path, rev: str) -> str | None:
     out = git(repo, "rev-parse", "--verify", "-q", f"{rev}^{{commit}}", check=False).strip()
     return out.decode() or None

@@ -291,9 +291,16 @@ def sha256_file(path: str | os.PathLike[str]) -> str:
     return digest.hexdigest()
 
 
+def uses_crlf(text: str | bytes) -> bool:
+    """The file's lines end in CRLF (as on a Windows checkout, or core.autocrlf): its first does."""
+    newline = "\n" if isinstance(text, str) else b"\n"
+    first = text.find(newline)  # type: ignore[arg-type]
+    return first > 0 and text[first - 1:first] in ("\r", b"\r")
+
+
 def in_line_ends_of(data: bytes | None, text: str) -> str:
     """`text` (as git stores it) with the line ends of the work tree's `data` it replaces: a CRLF
     checkout (core.autocrlf) stays CRLF, as git's own checkout writes it."""
-    if data is None or "\r" in text or not data.split(b"\n", 1)[0].endswith(b"\r"):
+    if data is None or "\r" in text or not uses_crlf(data):
         return text
     return text.replace("\n", "\r\n")

@@ -27,7 +27,7 @@ import tempfile
 from collections.abc import Callable
 
 from gitmem.base import files
-from gitmem.base.files import read_plain
+from gitmem.base.files import read_plain, uses_crlf
 from gitmem.base.paths import RepoPaths
 from gitmem.delivery import rules as delivery_rules
 
@@ -225,12 +225,6 @@ def replace_section(text: str, new_section: str) -> str:
         return text + separator(text) + new_section
     start, _, _, after = found
     return text[:start] + new_section + text[after:]
-
-
-def uses_crlf(text: str) -> bool:
-    """The file's lines end in CRLF (as on a Windows checkout, or core.autocrlf)."""
-    first = text.find("\n")
-    return first > 0 and text[first - 1] == "\r"
 
 
 def separator(text: str) -> str:

@@ -390,6 +390,5 @@ def _write(path: Path, data: Settings) -> None:
     if current is None:  # a new file: in the line ends git checks it out with (core.safecrlf)
         from gitmem import git
 
-        if "\r" not in text and git.checks_out_crlf(path.parent.parent, f"{path.parent.name}/{path.name}"):
-            text = text.replace("\n", "\r\n")
+        text = git.as_checked_out(path.parent.parent, f"{path.parent.name}/{path.name}", text)
     write_atomic(path, text)

@@ -184,7 +184,8 @@ HARNESS_SETTINGS = (".claude/settings.json", ".claude/settings.local.json", ".ge
 # Settings that switch every hook off, the hooks gitmem's among them, as (path of keys, value):
 # Codex's `[features] hooks = false` (formerly `codex_hooks`) in its config.toml among them.
 _HOOKS_OFF = ((("disableAllHooks",), True), (("hooksConfig", "enabled"), False), (("hooks", "enabled"), False),
-              (("tools", "enableHooks"), False), (("features", "hooks"), False), (("features", "codex_hooks"), False))
+              (("tools", "enableHooks"), False))
+_CODEX_HOOK_FEATURES = ("hooks", "codex_hooks")  # false in `features`, the file's or a profile's
 # The same agents' settings of the user's (a hook switched off there is off in every project).
 USER_SETTINGS = ("~/.claude/settings.json", "~/.gemini/settings.json", "~/.codex/hooks.json", "~/.codex/config.toml")
 
@@ -205,11 +206,13 @@ def _switched_off(settings: dict[str, object]) -> str | None:
         if found is value:
             return f"set {'.'.join(keys)} to {json.dumps(value)}"
     profiles = settings.get("profiles")  # Codex: a profile's features apply over the file's own
-    for name, profile in profiles.items() if isinstance(profiles, dict) else ():
-        features = profile.get("features") if isinstance(profile, dict) else None
-        for key in ("hooks", "codex_hooks"):
+    scopes = [("features", settings.get("features"))] + [
+        (f"profiles.{name}.features", profile.get("features"))
+        for name, profile in (profiles.items() if isinstance(profiles, dict) else ()) if isinstance(profile, dict)]
+    for where, features in scopes:
+        for key in _CODEX_HOOK_FEATURES:
             if isinstance(features, dict) and features.get(key) is False:
-                return f"set profiles.{name}.features.{key} to false"
+                return f"set {where}.{key} to false"
     for keys in (("hooksConfig", "disabled"), ("hooks", "disabled")):  # Gemini CLI: hooks off by name
         section = settings.get(keys[0])
         listed = section.get("disabled") if isinstance(section, dict) else None

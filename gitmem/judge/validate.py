@@ -57,9 +57,13 @@ def subject_overlap(a: str, b: str) -> float:
     return len(sa & sb) / min(len(sa), len(sb))
 
 
+def words_key(text: str) -> str:
+    """`text`'s words, whatever the spacing and case: the very words, as a key."""
+    return " ".join(text.split()).casefold()
+
+
 def same_words(a: str, b: str) -> bool:
-    """The same words, whatever the spacing and case."""
-    return " ".join(a.split()).casefold() == " ".join(b.split()).casefold()
+    return words_key(a) == words_key(b)
 
 
 def superseded(body: str, kind: str, stored: Iterable[Entry]) -> tuple[str, ...]:

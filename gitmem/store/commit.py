@@ -989,8 +989,7 @@ def _write_worktree(repo: RepoPaths, journal: Mapping[str, Any]) -> list[str]:
                 _onto_unstaged(repo, path, data, carry[path])
             continue
         if text is not None:  # the line ends git checks the file out with (a new one's: core.safecrlf)
-            new = data is None and "\r" not in text and git.checks_out_crlf(repo.worktree, path)
-            text = text.replace("\n", "\r\n") if new else in_line_ends_of(data, text)
+            text = git.as_checked_out(repo.worktree, path, text) if data is None else in_line_ends_of(data, text)
         if path in owned_paths:
             _note_owned(repo, path, text)
         try:

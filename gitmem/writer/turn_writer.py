@@ -15,6 +15,7 @@ from gitmem.base.files import utc_seconds
 from gitmem.base.paths import RepoPaths, find_repo
 from gitmem.errors import AnchorError, GitmemError, NotARepository
 from gitmem.judge import safety
+from gitmem.judge.validate import words_key
 from gitmem.store import index
 from gitmem.store.entry import Entry
 from gitmem.writer import edit_log
@@ -227,7 +228,7 @@ def commit_candidates(repo: RepoPaths, job: Job, candidates: Sequence[Candidate]
     # said again as a correction); recorded means committed or durably pending, never a file
     # in the work tree alone (one a writer that died before committing left behind)
     recorded = _recorded_ids(repo) if candidates else set()
-    stated = {(" ".join(e.body.split()).casefold(), str(e.anchor) if e.anchor else None): e.id
+    stated = {(words_key(e.body), str(e.anchor) if e.anchor else None): e.id
               for e in every if e.active and not e.expired() and e.id in recorded}
     withdrawn = _withdrawn(every)
     said = utc_seconds(job.starts)
@@ -236,7 +237,7 @@ def commit_candidates(repo: RepoPaths, job: Job, candidates: Sequence[Candidate]
     since = min(t for t in (said, job.enqueued) if t) - QUEUED_SLACK_S if said or job.enqueued else 0.0
     for c in candidates:
         anchor = c.resolved or c.anchor
-        words = (" ".join(c.body.split()).casefold(), str(anchor) if anchor else None)
+        words = (words_key(c.body), str(anchor) if anchor else None)
         supersedes = tuple(i for i in c.supersedes if i in active and i != stated.get(words))
         if supersedes and words in stated:  # the same words correcting another: one entry of them stays
             supersedes += (stated[words],)

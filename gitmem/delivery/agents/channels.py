@@ -339,8 +339,7 @@ def hand_edits(repo: RepoPaths) -> list[tuple[str, str]]:
     announced from. A line moved, or left out, is not seen."""
     import time
 
-    from gitmem import git
-    from gitmem.base.files import utc_seconds
+    from gitmem.base.files import utc_date, utc_seconds
     from gitmem.delivery import agents_md
     from gitmem.store import index
 
@@ -351,9 +350,15 @@ def hand_edits(repo: RepoPaths) -> list[tuple[str, str]]:
     paths = [agents_md.FILE_NAME, generated.GEMINI_FILE, generated.COPILOT_DIR, generated.CURSOR_DIR]
     committed = git.tree_blob_ids(repo.worktree, "HEAD", paths)
     days = {time.time()}
-    for rel in committed:
-        dates = git.git_text(repo.worktree, "log", "-1", "--format=%at %ct", "HEAD", "--", rel, check=False)
-        days.update(float(d) for d in dates.split() if d.isdigit())
+    if committed:  # when each file was last written and committed: one walk back, each file's newest
+        log = git.git_text(repo.worktree, "log", "--format=%x00%at %ct", "--name-only", "HEAD", "--", *paths,
+                           check=False)
+        seen: set[str] = set()
+        for chunk in log.split("\0")[1:]:
+            dates, *touched = chunk.split("\n")
+            if any(rel in committed and rel not in seen for rel in touched):
+                days.update(float(d) for d in dates.split() if d.isdigit())
+                seen.update(touched)
     for entry in rules.get("active", {}).values():
         if expires := utc_seconds(str(entry.get("expires") or "")[:10]):
             days.add(expires - 3600)  # its last day
@@ -362,7 +367,7 @@ def hand_edits(repo: RepoPaths) -> list[tuple[str, str]]:
             days.add(at + 3600)  # announced from then
     rendered: set[str] = set()
     names: set[str] = set()
-    for now in days:
+    for now in {utc_date(day): day for day in days}.values():  # a render is a day's
         made = {**generated.copilot(rules, now), **generated.cursor(rules, now)}
         names.update(made)
         texts_now = [agents_md.render_section(rules, now), generated.gemini_section(rules, now), *made.values()]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sys
 
+from gitmem.base.files import uses_crlf
 from gitmem.delivery import agents_md
 from gitmem.delivery.agents import generated
 
@@ -29,7 +30,7 @@ def merge(base: str, ours: str, theirs: str, path: str = "") -> tuple[str, bool]
     if not all(generated.is_generated(text) for text in (base, ours, theirs) if text):
         return agents_md.merge_file(base, ours, theirs)  # a file of the developer's under a name like ours
     lines = agents_md.merge_section(base.splitlines(), ours.splitlines(), theirs.splitlines())
-    newline = "\r\n" if agents_md.uses_crlf(ours) else "\n"
+    newline = "\r\n" if uses_crlf(ours) else "\n"
     return newline.join(lines).rstrip("\r\n") + newline, True
 
 

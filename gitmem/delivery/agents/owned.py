@@ -76,8 +76,9 @@ def write(repo: RepoPaths, rel: str, data: bytes, theirs: Theirs = _all_theirs) 
     from gitmem import git
 
     path = repo.worktree / rel
-    if not (path.exists() or path.is_symlink()) and b"\r" not in data and git.checks_out_crlf(repo.worktree, rel):
-        data = data.replace(b"\n", b"\r\n")
+    if not (path.exists() or path.is_symlink()):
+        data = git.as_checked_out(repo.worktree, rel, data.decode("utf-8", "surrogateescape")).encode(
+            "utf-8", "surrogateescape")
     current = claim(repo, rel, data, theirs)
     if current == data:
         return False
