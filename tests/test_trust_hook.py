@@ -690,6 +690,10 @@ def test_settings_edits_that_switch_gitmems_hooks_off_are_denied(gm):
     reason = denied(pre_tool(gm, "Bash", command="jq '.x = 1' .claude/settings.json > /tmp/s && "
                                                   "cp /tmp/s .claude/settings.json"))
     assert "an agent's settings" in reason and "memory files" not in reason
+    # the same written from inside the folder: the path in the reason is no longer the settings' name
+    reason = denied(pre_tool(gm, "Bash", command="cd .claude && echo '{}' > settings.json"))
+    assert "an agent's settings" in reason and "memory files" not in reason
+    assert "memory files" in denied(pre_tool(gm, "Bash", command="cd .gitmem && echo '{}' > settings.json"))
     # read as Claude Code parses the file: gitmem's event renamed, a second "hooks" that wins
     assert "remove gitmem's hooks" in denied(pre_tool(gm, "Edit", file_path=path, old_string='"PreToolUse"',
                                                        new_string='"PreToolUseX"'))

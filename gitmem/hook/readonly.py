@@ -169,7 +169,9 @@ def denial(tool: object, tool_input: object, worktree: str, cwd: str | None = No
                 break
         if isinstance(command, str) and command.strip():
             reason = command_denial(command, base, roots + settings) or _transcript_denial(command, base, own)
-            if reason and any(name in reason.replace("\\", "/") for name in (*HARNESS_SETTINGS, *settings)):
+            # a denial is rare: read it again without the settings to say which it touches (a path
+            # in the reason may be written relative to a `cd`, so its name alone does not tell)
+            if reason and not _transcript_denial(command, base, own) and not command_denial(command, base, roots):
                 return REASON.format(what="change an agent's settings from the shell: they hold gitmem's hooks "
                                           "(an edit of them that keeps those hooks is allowed)")
             return reason
