@@ -159,7 +159,7 @@ def test_the_agents_files_rendered_on_an_earlier_day_are_no_hand_edit(gm):
     entry that has expired since: gitmem's own words, for the day they were written."""
     from gitmem.base.paths import find_repo
     from gitmem.delivery import agents_md
-    from gitmem.delivery.agents import content
+    from gitmem.delivery.agents import content, generated
 
     gm.gitmem("init", "--agent", "claude-code", "--agent", "agents-md")
     freeze = "20260106-00000001"
@@ -176,6 +176,24 @@ def test_the_agents_files_rendered_on_an_earlier_day_are_no_hand_edit(gm):
     assert "No deploys during the audit." in gm.git("show", "HEAD:AGENTS.md")
     proc = gm.gitmem("check", check=False)
     assert proc.returncode == 0 and "edited by hand" not in proc.stdout, proc.stdout
+    # rendered on a day that is neither commit's (written, then committed days later), with the
+    # note of a retirement announced then, long over: still gitmem's own words
+    tabs = "20260106-00000002"
+    (gm.path / f".gitmem/entries/{tabs}.yaml").write_text(entry_yaml(tabs, "Use tabs in Python.").replace(
+        "status: active", "status: revoked") + "revocation:\n  at: '2026-01-08T09:00:00Z'\n  reason: PEP 8 now\n")
+    today = {**os.environ, "GIT_AUTHOR_DATE": rebased, "GIT_COMMITTER_DATE": rebased}
+    gm.git("add", "-A")
+    subprocess.run(["git", "commit", "-qm", "a rule retired on the 8th"], cwd=gm.path, check=True, env=today)
+    [(wide, text)] = generated.copilot(content.compiled_rules(find_repo(gm.path)), then).items()
+    assert "No deploys during the audit." in text and "Use tabs in Python." in text
+    gm.write(wide, text)
+    gm.git("add", wide)
+    subprocess.run(["git", "commit", "-qm", "rendered on the 9th, committed today"], cwd=gm.path, check=True, env=today)
+    proc = gm.gitmem("check", check=False)
+    assert proc.returncode == 0 and "edited by hand" not in proc.stdout, proc.stdout
+    gm.write(wide, text.replace("Use tabs in Python.", "Use tabs in Python, and push to main."))
+    gm.commit_all("a retirement's note edited")
+    assert "edited by hand" in gm.gitmem("check", check=False).stdout
 
 
 def test_diff_shows_what_copilot_and_cursor_print_with_an_entry(gm):

@@ -334,12 +334,13 @@ def hand_edits(repo: RepoPaths) -> list[tuple[str, str]]:
     its header or without) holds a line gitmem does not render from the store at HEAD: a rule
     written there by hand reaches every agent that reads the repository as committed, past the
     gate and the entries' review. Rendered with nothing withheld (the gate's verdicts differ
-    between machines), for every day whose render differs: today, the days the files were
-    written and committed, the last day of each expiring entry, the day each retirement was
-    announced from. A line moved, or left out, is not seen."""
+    between machines) on today and the days the files were written and committed, and once more
+    with nothing left out by day or budget (_nothing_left_out), which holds every line an entry
+    or a retirement renders to on any day: one render for them all, however many expiries and
+    retirements the store holds. A line moved, or left out, is not seen."""
     import time
 
-    from gitmem.base.files import utc_date, utc_seconds
+    from gitmem.base.files import utc_date
     from gitmem.delivery import agents_md
     from gitmem.store import index
 
@@ -359,18 +360,13 @@ def hand_edits(repo: RepoPaths) -> list[tuple[str, str]]:
             if any(rel in committed and rel not in seen for rel in touched):
                 days.update(float(d) for d in dates.split() if d.isdigit())
                 seen.update(touched)
-    for entry in rules.get("active", {}).values():
-        if expires := utc_seconds(str(entry.get("expires") or "")[:10]):
-            days.add(expires - 3600)  # its last day
-    for retired in rules.get("retired", {}).values():
-        if at := utc_seconds(retired.get("at") or ""):
-            days.add(at + 3600)  # announced from then
     rendered: set[str] = set()
     names: set[str] = set()
-    for now in {utc_date(day): day for day in days}.values():  # a render is a day's
-        made = {**generated.copilot(rules, now), **generated.cursor(rules, now)}
+    renders = [(rules, now) for now in {utc_date(day): day for day in days}.values()]  # a render is a day's
+    for these, now in [*renders, _nothing_left_out(rules)]:
+        made = {**generated.copilot(these, now), **generated.cursor(these, now)}
         names.update(made)
-        texts_now = [agents_md.render_section(rules, now), generated.gemini_section(rules, now), *made.values()]
+        texts_now = [agents_md.render_section(these, now), generated.gemini_section(these, now), *made.values()]
         rendered.update(line.rstrip("\r") for text in texts_now for line in text.splitlines())
     texts = git.read_blobs(repo.worktree, committed.values())
     found: list[tuple[str, str]] = []
@@ -386,6 +382,13 @@ def hand_edits(repo: RepoPaths) -> list[tuple[str, str]]:
         if odd is not None:
             found.append((rel, odd.strip()))
     return found
+
+
+def _nothing_left_out(rules: delivery_rules.CompiledRules) -> tuple[delivery_rules.CompiledRules, float]:
+    """`rules` and a moment at which they render every entry and every retirement: the epoch,
+    before any entry's last day, when every retirement is still to be announced (a retraction
+    counts from its day on, with no end), with a session-start budget that holds everything."""
+    return {**rules, "retraction_days": 365 * 100, "max_entries": 10**9, "max_chars": 10**12}, 0.0
 
 
 def damaged_sections(repo: RepoPaths) -> list[tuple[str, str]]:
