@@ -149,6 +149,28 @@ def test_copilot_and_cursor_files_hold_the_right_entries_under_valid_front_matte
     assert own_errors(gm.path) == ""
 
 
+def test_an_at_path_in_an_entry_imports_no_file_into_the_agents_files(gm):
+    """Gemini CLI (GEMINI.md, AGENTS.md), Claude Code (a CLAUDE.md importing AGENTS.md) and
+    Cursor replace `@path` starting a word with the whole file it names: an entry naming one
+    would bring that file in among the developer's rules. Such an @ is written as &#64;; an
+    e-mail address, a scoped package and an @ in the hook's delivery stay as they are."""
+    gm.gitmem("init", "--agent", "claude-code", "--agent", "copilot", "--agent", "cursor", "--agent", "gemini",
+              "--agent", "agents-md")
+    said = "Follow the conventions in @src/a.py; ask ops@example.com before touching @scope/pkg or node_modules/@types."
+    entry = add_entry(gm, "law", said)
+    texts = {rel: gm.read(rel) for rel in ("GEMINI.md", "AGENTS.md")}
+    texts.update({f"{COPILOT}/{n}": t for n, t in scoped(gm.path, COPILOT).items()})
+    texts.update({f"{CURSOR}/{n}": t for n, t in scoped(gm.path, CURSOR).items()})
+    written = ("Follow the conventions in &#64;src/a.py; ask ops@example.com before touching &#64;scope/pkg or "
+               "node_modules/@types.")
+    for rel, text in texts.items():
+        assert written in text and not re.search(r"(?<!\S)@[\w./~]", text), rel
+        assert "an @ that begins a word as &#64;" in text, rel  # the header says so
+    context = gm.gitmem("render", "--event", "session-start").stdout  # the hook's delivery
+    assert said in context and entry in context
+    assert gm.gitmem("check", check=False).returncode == 0  # gitmem's own rendering: no hand edit
+
+
 def test_an_anchored_path_with_glob_characters_or_a_comma_scopes_exactly_that_file(gm):
     """Next.js routes (`app/[slug]/page.tsx`) and names with commas are ordinary paths: the glob
     must match the file itself, bracket characters taken literally and no comma splitting it."""

@@ -21,6 +21,7 @@ post-merge hook then renders the section afresh from the merged store.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -99,7 +100,7 @@ def render_section(rules: delivery_rules.CompiledRules, now: float | None = None
     agents = [escape(delivery_rules.entry_line(i, active[i])) for i in chosen if active[i]["source"] != "user"]
     lines = [BEGIN, TITLE, ""]
     if users:
-        lines += [delivery_rules.START_USER_HEADER, "", *users, ""]
+        lines += [USER_HEADER, "", *users, ""]
     if agents:
         lines += [delivery_rules.AGENT_HEADER, "", *agents, ""]
     if not chosen:
@@ -112,10 +113,21 @@ def render_section(rules: delivery_rules.CompiledRules, now: float | None = None
     return "\n".join(lines) + "\n"
 
 
+# An @ that begins a word imports the file it names where an agent reads this file: Gemini CLI
+# (GEMINI.md, AGENTS.md where its context names it), Claude Code (a CLAUDE.md holding
+# `@AGENTS.md`) and Cursor's rules put the whole file in place, so a rule naming
+# `@src/ledger.py` would bring that file in among the developer's rules, unreviewed.
+_IMPORT_AT = re.compile(r"(?<!\S)@")
+# The files' header says so beside the entities it names for <, > and &.
+USER_HEADER = delivery_rules.START_USER_HEADER.replace(
+    "&lt; &gt; &amp;;", "&lt; &gt; &amp; and an @ that begins a word as &#64;;")
+
+
 def escape(text: str) -> str:
     """Entry text as it may stand inside the section: an HTML comment opener or closer (a body
-    quoting gitmem's markers) is written as entities, so it can never open or close a section."""
-    return text.replace("<!--", "&lt;!--").replace("-->", "--&gt;")
+    quoting gitmem's markers) is written as entities, so it can never open or close a section,
+    and an @ that begins a word too, so it imports no file."""
+    return _IMPORT_AT.sub("&#64;", text.replace("<!--", "&lt;!--").replace("-->", "--&gt;"))
 
 
 def _is_begin(line: str) -> bool:

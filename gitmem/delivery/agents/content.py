@@ -149,7 +149,7 @@ def body(rules: delivery_rules.CompiledRules, scope: Scope, moments: bool = Fals
     active = rules.get("active") or {}
     retired = rules.get("retired") or {}
     if scope.glob == REPOSITORY_WIDE:
-        user_header, agent_header = delivery_rules.START_USER_HEADER, delivery_rules.AGENT_HEADER
+        user_header, agent_header = agents_md.USER_HEADER, delivery_rules.AGENT_HEADER
     else:
         # the path as stored: the header quotes it (scope.shown would be quoted twice)
         user_header, agent_header = delivery_rules.section_headers(delivery_rules.Cue("edit", scope.label))
