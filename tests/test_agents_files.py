@@ -677,6 +677,13 @@ def test_gemini_cannot_switch_its_hooks_off(gm):
     gm.write(".gemini/settings.json", text.replace("{", '{"telemetry": {"enabled": true}, "hooksConfig": {"enabled": true},', 1))
     both = {"file_path": path, "old_string": '{"enabled": true}', "new_string": '{"enabled": false}', "expected_replacements": 2}
     assert [a.get("decision") for a in gemini_refusals(gm.path, "replace", both)] == ["deny"]
+    # and with allow_multiple; its replace also finds text that is not there as written (by lines
+    # trimmed, by spaces, or mended by a model): such an edit cannot be read, and is refused
+    every = {**both, "expected_replacements": None, "allow_multiple": True}
+    squeezed = {**both, "old_string": '"hooksConfig":{"enabled":true}', "new_string": '"hooksConfig":{"enabled":false}'}
+    for edit in (every, squeezed):
+        answers = gemini_refusals(gm.path, "replace", edit)
+        assert [a.get("decision") for a in answers] == ["deny"] and "settings" in answers[0]["reason"], edit
     gm.write(".gemini/settings.json", text)
     for command in ("python3 -c \"open('.gemini/settings.json','w').write('{}')\"", "rm -rf .gemini",
                     "mv .gemini .gemini.off"):

@@ -274,8 +274,13 @@ def _settings_denial(path: str, tool: object, tool_input: dict[str, object]) -> 
     for edit in edits if tool != "Write" and isinstance(edits, list) else ():
         old, new = (edit.get("old_string"), edit.get("new_string")) if isinstance(edit, dict) else (None, None)
         if isinstance(old, str) and isinstance(new, str):
-            many = edit.get("replace_all") or (isinstance(n := edit.get("expected_replacements"), int) and n > 1)
-            after = after.replace(old, new, -1 if many else 1)  # Gemini CLI's replace: expected_replacements
+            if old and old not in after:  # Gemini CLI's replace then matches loosely, or has a model mend it
+                return REASON.format(what=f"edit an agent's settings with text that is not in them as written "
+                                          f"({tool} of {path}): the edit tool would look for it by a looser "
+                                          "match, so what it changes cannot be read here; quote the lines exactly")
+            many = edit.get("replace_all") or edit.get("allow_multiple") is True or (
+                isinstance(n := edit.get("expected_replacements"), int) and n > 1)  # Gemini CLI's replace
+            after = after.replace(old, new, -1 if many else 1)
     problem = _settings_problem(path, before, after)
     return REASON.format(what=f"change an agent's settings so as to {problem} ({tool} of {path})") if problem else None
 
