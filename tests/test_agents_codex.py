@@ -267,7 +267,7 @@ def test_apply_patch_through_the_shell_tool_is_read_as_a_patch(gm):
     assert "may not edit gitmem's memory files" in (Codex(gm.path, "s5").refusal("Bash", as_argument) or "")
     rollout = gm.path / ".rollout.jsonl"
     forged = f"*** Begin Patch\n*** Update File: {rollout}\n@@\n+{{}}\n*** End Patch\n"
-    assert "this session's transcript" in (Codex(gm.path, "s4").refusal("apply_patch", forged) or "")
+    assert "a session's transcript" in (Codex(gm.path, "s4").refusal("apply_patch", forged) or "")
 
 
 def test_a_codex_subagents_prompt_is_not_the_developers_turn(gm):

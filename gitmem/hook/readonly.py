@@ -136,16 +136,18 @@ def denial(tool: object, tool_input: object, worktree: str, cwd: str | None = No
     settings = tuple(os.path.normpath(os.path.join(worktree, name)) for name in HARNESS_SETTINGS) + tuple(
         os.path.normpath(os.path.expanduser(name)) for name in USER_SETTINGS)
     settings += tuple(real for s in settings if (real := os.path.realpath(s)) != s)  # a dotfiles link's target
-    own = (os.path.normpath(transcript),) if transcript and os.path.isabs(transcript) else ()
+    own = transcripts(transcript)
     if tool in FILE_TOOLS:
         path = tool_input.get("file_path") or tool_input.get("notebook_path")
         if isinstance(path, str) and "\0" in path:
             return None  # no system call takes a path holding NUL: the tool writes nothing
         full = os.path.realpath(os.path.join(base, os.path.expanduser(path))) if isinstance(path, str) else ""
-        if isinstance(path, str) and (in_memory(path, base, roots + own) or in_memory(full, base, roots + own)
+        if isinstance(path, str) and (in_memory(path, base, roots) or in_memory(full, base, roots)
                                       or hard_link_to_memory(full, worktree)):  # through a link
             return REASON.format(what=f"edit gitmem's memory files ({tool} of {path})")
         named = os.path.normpath(os.path.join(base, os.path.expanduser(path or "")))
+        if isinstance(path, str) and _a_transcript((named, full), own):
+            return REASON.format(what=_TRANSCRIPT_WRITE)
         if _is_settings(full, settings) or _is_settings(named, settings):
             return _settings_denial(full, tool, tool_input)
         return None
@@ -157,8 +159,10 @@ def denial(tool: object, tool_input: object, worktree: str, cwd: str | None = No
             reason = _patch_denial(patch, base, roots) or _settings_patch_denial(patch, base, settings)
             if reason or not own:
                 return reason
-            if any(in_memory(path, base, own) for path in _patch_paths(patch)):
-                return REASON.format(what=_TRANSCRIPT_WRITE)
+            for path in _patch_paths(patch):
+                named = os.path.normpath(os.path.join(base, os.path.expanduser(path)))
+                if _a_transcript((named, os.path.realpath(named)), own):
+                    return REASON.format(what=_TRANSCRIPT_WRITE)
         return None
     if tool in SHELL_TOOLS:
         command = tool_input.get("command")
@@ -178,7 +182,42 @@ def denial(tool: object, tool_input: object, worktree: str, cwd: str | None = No
     return None
 
 
-_TRANSCRIPT_WRITE = "write into this session's transcript (the developer's words are read there)"
+_TRANSCRIPT_WRITE = "write into a session's transcript (the developer's words are read there)"
+# Where the agents keep every session's transcript, as (config folder, its folder of transcripts,
+# the variable that moves the config folder): Claude Code's projects, Codex's sessions by day,
+# Gemini CLI's chats under tmp/<project>.
+_TRANSCRIPT_HOMES = ((".claude", "projects", "CLAUDE_CONFIG_DIR"), (".codex", "sessions", "CODEX_HOME"),
+                     (".gemini", "tmp", ""))
+_TRANSCRIPT_SUFFIXES = (".jsonl", ".json")
+
+
+def transcripts(transcript: str | None) -> tuple[str, ...]:
+    """This session's transcript and, where it lies in an agent's folder of transcripts, that
+    folder: a line written into any transcript there would be read as its developer's (another
+    session of this repository's, or another repository's), so each is guarded as this one is."""
+    if not transcript or not os.path.isabs(transcript):
+        return ()
+    own = os.path.normpath(transcript)
+    parts = own.split(os.sep)
+    for i in range(len(parts) - 2, max(0, len(parts) - 7), -1):  # Codex's: sessions/YYYY/MM/DD/rollout-….jsonl
+        home = os.sep.join(parts[:i])
+        for config, folder, variable in _TRANSCRIPT_HOMES:
+            moved = os.environ.get(variable) if variable else None
+            if parts[i] == folder and (os.path.basename(home) == config or
+                                       (moved and os.path.normpath(os.path.expanduser(moved)) == home)):
+                return own, os.sep.join(parts[:i + 1])
+    return (own,)
+
+
+def _a_transcript(paths: tuple[str, ...], own: tuple[str, ...]) -> bool:
+    """Whether one of `paths` (absolute) is this session's transcript or a transcript in the
+    agents' folder of them; the folder's other files (Claude Code's memory notes) are the agent's."""
+    for path in paths:
+        if own and path == own[0]:
+            return True
+        if len(own) > 1 and path.startswith(own[1] + os.sep) and path.lower().endswith(_TRANSCRIPT_SUFFIXES):
+            return True
+    return False
 # The agents' project settings that hold gitmem's hooks: Claude Code's, Gemini CLI's, Codex's.
 CODEX_CONFIG = "/.codex/config.toml"
 HARNESS_SETTINGS = (".claude/settings.json", ".claude/settings.local.json", ".gemini/settings.json",
@@ -330,11 +369,13 @@ def _settings_problem(path: str, before: str, after: str) -> str | None:
 
 
 def _transcript_denial(command: str, base: str, own: tuple[str, ...]) -> str | None:
-    """A write into the session's own transcript, where the writer reads the developer's words (a
-    line appended there would be a developer turn the agent wrote); reading it is the agent's own
-    business, so code that merely names it is no reason."""
-    # a write names the file, or globs it (`~/.claude/projects/*/*.jsonl`): most commands need no second reading
-    named = own and (os.path.basename(own[0]) in command or os.path.splitext(own[0])[1] in command)
+    """A write into a session's transcript (`own`: transcripts()), where the writer reads the
+    developer's words (a line appended there would be a developer turn the agent wrote); reading
+    it is the agent's own business, so code that merely names it is no reason."""
+    # a write names the file, or globs it (`~/.claude/projects/*/*.jsonl`), or the folder of them:
+    # most commands need no second reading
+    named = own and any(word in command for word in (os.path.basename(own[0]), os.path.splitext(own[0])[1],
+                                                     *(os.path.basename(folder) for folder in own[1:])))
     written = command_denial(command, base, own) if named else None
     if written and not isinstance(written, RunsCode):
         return REASON.format(what=_TRANSCRIPT_WRITE)
