@@ -7,14 +7,15 @@ end every entry line, see gitmem.delivery.rules.entry_line; a withdrawal line sa
 longer holds"), and only what is not among them is delivered.
 
 Only what the conversation still holds counts: nothing before its last compaction (the context
-then kept only a summary), and only blocks a hook put there: not text the agent wrote, nor a
-file or command output it read (a tool result), where anyone could plant a block naming an
-entry's id to keep that entry from the fork, unless the harness marked the block as a hook's
-("… hook additional context: <gitmem-context>").
+then kept only a summary), and only blocks the harness recorded as a hook's: an `attachment`
+record of a hook's context or output, or a reminder the harness labels "<Event> hook additional
+context:" in a message of its own. Never text the agent wrote, a file or command output it read
+(a tool result, a running command's progress), or a queued prompt: anyone can plant a block
+there naming an entry's id, and its label with it, to keep that entry from the fork.
 
-Standard library only, no `re` or `json`: the blocks are found in the raw bytes (as written in
-the JSONL, with newlines escaped or not), which is fast enough for the one call per fork. Of a
-transcript over MAX_BYTES, the end is read.
+Standard library only, no `re`: records are found in the raw bytes and only those holding a
+block are parsed, which is fast enough for the one call per fork. Of a transcript over
+MAX_BYTES, the end is read.
 """
 
 from __future__ import annotations
@@ -26,9 +27,9 @@ CLOSE_TAGS = (b"</gitmem-context>", b"\\u003c/gitmem-context\\u003e")
 WITHDRAWN = b"This no longer holds"
 # JSON as Claude Code writes it (compact), and with the spaces other writers put after colons
 COMPACTED = (b'"subtype":"compact_boundary"', b'"subtype": "compact_boundary"')
-AGENT_TEXT = (b'"role":"assistant"', b'"role": "assistant"')  # what the agent wrote, not what a hook gave it
-TOOL_RESULT = (b'"toolUseResult"', b'"type":"tool_result"', b'"type": "tool_result"')  # files and output it read
-HOOK_MARK = b"hook additional context"  # the harness's own label for a hook's context
+HOOK_ATTACHMENTS = ("hook_additional_context", "hook_success")  # a hook's context, a hook's output
+HOOK_LABEL = " hook additional context: "  # "<system-reminder>\nPreToolUse:Read hook additional context: …"
+REMINDER = "<system-reminder>"
 MAX_BYTES = 64 * 1024 * 1024
 MAX_BLOCK = 64 * 1024
 _HEX = frozenset(b"0123456789abcdef")
@@ -57,19 +58,58 @@ def seen(transcript: str) -> tuple[set[str], set[str]] | None:
     delivered: set[str] = set()
     withdrawn: set[str] = set()
     for record in data.split(b"\n"):
-        if not any(tag in record for tag in OPEN_TAGS) or any(mark in record for mark in AGENT_TEXT):
+        if not any(tag in record for tag in OPEN_TAGS):
             continue
-        from_tool = any(mark in record for mark in TOOL_RESULT)
-        for open_tag, close_tag in zip(OPEN_TAGS, CLOSE_TAGS, strict=True):
-            start = record.find(open_tag)
-            while start >= 0:
-                if not from_tool or HOOK_MARK in record[max(0, start - 200):start]:
-                    end = record.find(close_tag, start, start + MAX_BLOCK)
-                    for line in _lines(record[start:end if end >= 0 else start + MAX_BLOCK]):
-                        for entry_id in _ids(line):
-                            (withdrawn if WITHDRAWN in line else delivered).add(entry_id)
-                start = record.find(open_tag, start + len(open_tag))
+        for text in _hook_texts(record):
+            for line in _lines(text):
+                for entry_id in _ids(line):
+                    (withdrawn if WITHDRAWN in line else delivered).add(entry_id)
     return delivered, withdrawn
+
+
+def _hook_texts(record: bytes) -> list[bytes]:
+    """The texts of `record` the harness recorded as a hook's, each cut to its gitmem blocks."""
+    import json
+
+    try:
+        data = json.loads(record)
+    except ValueError:
+        return []
+    if not isinstance(data, dict):
+        return []
+    texts: list[str] = []
+    if data.get("type") == "attachment":
+        attachment = data.get("attachment")
+        if isinstance(attachment, dict) and attachment.get("type") in HOOK_ATTACHMENTS:
+            content = attachment.get("content")
+            texts = [c for c in (content if isinstance(content, list) else [content]) if isinstance(c, str)]
+    elif data.get("type") == "user" and not data.get("toolUseResult") and not data.get("isSidechain"):
+        message = data.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        items = [content] if isinstance(content, str) else [
+            item.get("text") for item in content or () if isinstance(item, dict) and item.get("type") == "text"
+        ] if isinstance(content, list) else []
+        texts = [text for text in items if isinstance(text, str) and _labelled(text)]
+    blocks = []
+    for text in texts:
+        raw = text.encode("utf-8", "surrogatepass")
+        start = raw.find(OPEN_TAGS[0])
+        while start >= 0:
+            end = raw.find(CLOSE_TAGS[0], start, start + MAX_BLOCK)
+            blocks.append(raw[start:end if end >= 0 else start + MAX_BLOCK])
+            start = raw.find(OPEN_TAGS[0], start + len(OPEN_TAGS[0]))
+    return blocks
+
+
+def _labelled(text: str) -> bool:
+    """Whether `text` is a reminder the harness labels as a hook's context: it opens with the
+    reminder tag and, on the next line, "<Event>[:<Tool>] hook additional context: "."""
+    head = text.lstrip()
+    if not head.startswith(REMINDER):
+        return False
+    label = head[len(REMINDER):].lstrip("\n").split("\n", 1)[0]
+    event = label.split(HOOK_LABEL, 1)[0] if HOOK_LABEL in label else ""
+    return bool(event) and " " not in event
 
 
 def _lines(block: bytes) -> list[bytes]:
