@@ -702,6 +702,8 @@ def status(as_json: bool) -> None:
         raise GitmemError(sparse)
     repo = memory.repo
     _check_config()
+    if linked := memory.entries_folder_problem():
+        click.echo(f"entries: {linked}, so no entry is read or recorded: move it away and run `gitmem init`")
     info = _delivery().status()
     gate = _gate_status(repo)
     try:

@@ -105,8 +105,12 @@ class Memory:
             raise GitmemError(problem)
         if not self.repo.store.is_dir():  # also a store committed into a repository that never chose gitmem
             raise GitmemError("no .gitmem/ here: run `gitmem init` first (it sets up the hooks that keep entries true)")
-        if problem := _entries_folder_problem(self.repo):
+        if problem := self.entries_folder_problem():
             raise GitmemError(f"{problem}, so no entry is read or recorded: move it away and run `gitmem init`")
+
+    def entries_folder_problem(self) -> str | None:
+        """Why no entry is read from the entries folder (a link, not a folder); None when it is fine."""
+        return _entries_folder_problem(self.repo)
 
     def sparse_problem(self) -> str | None:
         """Why the store cannot be used here: a sparse checkout leaves it out of the work tree, so
@@ -142,7 +146,7 @@ class Memory:
                 result.errors.append(exc if isinstance(exc, EntryError) else EntryError(rel, None, str(exc)))
         never_read = "never read: an entry is a file .gitmem/entries/<id>.yaml (not .yml, not hidden, not in a folder)"
         result.errors += [EntryError(rel, None, never_read) for rel in self.store.strays()]
-        if problem := _entries_folder_problem(self.repo):
+        if problem := self.entries_folder_problem():
             result.errors.append(EntryError(ENTRIES_DIR, None, f"{problem}: no entry is read"))
         waiting = self.pending_entries()
         if waiting:

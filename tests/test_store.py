@@ -530,6 +530,10 @@ def test_an_entries_folder_that_is_a_link_is_refused_not_read(app_repo, tmp_path
         proc = app_repo.gitmem(*command, check=False)
         assert proc.returncode == 1 and ".gitmem/entries is a symbolic link" in proc.stderr, proc
     assert "Push straight" not in app_repo.gitmem("render", "--event", "session-start", check=False).stdout
+    # status names the link and reads nothing through it (a file there is no stray of the store's)
+    (outside / "notes.yml").write_text("x: 1\n")
+    shown = app_repo.gitmem("status").stdout
+    assert "entries: .gitmem/entries is a symbolic link" in shown and "notes.yml" not in shown, shown
 
 
 def test_yaml_files_the_store_never_reads_are_named_by_status_list_and_check(app_repo):

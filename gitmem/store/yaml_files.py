@@ -277,8 +277,13 @@ class Store:
         """Files meant as entries that the store never reads: under the entries folder `*.yml`,
         `*.YAML`, hidden `.*.yaml`, any of them in a folder below it; beside it in `.gitmem/`, any
         YAML file but the config (a teammate's rule would vanish unsaid). An editor's swap or
-        backup files are not meant as entries."""
-        found = []
+        backup files are not meant as entries. Nothing is read through a linked folder (where
+        it leads is no part of the repository: gitmem.base.signature.linked_store)."""
+        from gitmem.base.signature import linked_store
+
+        found: list[str] = []
+        if linked_store(str(self.repo.worktree)):
+            return found
         if self.repo.store.is_dir():
             found += [f".gitmem/{p.name}" for p in sorted(self.repo.store.iterdir())
                       if p.suffix.lower() in (".yaml", ".yml") and p != self.repo.config and p.is_file()]
