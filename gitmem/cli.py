@@ -105,6 +105,8 @@ def _refuse_another_repository() -> None:
             click.echo(escaped(f"gitmem: {key}={value} names another repository than the one this folder is "
                                f"in ({found[0]}): run gitmem in that repository's folder, without {key}"), err=True)
             sys.exit(1)
+        # gitmem runs git from the repository's root: a relative value would name another place there
+        os.environ[key] = full
 
 
 _STILL_PENDING: list[str] = []  # why changes still wait after this command's try (`status` says it)

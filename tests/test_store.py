@@ -510,6 +510,14 @@ def test_git_dir_naming_another_repository_is_refused(app_repo, tmp_path):
         proc = subprocess.run([sys.executable, "-m", "gitmem.cli", "log"], cwd=cwd, env={**os.environ, **env},
                               capture_output=True, text=True)
         assert proc.returncode == 0 and proc.stdout == "no memory commits yet\n", proc.stderr
+    # relative values, from a folder below the root (gitmem runs git from the root)
+    (app_repo.path / "docs").mkdir(exist_ok=True)
+    relative = {**os.environ, "GIT_DIR": "../.git", "GIT_WORK_TREE": ".."}
+    for command in (["check"], ["add", "law", "Use tabs."]):
+        proc = subprocess.run([sys.executable, "-m", "gitmem.cli", *command], cwd=app_repo.path / "docs",
+                              env=relative, capture_output=True, text=True)
+        assert proc.returncode == 0, (command, proc.stderr)
+    assert app_repo.git("log", "-1", "--format=%s").startswith("gitmem: record law")
 
 
 def test_log_says_what_git_says_and_an_empty_history_plainly(app_repo):
