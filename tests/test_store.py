@@ -277,8 +277,9 @@ def test_supersede_keeps_both_entries(app_repo):
 
 def test_check_names_supersede_links_that_cannot_hold(app_repo):
     """Each file loads on its own; the links between them are the store's: a replacement that
-    names no entry, a superseded entry naming nothing, replacements in a circle (no entry of it
-    active: the rule vanished from every session). `check` names each file and field."""
+    names no entry or one still active, a superseded entry naming nothing, replacements in a
+    circle (no entry of it active: the rule vanished from every session). `check` names each
+    file and field."""
     def entry(n, status="active", supersedes=(), by=None):
         text = f"id: 20261205-0000c00{n}\nkind: law\nstatus: {status}\nbody: rule {n}\n"
         text += "".join(f"supersedes: [{old}]\n" for old in supersedes[:1]) + (f"superseded_by: {by}\n" if by else "")
@@ -290,6 +291,8 @@ def test_check_names_supersede_links_that_cannot_hold(app_repo):
     entry(5, "superseded")
     entry(6, supersedes=["20261205-0000c007"])  # names an entry that exists but does not load
     app_repo.write(".gitmem/entries/20261205-0000c007.yaml", "id: [broken\n")
+    entry(8, supersedes=["20261205-0000c009"])  # what it replaces is still delivered beside it
+    entry(9)
     fine = app_repo.gitmem("add", "law", "Use tabs.").stdout.split()[0]
     proc = app_repo.gitmem("check", check=False)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("invalid entry")]
@@ -302,6 +305,8 @@ def test_check_names_supersede_links_that_cannot_hold(app_repo):
         f"invalid entry: {where}3.yaml: superseded_by: no entry 20261205-deadbeef in the store",
         f"invalid entry: {where}4.yaml: supersedes: no entry 20261205-feedface in the store",
         f"invalid entry: {where}5.yaml: superseded_by: missing: the entry is superseded but names nothing that replaced it",
+        f"invalid entry: {where}8.yaml: supersedes: 20261205-0000c009 is still active, so both are delivered: mark "
+        "it `status: superseded` with `superseded_by: 20261205-0000c008`",
         next(line for line in lines if line.startswith(f"invalid entry: {where}7.yaml"))]), proc.stdout
     assert fine in app_repo.gitmem("list").stdout
 

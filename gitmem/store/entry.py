@@ -371,15 +371,20 @@ def _paired(value: str, path: str, name: str) -> str:
 
 def link_problems(entries: Sequence[Entry], other_ids: Iterable[str] = ()) -> list[tuple[Entry, str, str]]:
     """(entry, field, problem) for each supersede link that cannot hold across the store: one
-    naming no entry (`other_ids`: entries whose files do not load, which do exist), a superseded
-    entry naming nothing that replaced it, a chain of replacements that comes back to where it
-    started (no entry of it is active: the rule vanished). Each file loads on its own; only the
-    store as a whole shows these, so `gitmem check` asks."""
+    naming no entry (`other_ids`: entries whose files do not load, which do exist), an active
+    entry naming one still active (both are delivered), a superseded entry naming nothing that
+    replaced it, a chain of replacements that comes back to where it started (no entry of it is
+    active: the rule vanished). Each file loads on its own; only the store as a whole shows
+    these, so `gitmem check` asks."""
     by_id = {e.id: e for e in entries}
     known = set(by_id) | set(other_ids)
     found: list[tuple[Entry, str, str]] = []
     for entry in entries:
         found += [(entry, "supersedes", f"no entry {old} in the store") for old in entry.supersedes if old not in known]
+        found += [(entry, "supersedes", f"{old} is still active, so both are delivered: mark it "
+                                        f"`status: superseded` with `superseded_by: {entry.id}`")
+                  for old in entry.supersedes if old in by_id and by_id[old].status == "active"
+                  and entry.status == "active"]
         if entry.superseded_by is None:
             if entry.status == "superseded":
                 found.append((entry, "superseded_by", "missing: the entry is superseded but names "
