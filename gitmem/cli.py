@@ -654,11 +654,18 @@ def render(event: str | None, path: str | None, lines: str | None, command_text:
     if not event:  # --agents-md: exactly one of the two is given
         click.echo(delivery.write_agents_md())
         return
+    bases: tuple[str, ...] = ()
     if event in ("run", "commit"):
+        import os
+
+        from gitmem.hook.claude import walk_command
+
         text = command_text or ("git commit" if event == "commit" else "")
+        bases = walk_command(text, os.getcwd())[0]  # as the hook reads it: from here, and after each `cd`
     else:
         text = prompt_text or ""
-    plan = delivery.preview(event, path=path, session=session, text=text, lines=_line_range(lines), source=source)
+    plan = delivery.preview(event, path=path, session=session, text=text, lines=_line_range(lines), source=source,
+                            bases=bases)
     _say_skipped(_memory().load().errors)
     if plan.text:
         click.echo(plan.text)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 
 import pytest
@@ -33,6 +35,13 @@ def test_render_prints_what_a_moment_would_deliver_without_recording_it(gm):
     assert gm.gitmem("render", "--event", "edit", "--path", "src/a.py", "--lines", "8").stdout == ""
     assert f in gm.gitmem("render", "--event", "read", "--path", "src/a.py").stdout
     assert run in gm.gitmem("render", "--event", "run", "--command", "python manage.py migrate --fake").stdout
+    # a file named as the hook reads it: after a `cd`, and from the folder render runs in
+    db = add_entry(gm, "ritual", "Run the db tests with --reuse-db.", "--on", "run:tests/test_db.py")
+    (gm.path / "tests").mkdir(exist_ok=True)
+    assert db in gm.gitmem("render", "--event", "run", "--command", "cd tests && pytest test_db.py").stdout
+    inside = subprocess.run([sys.executable, "-m", "gitmem.cli", "render", "--event", "run", "--command",
+                             "pytest test_db.py"], cwd=gm.path / "tests", capture_output=True, text=True)
+    assert db in inside.stdout, inside.stderr
     assert not (gm.path / ".git/gitmem/deliveries.jsonl").exists()
     # With --session, what that session already has is left out.
     ClaudeCode(gm.path, "s1").read("src/a.py")

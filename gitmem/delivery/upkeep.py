@@ -100,11 +100,12 @@ class Delivery:
     # -- what would be delivered --------------------------------------------------------------
     def preview(self, event: str, *, path: str | None = None, session: str | None = None,
                 text: str = "", lines: tuple[int, int] | None = None,
-                source: str = "startup") -> delivery_rules.Plan:
+                source: str = "startup", bases: tuple[str, ...] = ()) -> delivery_rules.Plan:
         """What the hook would deliver for this moment (nothing is recorded).
 
         With `session`, what that session already has is not repeated. `lines` makes an edit
         name a region (1-based, inclusive), so symbol anchors narrow as for Claude's Edit tool.
+        `bases`: the absolute folders a command's words are read from (delivery_rules.Cue).
         """
         if event not in delivery_rules.EVENTS:
             raise GitmemError(f"unknown event {event!r}; expected one of {', '.join(delivery_rules.EVENTS)}")
@@ -118,7 +119,7 @@ class Delivery:
         if event in ("read", "edit") and rel is None:
             raise GitmemError(f"--event {event} needs --path")
         cue = delivery_rules.Cue(event, rel, narrow=lines is not None and event == "edit", text=text,
-                          source=source if event == "session-start" else None)
+                                 source=source if event == "session-start" else None, bases=bases)
         rules = self.rules()
         now = time.time()
         record = shown.read(self.state, session) if session else shown.empty()
