@@ -755,7 +755,7 @@ def test_gemini_read_many_files_delivers_the_entries_of_the_files_it_takes_in(gm
     hazard = add_entry(gm, "hazard", "g() must stay pure.", "--anchor", "src/a.py::g")
     other = add_entry(gm, "hazard", "b.py is shared with the mobile app.", "--anchor", "src/b.py")
     read = {"llmContent": SOURCE, "returnDisplay": ""}
-    for include in (["src/a.py"], ["src/*.py"], ["src/"], ["**/*.py"]):
+    for include in (["src/a.py"], ["src/*.py"], ["src/"], ["**/*.py"], ["."], [str(gm.path)], ["src/*.{py,ts}"]):
         got = gemini_hook(gm.path, "AfterTool", tool_name="read_many_files", tool_input={"include": include},
                           tool_response=read)
         assert sorted(got.active) == sorted([hazard] if include == ["src/a.py"] else [hazard, other]), include

@@ -233,6 +233,34 @@ def _git_invocation(words: list[str]) -> tuple[str | None, str, list[str]] | Non
     return (folder, words[i], words[i + 1:]) if i < len(words) else None
 
 
+def _braces(pattern: str, limit: int = 64) -> list[str]:
+    """A glob's brace alternatives spelled out (`src/*.{py,ts}`: `src/*.py`, `src/*.ts`), as the
+    glob Gemini CLI's tools use reads them; at most `limit` of them."""
+    depth, start = 0, -1
+    for i, ch in enumerate(pattern):
+        if ch == "{":
+            depth, start = depth + 1, i if depth == 0 else start
+        elif ch == "}" and depth:
+            depth -= 1
+            if depth == 0:
+                options, level, last = [], 0, start + 1
+                for k in range(start + 1, i):
+                    level += {"{": 1, "}": -1}.get(pattern[k], 0)
+                    if pattern[k] == "," and level == 0:
+                        options.append(pattern[last:k])
+                        last = k + 1
+                if not options:
+                    continue  # `{x}` is no alternation
+                options.append(pattern[last:i])
+                out: list[str] = []
+                for option in options:
+                    out += _braces(pattern[:start] + option + pattern[i + 1:], limit - len(out))
+                    if len(out) >= limit:
+                        break
+                return out[:limit]
+    return [pattern]
+
+
 def walk_command(command: str, cwd: str, depth: int = 0) -> tuple[tuple[str, ...], list[tuple[str, str, list[str]]]]:
     """The folders a command line's words may be relative to (`cwd`, then each folder a `cd` in it
     moves to: `cd src && sed -i … ledger.ts` names src/ledger.ts), and its git invocations with the
@@ -467,10 +495,13 @@ class Hook:
         for name in names if isinstance(names, list) else []:
             raw = _text(name)
             path = relative(self.worktree, raw, cwd) if raw else None
+            if path is None and raw and os.path.normpath(os.path.join(cwd or self.worktree, raw)) == \
+                    os.path.normpath(self.worktree):
+                path = ""  # the project itself (`.`): every file in it
             if path is None:
                 continue
-            if any(ch in path for ch in "*?["):
-                patterns = (path, path.replace("**/", ""))  # `**/` also matches no folder at all
+            if any(ch in path for ch in "*?[{"):
+                patterns = [p for one in _braces(path) for p in (one, one.replace("**/", ""))]  # `**/`: no folder too
                 found += [a for a in anchored if any(fnmatch.fnmatchcase(a, p) for p in patterns)]
             elif os.path.isdir(os.path.join(self.worktree, path)):
                 found += [a for a in anchored if a.startswith(path.rstrip("/") + "/") or path in ("", ".")]
