@@ -9,7 +9,8 @@ updates (`{"$set": {…}}`, which may replace the whole `messages` list), and re
 (`{"$rewindTo": ID}`: that message and every later one are gone; an unknown id clears them all).
 The CLI replaces the list when it sets its history itself (after compressing it, when a session
 starts): a message first seen there, never recorded on a line of its own, is the CLI's (the
-compression's summary, the session's setup text), never typed; it ends the turn before it, and the
+compression's summary, the session's setup text), never typed; one with text ends the turn before
+it, one without (a tool call's response the CLI recorded no line for) is no part of a turn, and the
 prompts the new list leaves out (summarised) were typed all the same. The file grows with every
 tool call (a changed message is recorded whole again), so it is streamed, keeping of each message
 only what a turn needs.
@@ -23,10 +24,13 @@ and its `content`:
   the judge);
 - `info`, `error`, `warning`: the CLI's own notices, never a turn.
 
-A turn: each `user` message, with the `gemini` text up to the next one. Slash commands (`/memory
-show`) and shell-mode lines (`!ls`) are instructions to the CLI, not statements to judge; gitmem's
-own hook context (`<gitmem-context>…</gitmem-context>`, which Gemini may record with the prompt it
-was added to) and other injected blocks are stripped as for Claude Code. A document that does not
+A turn: each `user` message, with the `gemini` text up to the next one. Not the messages the CLI
+sends itself to keep a turn going ("Please continue." after its next-speaker check, its loop
+recovery, an AfterAgent hook's reason to go on): it records them as `user` messages, with the
+developer's prompt as what it displays; their reply belongs to the turn before. Slash commands
+(`/memory show`) and shell-mode lines (`!ls`) are instructions to the CLI, not statements to judge;
+gitmem's own hook context (`<gitmem-context>…</gitmem-context>`, which Gemini may record with the
+prompt it was added to) and other injected blocks are stripped as for Claude Code. A document that does not
 parse (caught mid-rewrite) reads as no turns, a line that does not (caught mid-append) is left
 out; the next event reads the file again.
 """
@@ -43,6 +47,9 @@ from gitmem.writer.transcript import Turn
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024  # an older CLI's one document larger than this is not read
 _KEPT = ("id", "type", "timestamp", "displayContent", "content")  # what a turn reads of a message
 _HISTORY = {"type": "history"}  # a message the CLI put in its history itself
+# What the CLI sends on its own to keep a turn going: its next-speaker check, its loop recovery.
+_CONTINUE = "Please continue."
+_LOOP_RECOVERY = "System: Potential loop detected."
 
 
 def is_chat(path: str | os.PathLike[str]) -> bool:
@@ -88,8 +95,13 @@ def _replayed(lines: Iterable[bytes]) -> tuple[list[object], dict[str, object]]:
             # The prompts it leaves out were still typed (compression summarised them): they stay.
             for n, message in enumerate(record["$set"]["messages"]):
                 named = message.get("id") if isinstance(message, dict) else None
-                if not isinstance(named, str) or named not in ever:
-                    messages.setdefault(named if isinstance(named, str) else f"$set {len(messages)} {n}", _HISTORY)
+                if isinstance(named, str) and named in ever:
+                    continue
+                # A text (summary, setup) answers no typed prompt; a tool call's response, recorded on no
+                # line by some CLIs, is part of the turn it was made in: left out, the reply goes on.
+                if isinstance(message, dict) and _text(message.get("content")) is None:
+                    continue
+                messages.setdefault(named if isinstance(named, str) else f"$set {len(messages)} {n}", _HISTORY)
     return list(messages.values()), ever
 
 
@@ -112,9 +124,11 @@ def _scan(path: str | os.PathLike[str], start: int) -> tuple[list[Turn], int]:
         with open(path, "rb") as handle:
             if os.fspath(path).endswith(".jsonl"):
                 messages, ever = _replayed(handle)
+                sent_by_cli = _continuations(ever.values())
                 # A turn keeps the number it was first recorded with: one typed after a rewind comes
                 # after every turn the writer may already have judged, not in the place of the rewound ones.
-                numbers = {key: n for n, key in enumerate(k for k, m in ever.items() if _prompt(m) is not None)}
+                numbers = {key: n for n, key in enumerate(k for k, m in ever.items()
+                                                          if _prompt(m) is not None and k not in sent_by_cli)}
             else:
                 raw = handle.read(MAX_DOCUMENT_BYTES + 1)
                 if len(raw) > MAX_DOCUMENT_BYTES:
@@ -124,6 +138,7 @@ def _scan(path: str | os.PathLike[str], start: int) -> tuple[list[Turn], int]:
                 except (ValueError, RecursionError):  # RecursionError: nesting no recording has
                     return [], 0
                 messages = data.get("messages") if isinstance(data, dict) else None
+                sent_by_cli = _continuations(messages if isinstance(messages, list) else [])
     except OSError:
         return [], 0
     turns: list[Turn] = []
@@ -143,7 +158,7 @@ def _scan(path: str | os.PathLike[str], start: int) -> tuple[list[Turn], int]:
     for message in messages if isinstance(messages, list) else []:
         if not isinstance(message, dict):
             continue
-        if (text := _prompt(message)) is not None:
+        if (text := _prompt(message)) is not None and str(message.get("id")) not in sent_by_cli:
             close()
             index = numbers.get(str(message.get("id")), count)
             stamp = message.get("timestamp")
@@ -168,11 +183,38 @@ def _prompt(message: object) -> str | None:
     if not isinstance(message, dict) or message.get("type") != "user":
         return None
     shown = message.get("displayContent")
-    content = message.get("content")
-    if shown is None and isinstance(content, list):
-        content = next(([part] for part in content if _text(part) is not None), [])
-    text = _text(content if shown is None else shown)
+    text = _sent(message) if shown is None else _text(shown)
     return text if text is not None and _typed(text) else None
+
+
+def _sent(message: dict[str, object]) -> str | None:
+    """What the CLI sent of a `user` message: the first part of its content with text."""
+    content = message.get("content")
+    if isinstance(content, list):
+        content = next(([part] for part in content if _text(part) is not None), [])
+    return _text(content)
+
+
+def _continuations(messages: Iterable[object]) -> set[str]:
+    """Ids of the `user` messages the CLI sent itself to keep the turn before going. It records each
+    as displaying the developer's prompt (where it records what it displays): one of its own
+    continuation texts, or any other (an AfterAgent hook's reason) displaying the prompt before it.
+    Its own texts count where nothing displayed is recorded too (ACP, context management); a
+    developer who typed "Please continue." is only told from them by what the CLI displays."""
+    found: set[str] = set()
+    last: str | None = None  # what the developer's last prompt displays
+    for message in messages:
+        if not isinstance(message, dict) or (shown := _prompt(message)) is None:
+            continue
+        sent = _sent(message) or ""
+        own = sent == _CONTINUE or sent.startswith(_LOOP_RECOVERY)
+        displayed = message.get("displayContent") is not None
+        if (own and (not displayed or sent != shown)) or (sent != shown and shown == last):
+            if isinstance(message.get("id"), str):
+                found.add(message["id"])
+        else:
+            last = shown
+    return found
 
 
 def read_turns(path: str | os.PathLike[str], *, start: int = 0) -> list[Turn]:

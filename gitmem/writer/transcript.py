@@ -19,9 +19,17 @@ What becomes a turn
   ``remove`` is, because that is when the model saw it; its timestamp is the
   ``enqueue`` time (when the user typed it) and ``user_uuid`` is ``None``.
   ``enqueue`` + ``dequeue`` is dropped: the prompt reappears later as a normal
-  ``user`` record and is counted there, once.  An ``enqueue`` with neither
-  (still pending at the end of the file) is not a turn yet: it becomes one
-  when the file grows, so turn indices never shift as the file is appended.
+  ``user`` record and is counted there, once.  ``popAll`` (the developer
+  pressed Up and pulled every queued prompt back into the input box) drops
+  all the pending prompts too: whatever is re-sent comes as a normal record.
+  An ``enqueue`` still pending at the end of the file is not a turn yet: it
+  becomes one when the file grows, so turn indices never shift as the file is
+  appended.
+* What the developer typed when rejecting a tool call ("No, and tell Claude
+  what to do differently"): the text after Claude Code's fixed prefix in the
+  ``tool_result`` (``is_error``) of that call.  It is a turn of its own, with
+  the reply that follows it: appending it to the open turn would change a
+  turn that may already have been judged.
 
 What is dropped
 ---------------
@@ -32,7 +40,8 @@ What is dropped
 * Sidechains: ``isSidechain: true`` records, and every record of a file
   inside a ``subagents/`` folder or named ``agent-*.jsonl``.
 * ``isMeta`` rows (caveats, slash-command and skill expansions, hook output
-  reminders), ``isCompactSummary`` rows, tool results, ``thinking`` and
+  reminders), ``isCompactSummary`` rows, tool results (but for a rejection's
+  feedback, above), ``thinking`` and
   ``tool_use`` blocks, image blocks, whitespace-only text blocks, assistant
   records written by the harness (``model == "<synthetic>"``,
   ``isApiErrorMessage``).
@@ -43,6 +52,11 @@ What is dropped
   ``<ide_opened_file>`` / ``<ide_selection>`` notes.
 * Lines that are blank or fail to parse (never fatal); a missing or
   unreadable file reads as no turns.
+* A prompt re-sent unchanged after a UserPromptSubmit hook stopped it (an
+  ``Operation stopped by hook`` record straight after the prompt, before any
+  assistant record): it joins the stopped prompt's turn, which keeps its index
+  and gets the reply.  The stopped prompt stays a turn: Claude Code keeps it
+  in the conversation, and the developer may type something else instead.
 
 Policies
 --------
@@ -113,6 +127,9 @@ _BOUNDARY_PREFIXES: tuple[str, ...] = (
 # Keys of the JSON object a background task's notification carries (2.1.x writes it as queued
 # "content", as if typed while the agent was busy).
 _TASK_NOTICE_KEYS = ("task_id", "tool_use_id", "task_type")
+# A UserPromptSubmit hook answered `continue: false`: Claude Code writes this user record right
+# after the prompt and does not query the model.
+_HOOK_STOP = "Operation stopped by hook"
 _HARNESS_PREFIXES: tuple[str, ...] = (
     "<local-command-stdout>",
     "<local-command-stderr>",
@@ -125,7 +142,7 @@ _HARNESS_PREFIXES: tuple[str, ...] = (
     "<user-prompt-submit-hook>",
     "<gitmem-context",
     "[Request interrupted by user",
-    "Operation stopped by hook:",
+    _HOOK_STOP,  # with ": <reason>", or bare when the hook gave none
     "This session is being continued from a previous conversation",
 )
 
@@ -142,6 +159,18 @@ _INJECTED_RE = re.compile(
 )
 # "/mcp", "/compact keep going", "/plugin:cmd args" -- but not "/usr/bin is gone".
 _SLASH_COMMAND_RE = re.compile(r"/[A-Za-z][\w:.-]*(?:\s|$)")
+
+# Claude Code's REJECT_MESSAGE_WITH_FEEDBACK_PREFIX: what follows it in the tool_result is what the
+# developer typed when rejecting the call ("No, and tell Claude what to do differently").
+_REJECT_FEEDBACK_PREFIX = (
+    "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a "
+    "file edit, the new_string was NOT written to the file). To tell you how to proceed, the user said:\n"
+)
+_REJECT_FEEDBACK_MARK = b"To tell you how to proceed, the user said:"
+# Harness text after the prefix: the note newer versions append to the feedback, and what
+# AskUserQuestion's "Chat about this" sends in place of typed feedback.
+_REJECT_FEEDBACK_NOTE = "\n\nNote: The user's next message may contain a correction or preference."
+_CLARIFY_FEEDBACK = "The user wants to clarify these questions."
 
 _SIDECHAIN_MARK = b'"isSidechain":true'
 _TOOL_RESULT_MARK = b'"toolUseResult"'
@@ -216,6 +245,49 @@ def _user_text(content: object) -> str | object | None:
     return "\n\n".join(pieces) if pieces else None
 
 
+def _block_text(content: object) -> str | None:
+    """A block's content as text: a string, or the first text block of a list."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+                return str(block["text"])
+    return None
+
+
+def _rejection_feedback(content: object) -> str | None:
+    """What the developer typed when rejecting a tool call, from the tool results in `content`."""
+    if not isinstance(content, list):
+        return None
+    for block in content:
+        if not isinstance(block, dict) or block.get("type") != "tool_result" or block.get("is_error") is not True:
+            continue
+        text = _block_text(block.get("content"))
+        if text is None or not text.startswith(_REJECT_FEEDBACK_PREFIX):
+            continue
+        said = text[len(_REJECT_FEEDBACK_PREFIX):].split(_REJECT_FEEDBACK_NOTE, 1)[0]
+        if said.lstrip().startswith(_CLARIFY_FEEDBACK):
+            return None
+        piece = _clean_piece(said)
+        return piece if isinstance(piece, str) else None
+    return None
+
+
+def _a_rejection(rec: dict[str, object]) -> bool:
+    """Whether the record is Claude Code's own of a rejected call: its result a string (a tool's
+    output is an object), the rejection's message, and no denial but the developer's. A tool's
+    error output that quotes the prefix stays a tool result."""
+    result, kind = rec.get("toolUseResult"), rec.get("toolDenialKind")
+    return (isinstance(result, str) and result.startswith(("Error: " + _REJECT_FEEDBACK_PREFIX, "User rejected"))
+            and kind in (None, "user-rejected"))
+
+
+def _is_hook_stop(message: object) -> bool:
+    text = _block_text(message.get("content")) if isinstance(message, dict) else None
+    return text is not None and text.lstrip().startswith(_HOOK_STOP)
+
+
 def _assistant_pieces(content: object) -> list[str]:
     if isinstance(content, str):
         blocks: list[object] = [{"type": "text", "text": content}]
@@ -286,10 +358,18 @@ def _scan(path: str | os.PathLike[str], start: int) -> tuple[list[Turn], int]:
     count = 0
     current: _Open | None = None
     pending: list[tuple[str, str | None]] = []  # queued (content, enqueue timestamp)
+    unanswered: str | None = None  # the last prompt, words only, while no assistant record followed it
+    stopped: str | None = None  # the prompt a UserPromptSubmit hook stopped, until the next prompt
     loads = json.loads
 
     def begin(user: str, uuid: str | None, timestamp: str | None, cwd: str | None = None) -> None:
-        nonlocal current, count
+        nonlocal current, count, unanswered, stopped
+        words = " ".join(user.split())
+        resent = words == stopped
+        stopped = None
+        unanswered = words
+        if resent:  # the stopped prompt sent again: its turn (index kept) takes the reply
+            return
         if current is not None:
             turns.append(current.close())
         current = _Open(count, user, uuid, timestamp, cwd) if count >= start else None
@@ -303,10 +383,13 @@ def _scan(path: str | os.PathLike[str], start: int) -> tuple[list[Turn], int]:
                 # so they never hide a typed prompt or an assistant text block.
                 if line.startswith(b'{"type":"') and not line.startswith(_KEEP_LEADING_TYPES):
                     continue
-                if _PROGRESS_MARK in line or _SIDECHAIN_MARK in line or _TOOL_RESULT_MARK in line:
+                if _PROGRESS_MARK in line or _SIDECHAIN_MARK in line:
+                    continue
+                if _TOOL_RESULT_MARK in line and _REJECT_FEEDBACK_MARK not in line:
                     continue
                 if _ASSISTANT_MARK in line and not any(m in line for m in _TEXT_MARKS):
-                    continue  # thinking / tool_use only: nothing visible
+                    unanswered = stopped = None  # the prompt was sent: a tool call, nothing visible
+                    continue
                 try:
                     rec = loads(line)
                 except (ValueError, RecursionError):  # JSONDecodeError, UnicodeDecodeError; nested too deep
@@ -315,7 +398,10 @@ def _scan(path: str | os.PathLike[str], start: int) -> tuple[list[Turn], int]:
                     continue
                 kind = rec.get("type")
                 if kind == "assistant":
-                    if current is None or rec.get("isSidechain") is True:
+                    if rec.get("isSidechain") is True:
+                        continue
+                    unanswered = stopped = None
+                    if current is None:
                         continue
                     if rec.get("isApiErrorMessage") is True:
                         continue
@@ -326,31 +412,32 @@ def _scan(path: str | os.PathLike[str], start: int) -> tuple[list[Turn], int]:
                 elif kind == "user":
                     if rec.get("isSidechain") is True or rec.get("isMeta") is True:
                         continue
-                    if rec.get("isCompactSummary") is True or "toolUseResult" in rec:
+                    message = rec.get("message")
+                    if "toolUseResult" in rec:
+                        said = _rejection_feedback(message.get("content")) if isinstance(message, dict) and \
+                            _a_rejection(rec) else None
+                        if said is not None:
+                            begin(said, *_where(rec))
+                        continue
+                    if rec.get("isCompactSummary") is True:
                         continue
                     if "planContent" in rec:
                         text: str | object | None = _BOUNDARY
                     else:
-                        message = rec.get("message")
                         if not isinstance(message, dict):
                             continue
                         text = _user_text(message.get("content"))
                     if text is _BOUNDARY:
+                        unanswered = stopped = None
                         if current is not None:
                             turns.append(current.close())
                             current = None
                         continue
                     if not isinstance(text, str):
+                        if unanswered is not None and _is_hook_stop(message):
+                            stopped = unanswered  # the model was not asked: a copy sent next is the same turn
                         continue
-                    uuid = rec.get("uuid")
-                    stamp = rec.get("timestamp")
-                    cwd = rec.get("cwd")
-                    begin(
-                        text,
-                        uuid if isinstance(uuid, str) else None,
-                        stamp if isinstance(stamp, str) else None,
-                        cwd if isinstance(cwd, str) and cwd else None,
-                    )
+                    begin(text, *_where(rec))
                 elif kind == "queue-operation":
                     op = rec.get("operation")
                     if op == "enqueue":
@@ -365,6 +452,8 @@ def _scan(path: str | os.PathLike[str], start: int) -> tuple[list[Turn], int]:
                     elif op == "dequeue":
                         if pending:
                             pending.pop(0)
+                    elif op == "popAll":  # Up pulled the queued prompts back to edit; the harness's notices stay
+                        pending = [entry for entry in pending if _clean_piece(entry[0]) is _BOUNDARY]
                     elif op == "remove":
                         if not pending:
                             continue
@@ -379,6 +468,16 @@ def _scan(path: str | os.PathLike[str], start: int) -> tuple[list[Turn], int]:
     if current is not None:
         turns.append(current.close())
     return turns, count
+
+
+def _where(rec: dict[str, object]) -> tuple[str | None, str | None, str | None]:
+    """A user record's uuid, timestamp and folder, where it gives them."""
+    uuid, stamp, cwd = rec.get("uuid"), rec.get("timestamp"), rec.get("cwd")
+    return (
+        uuid if isinstance(uuid, str) else None,
+        stamp if isinstance(stamp, str) else None,
+        cwd if isinstance(cwd, str) and cwd else None,
+    )
 
 
 def read_turns(path: str | os.PathLike[str], *, start: int = 0) -> list[Turn]:
