@@ -14,6 +14,7 @@ from typing import IO, TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import click
 
+from gitmem.base.wording import counted
 from gitmem.errors import EntryError, GitmemError, escaped
 from gitmem.store.entry import EVENTS, KINDS
 
@@ -476,8 +477,15 @@ def turns(transcript: str) -> None:
         raise GitmemError(f"{transcript}: no such transcript file")
     with open(transcript, "rb"):
         pass  # unreadable: an OSError with the file name
-    for turn in read_turns(transcript):
-        click.echo(json.dumps(asdict(turn), ensure_ascii=False))
+    found = read_turns(transcript)
+    for turn in found:
+        line = json.dumps(asdict(turn), ensure_ascii=False)
+        if not line.isascii() and any("\ud800" <= ch <= "\udfff" for ch in line):
+            line = json.dumps(asdict(turn))  # a lone surrogate (a broken paste) is printable only escaped
+        click.echo(line)
+    if not found:
+        click.echo(escaped(f"gitmem: no turns in {transcript} (a transcript, rollout or chat with no prompt yet, "
+                           "or not one)"), err=True)
 
 
 # -- writer ---------------------------------------------------------------------------------
@@ -506,6 +514,15 @@ def judge(packet: IO[str]) -> None:
     whole = isinstance(turn, int) or (isinstance(turn, str) and turn.strip().lstrip("-").isdigit())
     if turn is not None and (isinstance(turn, bool) or not whole):
         raise GitmemError(f"the packet's turn must be a whole number, not {turn!r}")
+    if not isinstance(data.get("user"), str):
+        raise GitmemError(f"the packet's user must be the developer's text, not {data.get('user')!r}")
+    for field in ("session_id", "assistant"):
+        if data.get(field) is not None and not isinstance(data.get(field), str):
+            raise GitmemError(f"the packet's {field} must be text, not {data.get(field)!r}")
+    files = data.get("files_modified")
+    if files is not None and not isinstance(files, str) and not (
+            isinstance(files, list) and all(isinstance(f, str) for f in files)):
+        raise GitmemError(f"the packet's files_modified must be a list of paths, not {files!r}")
     try:
         parsed = Packet.from_dict(data)
     except (TypeError, ValueError) as exc:
@@ -527,7 +544,7 @@ def drain() -> None:
     from gitmem.writer.daemon import drain as drain_queue
 
     result = drain_queue(find_repo(), on_outcome=lambda o: click.echo(o.summary()))
-    click.echo(f"judged {len(result.outcomes)} turns: recorded {result.recorded} entries, "
+    click.echo(f"judged {counted(len(result.outcomes), 'turn')}: recorded {counted(result.recorded, 'entry')}, "
                f"quarantined {result.quarantined}")
     for error in result.errors:
         click.echo(f"gitmem: error judging {error}", err=True)
@@ -541,11 +558,12 @@ def daemon() -> None:
 
 
 @daemon.command("start")
-@click.option("--idle-timeout", type=float, default=None, metavar="SECONDS",
+@click.option("--idle-timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
               help="Exit after this long without work (default 600, or writer.idle_timeout).")
 @reports_errors
 def daemon_start(idle_timeout: float | None) -> None:
-    """Start the daemon for this repository (no-op when it runs)."""
+    """Start the machine's writer daemon, which serves every repository that uses gitmem, and
+    register this one with it (no-op when it runs)."""
     from gitmem.base.paths import find_repo
     from gitmem.writer import daemon as d
 
@@ -685,14 +703,14 @@ def stats(as_json: bool) -> None:
         if as_json:
             click.echo(json.dumps(r, ensure_ascii=False))
         elif r["delivered"] or r["retracted"]:
-            events = ", ".join(f"{e} {n}" for e, n in sorted(r["events"].items()))
-            retracted = f", retracted {r['retracted']}" if r["retracted"] else ""
-            click.echo(f"{r['id']}  {r['kind']:<10} {r['delivered']:>4}x in {r['sessions']} sessions, "
-                       f"last {r['last']}  ({events}{retracted})  {_one_line(r['body'][:60])}")
+            events = [f"{e} {n}" for e, n in sorted(r["events"].items())]
+            events += [f"retracted {r['retracted']}"] if r["retracted"] else []
+            click.echo(f"{r['id']}  {r['kind']:<10} {r['delivered']:>4}x in {counted(r['sessions'], 'session')}, "
+                       f"last {r['last']}  ({', '.join(events)})  {_one_line(r['body'][:60])}")
     if not as_json:
         if not any(r["delivered"] or r["retracted"] for r in rows):
             click.echo("nothing delivered yet")
-        click.echo(f"never delivered: {len(never)} active " + ("entry" if len(never) == 1 else "entries"))
+        click.echo(f"never delivered: {counted(len(never), 'active entry')}")
         for r in never:
             click.echo(_one_line(f"  {r['id']}  {r['kind']:<10} {r['body'][:70]}"))
 

@@ -603,7 +603,7 @@ def test_daemon_start_status_stop(project, paths, tmp_path, monkeypatch):
         assert info["running"] and info["recorded"] == 1 and info["judged"] == 1
         assert info["rss_kib"] > 0 and info["pid"] > 0
         text = cli("daemon", "status").stdout
-        assert "judged 1 turns, recorded 1 entries" in text and "MiB resident" in text
+        assert "judged 1 turn, recorded 1 entry" in text and "MiB resident" in text
     finally:
         assert cli("daemon", "stop").stdout.strip() == "stopped"
     assert not daemon.is_running(paths)

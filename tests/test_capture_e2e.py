@@ -447,7 +447,7 @@ def test_half_an_emoji_in_the_prompt_and_reply_loses_nothing(project, tmp_path):
     t.turn_end()
     _hook(project, payload("Stop", SESSION_1, tp, project.path, last_assistant_message="Done \ud83d"))
     out = project.gitmem("drain").stdout
-    assert "judged 1 turns" in out and "recorded 1 entries" in out, out
+    assert "judged 1 turn" in out and "recorded 1 entry" in out, out
     assert not (project.path / ".git/gitmem/errors.log").exists()
     [entry] = project.entries().values()
     assert "float" in entry["body"] and entry["body"] in prompt
@@ -508,7 +508,7 @@ def test_a_forked_conversation_does_not_bring_back_a_rule_the_developer_withdrew
     fork.turn_end()
     _hook(project, payload("Stop", SESSION_2, forked, project.path))
     out = project.gitmem("drain").stdout
-    assert "judged 1 turns" in out and "recorded 1 entries" in out, out
+    assert "judged 1 turn" in out and "recorded 1 entry" in out, out
     bodies = {e["body"]: e["status"] for e in project.entries().values()}
     assert len(bodies) == 2 and bodies[project.entries()[old]["body"]] == "revoked"
     assert any("card numbers" in body and status == "active" for body, status in bodies.items())

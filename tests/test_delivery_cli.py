@@ -82,6 +82,13 @@ def test_stats_counts_deliveries_and_lists_entries_that_never_fired(gm):
     assert rows[quiet]["delivered"] == 0
     text = gm.gitmem("stats").stdout
     assert "never delivered: 1 active entry" in text and quiet in text.split("never delivered")[1]
+    assert f"{f}  hazard        2x in 2 sessions, last " in text
+    # an entry only ever announced as withdrawn: its events are that alone
+    gone = add_entry(gm, "law", "Tabs in YAML.")
+    gm.gitmem("revoke", gone, "--reason", "YAML forbids tabs")
+    assert ClaudeCode(gm.path, "s3").start().retracted == [gone]
+    line = next(x for x in gm.gitmem("stats").stdout.splitlines() if x.startswith(gone))
+    assert "0x in 1 session," in line and "(retracted 1)" in line, line
 
 
 def test_agents_md_section_is_created_and_kept_current(gm):

@@ -647,11 +647,30 @@ def test_turns_of_a_missing_transcript_and_a_judge_packet_with_a_bad_turn(projec
     proc = project.gitmem("turns", "/nonexistent/transcript.jsonl", check=False)
     no_traceback(proc)
     assert proc.returncode == 1 and "/nonexistent/transcript.jsonl" in proc.stderr
+    # a broken paste: a lone surrogate, as Node writes it into a Gemini CLI chat
+    chat = tmp_path / "session.jsonl"
+    chat.write_text('{"sessionId": "s", "projectHash": "p", "startTime": "2026-12-05T10:00:00Z"}\n'
+                    '{"id": "u1", "timestamp": "2026-12-05T10:00:01Z", "type": "user", '
+                    '"content": [{"text": "Use tabs \\ud800 in Makefiles."}]}\n')
+    proc = project.gitmem("turns", str(chat), check=False)
+    no_traceback(proc)
+    assert proc.returncode == 0 and json.loads(proc.stdout)["user"] == "Use tabs \ud800 in Makefiles.", proc.stderr
+    other = tmp_path / "notes.txt"
+    other.write_text("not a transcript\n")
+    proc = project.gitmem("turns", str(other))
+    assert proc.stdout == "" and "no turns in" in proc.stderr
     packet = tmp_path / "packet.json"
     packet.write_text(json.dumps({"session_id": "s", "turn": "three", "user": "hi", "assistant": ""}))
     proc = project.gitmem("judge", str(packet), check=False)
     no_traceback(proc)
     assert proc.returncode == 1 and "turn" in proc.stderr and "three" in proc.stderr
+    # every field is named where it is wrong (an empty packet judged nothing, and said nothing)
+    for data, field in (({}, "user"), ({"user": 5}, "user"), ({"user": "hi", "files_modified": 5}, "files_modified"),
+                        ({"user": "hi", "assistant": ["x"]}, "assistant")):
+        packet.write_text(json.dumps(data))
+        proc = project.gitmem("judge", str(packet), check=False)
+        no_traceback(proc)
+        assert proc.returncode == 1 and f"the packet's {field} must be" in proc.stderr, (data, proc.stderr)
 
 
 # -- limits ------------------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ import time
 import zlib
 
 from gitmem.base import fastjson, files, settings  # fastjson: the json module costs as much as starting Python
+from gitmem.base.wording import counted
 from gitmem.writer import machine, queue
 from gitmem.writer.machine import LOCK_FILE, STATUS_FILE, machine_dir
 from gitmem.writer.machine import path as _machine
@@ -221,8 +222,9 @@ def describe(info: dict[str, Any]) -> list[str]:
         peak = info.get("peak_rss_kib")
         if rss:
             lines.append(f"memory: {rss / 1024:.0f} MiB resident (peak {(peak or rss) / 1024:.0f} MiB)")
-        lines.append(f"serving {info.get('repos', 1)} repositories on this machine")
-        lines.append(f"here: judged {info.get('judged', 0)} turns, recorded {info.get('recorded', 0)} entries, "
+        lines.append(f"serving {counted(info.get('repos', 1), 'repository')} on this machine")
+        lines.append(f"here: judged {counted(info.get('judged', 0), 'turn')}, "
+                     f"recorded {counted(info.get('recorded', 0), 'entry')}, "
                      f"quarantined {info.get('quarantined', 0)}; exits after "
                      f"{info.get('idle_timeout', DEFAULT_IDLE_TIMEOUT):.0f} s idle")
     elif info.get("state") == "error":
