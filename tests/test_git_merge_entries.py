@@ -236,6 +236,23 @@ def test_driver_never_lets_a_developers_revocation_give_way(tmp_path):
     assert code == 1 and "fast now" in merged and "moves:" in merged
 
 
+def test_a_revocation_and_a_reworded_rule_reach_a_person_as_a_conflict(app_repo):
+    """Line by line the two merge cleanly (the status and note on one side, the body on the
+    other), leaving the withdrawal and its reason standing for words their author never saw."""
+    entry = app_repo.gitmem("add", "law", "Use tabs in Python.").stdout.split()[0]
+    path = f".gitmem/entries/{entry}.yaml"
+    app_repo.git("switch", "-q", "-c", "reword")
+    app_repo.write(path, app_repo.read(path).replace("Use tabs in Python.", "Use tabs in Python and Go."))
+    app_repo.git("commit", "-q", "-am", "reword the rule")
+    app_repo.git("switch", "-q", "main")
+    app_repo.gitmem("revoke", entry, "--reason", "PEP 8 now")
+    merge = subprocess.run(["git", "merge", "-q", "--no-edit", "reword"], cwd=app_repo.path, capture_output=True,
+                           text=True)
+    assert merge.returncode != 0 and "CONFLICT" in merge.stdout + merge.stderr, merge
+    text = app_repo.read(path)
+    assert "<<<<<<<" in text and "PEP 8 now" in text and "Use tabs in Python and Go." in text
+
+
 def test_driver_conflict_uses_gits_marker_size_and_keeps_both_sides(tmp_path):
     base = ENTRY.format(kind="hazard", status="active", body="b")
     ours = ENTRY.format(kind="hazard", status="revoked", body="b") + NOTE.format(at="2026-01-01T00:00:09Z", reason="one")

@@ -21,7 +21,9 @@ side that moved the entry is taken (a move proves the declaration lives on; post
 the entry if the merged code lost it after all), or of two retirements the one that followed the
 entry's later move, or the earlier. The other side's file gives way only when the hooks' fields
 (`status`, `anchor`, `moves`, `revocation`) are all it changed; a developer's `gitmem revoke`
-or hand edit always reaches a person as a conflict.
+or hand edit always reaches a person as a conflict where the other side changed the entry too
+(a revocation on one side and the rule reworded on the other merge, line by line, cleanly: the
+driver writes them as a conflict of the whole file).
 
 Configured by gitmem.githooks.install (gitmem.git.merge_driver_command) to run
 ``python -I -m gitmem.githooks.merge_entries %O %A %B %L %P [%S %X %Y]``, or `git merge-file` when
@@ -207,6 +209,29 @@ def settle(base: str, ours: str, theirs: str) -> tuple[str, str]:
     return sides[winner], sides[winner]
 
 
+def _withdrawn_against_an_edit(base: str, ours: str, theirs: str) -> bool:
+    """One side's developer withdrew the entry (`gitmem revoke`, a replacement: not a hook's
+    retirement) while the other changed what it says: merged line by line, the withdrawal would
+    stand, with its reason, for words its author never saw."""
+    if _status(base) != "active":
+        return False
+    for one, other in ((ours, theirs), (theirs, ours)):
+        if _status(one) != "active" and not _retired_by_hook(one) and _status(other) == "active" \
+                and _rest(other) != _rest(base):
+            return True
+    return False
+
+
+def _whole_conflict(ours_path: str, ours: str, theirs: str, size: int, labels: tuple[str, str, str]) -> None:
+    """Both sides in `ours_path` between conflict markers, as git writes a conflict."""
+    def ended(text: str) -> str:
+        return text if text.endswith("\n") or not text else text + "\n"
+
+    text = (f"{'<' * size} {labels[0]}\n{ended(ours)}{'=' * size}\n{ended(theirs)}{'>' * size} {labels[2]}\n")
+    with open(ours_path, "wb") as handle:
+        handle.write(text.encode("utf-8", "surrogateescape"))
+
+
 def _with_ending(line: str, like: str) -> str:
     """`line` with the line ending of `like` (the line it replaces)."""
     return _strip(line) + like[len(_strip(like)):]
@@ -252,7 +277,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"gitmem: entry timestamps not reconciled in {path}: {exc}", file=sys.stderr)
         theirs_file = theirs_path
     try:
-        return merge_file(base_path, ours_path, theirs_file, marker_size, labels)
+        merged = merge_file(base_path, ours_path, theirs_file, marker_size, labels)
+        if merged == 0 and _withdrawn_against_an_edit(*texts):
+            _whole_conflict(ours_path, texts[1], texts[2], int(marker_size), labels)
+            return 1
+        return merged
     finally:
         if scratch:
             os.unlink(scratch)
