@@ -59,6 +59,7 @@ class Memory:
         if problem := self.sparse_problem():  # a new config there would hide the committed one
             raise GitmemError(problem)
         check_config(self.repo)
+        git_hooks.hooks_folder(self.repo)  # a hooks folder gitmem may not use is refused before anything is written
         self.repo.entries.mkdir(parents=True, exist_ok=True)
         if not self.repo.config.exists():
             self.repo.config.write_text(DEFAULT_CONFIG, encoding="utf-8")
@@ -359,6 +360,8 @@ class Memory:
         from gitmem.githooks.review import entries_at
 
         commit = git.rev_parse(self.repo.worktree, rev)
+        if commit is None and rev == "HEAD" and not git.has_head(self.repo.worktree):
+            raise GitmemError("no commits yet: --rev HEAD names nothing to check")
         if commit is None:
             raise GitmemError(f"unknown revision {rev!r}")
         return check_all(self.repo, entries_at(self.repo, commit).entries, commit)

@@ -607,6 +607,7 @@ def test_shared_hooks_path_outside_the_repository_is_refused(repo, tmp_path):
     proc = repo.gitmem("init", check=False)
     assert proc.returncode == 1 and "core.hooksPath points outside this repository" in proc.stderr
     assert list(shared.iterdir()) == []
+    assert not (repo.path / ".gitmem").exists()  # refused before anything was written
 
 
 def test_a_hooks_path_the_repository_tracks_is_refused(repo):
@@ -614,6 +615,7 @@ def test_a_hooks_path_the_repository_tracks_is_refused(repo):
     commit, and a pull that changes the hook failed on it)."""
     repo.write(".githooks/pre-commit", "#!/bin/sh\necho team hook\n")
     os.chmod(repo.path / ".githooks/pre-commit", 0o755)
+    repo.write(".gitmem/config.yaml", "agents: [claude-code]\n")  # a teammate's store, cloned
     repo.commit_all("team hooks")
     repo.git("config", "core.hooksPath", ".githooks")
     proc = repo.gitmem("init", check=False)

@@ -146,6 +146,13 @@ def test_schema_violations_name_the_field(text, field):
     assert err.value.path == ".gitmem/entries/a.yaml"
 
 
+def test_a_trigger_written_as_a_mapping_says_what_was_read():
+    with pytest.raises(EntryError) as err:
+        parse_entry_text("id: a\nkind: law\nbody: b\ntriggers:\n- edit: [a, b]\n", ".gitmem/entries/a.yaml")
+    assert err.value.field == "triggers[0]" and "a mapping without `event` (edit)" in str(err.value)
+    assert "unknown event ''" not in str(err.value)
+
+
 @pytest.mark.parametrize(("value", "said"), [("[1, 2]", "a list"), ("{a: 1}", "a mapping"), ("!!binary aGk=", "binary data")])
 def test_a_wrong_type_is_named_in_the_files_terms(value, said):
     with pytest.raises(EntryError) as err:
@@ -378,6 +385,11 @@ def test_show_and_log(app_repo):
     assert "ritual [active] from user" in shown and "run make openapi" in shown and "delivered on: commit" in shown
     assert "gitmem: record ritual" in app_repo.gitmem("log").stdout
     assert app_repo.gitmem("show", "nope", check=False).returncode == 1
+    # a hand-written entry that says nothing of when it was made, with a move written by hand
+    app_repo.write(".gitmem/entries/20260101-0e0e0e0e.yaml", "id: 20260101-0e0e0e0e\nkind: law\nbody: Keep it.\n"
+                   "moves:\n- from: a.py::f\n  to: b.py::f\n")
+    shown = app_repo.gitmem("show", "20260101-0e0e0e0e").stdout
+    assert "re-anchored: a.py::f -> b.py::f\n" in shown and "created" not in shown, shown
 
 
 def test_an_entry_is_named_by_its_id_or_four_characters_that_begin_it_or_its_hex_part(app_repo):
@@ -598,3 +610,11 @@ def test_an_anchor_that_a_link_now_leads_out_of_the_repository_is_reported(repo,
     listed = repo.gitmem("list")
     assert entry not in listed.stdout and "leads out of the repository" in listed.stderr
     assert repo.gitmem("check", check=False).returncode == 1
+
+
+def test_diff_and_check_in_a_repository_with_no_commits_say_so(repo, monkeypatch):
+    monkeypatch.setenv("GITMEM_NO_DAEMON", "1")
+    repo.gitmem("init")
+    for command in (["diff"], ["check", "--rev", "HEAD"]):
+        proc = repo.gitmem(*command, check=False)
+        assert proc.returncode == 1 and "no commits yet" in proc.stderr and "unknown revision" not in proc.stderr

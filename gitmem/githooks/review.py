@@ -46,6 +46,8 @@ def split_range(repo: RepoPaths, spec: str | None) -> tuple[str | None, str]:
         head_text = head_text[1:]
         base_text = git.git_text(repo.worktree, "merge-base", base_text or "HEAD", head_text or "HEAD")
     head = git.rev_parse(repo.worktree, head_text or "HEAD")
+    if head is None and (head_text or "HEAD") == "HEAD" and not git.has_head(repo.worktree):
+        raise GitmemError("no commits yet: nothing to compare")
     if head is None:
         raise GitmemError(f"unknown revision {head_text or 'HEAD'!r}")
     base = git.rev_parse(repo.worktree, base_text) if base_text else None
@@ -163,11 +165,13 @@ def entry_text(entry: Entry) -> str:
     if entry.expires:
         lines.append(f"expires: {entry.expires}")
     for move in entry.moves:
-        lines.append(f"re-anchored {move.get('at', '')}: {move.get('from')} -> {move.get('to')}"
-                     f" ({move.get('why', '')})")
+        when = f" {move['at']}" if move.get("at") else ""
+        why = f" ({move['why']})" if move.get("why") else ""
+        lines.append(f"re-anchored{when}: {move.get('from')} -> {move.get('to')}{why}")
     if entry.revocation:
         r = entry.revocation
         lines.append(f"revoked {r.at}" + (f" in {r.commit[:10]}" if r.commit else "") + f": {r.reason}")
     session = f" in session {entry.created_session}" if entry.created_session else ""
-    lines.append(f"created {entry.created_at}{session}")
+    if entry.created_at or session:  # a hand-written entry may say neither
+        lines.append(f"created {entry.created_at}{session}".replace("created  in", "created in"))
     return "\n".join(lines) + "\n"

@@ -308,6 +308,9 @@ class Entry:
             raise EntryError(path, "triggers", "expected a list like ['edit:src/**', 'commit']")
         for i, raw in enumerate(raw_triggers):
             try:
+                if isinstance(raw, Mapping) and "event" not in raw:  # `- edit: [a, b]`: YAML read a mapping
+                    raise ValueError(f"a mapping without `event` ({', '.join(map(str, raw))}): write it as "
+                                     "text like 'edit:src/**', or as event and glob")
                 parts = [raw.get("event", ""), raw.get("glob") or ""] if isinstance(raw, Mapping) else [raw]
                 if not all(isinstance(p, str) for p in parts):  # a list as a glob read as a character class
                     raise ValueError("expected text like 'edit:src/**', or event and glob as text")
