@@ -152,7 +152,26 @@ def init(agents: tuple[str, ...]) -> None:
         click.echo("gitmem is set up, but not every agent's hooks are installed (named above); "
                    "fix that and run `gitmem init` again", err=True)
         sys.exit(1)
-    click.echo("gitmem is ready; commit .gitmem/ to share it with your team")
+    shared = _to_commit()
+    click.echo(f"gitmem is ready; commit {shared} to share it with your team" if shared else
+               "gitmem is ready; what it shares with your team is committed")
+
+
+# What `gitmem init` writes that a team shares: the store, and each agent's settings and files.
+SHARED_PATHS = (".gitmem", ".claude/settings.json", ".codex/hooks.json", ".gemini/settings.json", ".cursor/rules",
+                ".github/instructions", "AGENTS.md", "GEMINI.md")
+
+
+def _to_commit() -> str:
+    """The paths of SHARED_PATHS with changes git has not committed, as `git add` takes them."""
+    from gitmem import git
+    from gitmem.base.paths import find_repo
+
+    status = git.git_text(find_repo().worktree, "status", "--porcelain", "-z", "--untracked-files=normal", "--",
+                          *SHARED_PATHS, check=False)
+    changed = {entry[3:] for entry in status.split("\0") if len(entry) > 3}
+    named = [p for p in SHARED_PATHS if any(c == p or c.startswith(p.rstrip("/") + "/") for c in changed)]
+    return " ".join(p + "/" if not p.endswith((".json", ".md")) else p for p in named)
 
 
 def _one_line(text: str) -> str:
@@ -448,10 +467,11 @@ def diff(rev_range: str | None) -> None:
 
 
 @main.command()
-@click.option("-n", "count", default=20, show_default=True, type=click.IntRange(min=1, max=2**31 - 1))
+@click.option("-n", "count", default=20, show_default=True, type=click.IntRange(min=1, max=2**31 - 1),
+              help="How many commits.")
 @reports_errors
 def log(count: int) -> None:
-    """History of memory changes (commits touching .gitmem/)."""
+    """History of memory changes: the commits that touched an entry (.gitmem/entries/), newest first."""
     from gitmem import git
 
     memory = _memory(set_up=False)  # history: the work tree may have no store

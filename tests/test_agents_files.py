@@ -100,6 +100,11 @@ def test_init_keeps_the_choice_in_the_config_for_teammates(gm):
     again = gm.gitmem("init").stdout  # a teammate's plain `gitmem init`: the same agents
     assert safe_load(gm.read(".gitmem/config.yaml"))["agents"] == ["claude-code", "copilot", "cursor"]
     assert "wrote" not in again
+    # it names what to commit: every file it wrote for the team, until they are committed
+    assert again.endswith("commit .gitmem/ .claude/settings.json .cursor/rules/ .github/instructions/ to share it "
+                          "with your team\n"), again
+    gm.commit_all("set up gitmem")
+    assert gm.gitmem("init").stdout.endswith("what it shares with your team is committed\n")
 
 
 def test_an_unknown_agent_is_refused(gm):
