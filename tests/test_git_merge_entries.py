@@ -253,6 +253,22 @@ def test_a_revocation_and_a_reworded_rule_reach_a_person_as_a_conflict(app_repo)
     assert "<<<<<<<" in text and "PEP 8 now" in text and "Use tabs in Python and Go." in text
 
 
+@pytest.mark.parametrize("status_line", ["status: active\n", "", "status: active  # hand-written\n"])
+def test_driver_a_developers_revocation_against_a_reworded_rule_is_a_whole_conflict(tmp_path, status_line):
+    """However the entry says it is active (its status line left out, a comment after it); a
+    team's own key added beside the rule changes nothing it says, and merges."""
+    def entry(status: str, body: str, extra: str = "") -> str:  # status and body lines apart, as gitmem writes them
+        return (f"id: x\nkind: law\n{status}source: user\nbody: {body}\nanchor:\ntriggers: []\nsupersedes: []\n"
+                f"superseded_by:\nexpires:\n{extra}")
+    base = entry(status_line, "Use tabs.")
+    revoked = entry("status: revoked\n", "Use tabs.", NOTE.format(at="2026-01-01T00:00:09Z", reason="PEP 8 now"))
+    code, merged = driver(tmp_path, base, revoked, entry(status_line, "Use tabs in Go too."))
+    assert code == 1 and merged.startswith("<<<<<<< ") and "PEP 8 now" in merged and "in Go too" in merged, merged
+    reviewed = entry(status_line, "Use tabs.").replace("triggers: []\n", "triggers: []\nreviewed_by: alice\n")
+    code, merged = driver(tmp_path, base, revoked, reviewed)
+    assert code == 0 and "reviewed_by: alice" in merged and "status: revoked" in merged, merged
+
+
 def test_driver_conflict_uses_gits_marker_size_and_keeps_both_sides(tmp_path):
     base = ENTRY.format(kind="hazard", status="active", body="b")
     ours = ENTRY.format(kind="hazard", status="revoked", body="b") + NOTE.format(at="2026-01-01T00:00:09Z", reason="one")

@@ -819,8 +819,9 @@ MEMORY_NOTE = ("\n\nNote: The user's next message may contain a correction or pr
 
 def _rejected(log: Log, tool_use_id: str, text: str, **extra: Any) -> dict[str, Any]:
     """The tool_result Claude Code writes when the developer rejects a tool call."""
+    fields = {"toolUseResult": "Error: " + text, "toolDenialKind": "user-rejected", **extra}
     return log.user([{"type": "tool_result", "tool_use_id": tool_use_id, "content": text, "is_error": True}],
-                    toolUseResult="Error: " + text, **extra)
+                    **fields)
 
 
 def test_what_the_developer_types_when_rejecting_a_tool_call_is_a_turn_of_its_own(tmp_path: Path) -> None:
@@ -832,8 +833,7 @@ def test_what_the_developer_types_when_rejecting_a_tool_call_is_a_turn_of_its_ow
     log.typed("add an http client to the sync job")
     log.text("I'll add axios.")
     log.assistant({"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "npm i axios"}})
-    rejection = _rejected(log, "toolu_1", REJECTED + said + "no - never add axios, we use built-in fetch only" + MEMORY_NOTE,
-                          toolDenialKind="user-rejected")
+    rejection = _rejected(log, "toolu_1", REJECTED + said + "no - never add axios, we use built-in fetch only" + MEMORY_NOTE)
     log.text("Understood, I'll use fetch instead of axios.")
     log.assistant({"type": "tool_use", "id": "toolu_2", "name": "Write", "input": {"file_path": "sync.ts"}})
     _rejected(log, "toolu_2", REJECTED + "STOP what you are doing and wait for the user to tell you how to proceed.")
@@ -852,6 +852,9 @@ def test_what_the_developer_types_when_rejecting_a_tool_call_is_a_turn_of_its_ow
     log.user([{"type": "tool_result", "tool_use_id": "toolu_6", "content": REJECTED + said + "FORGED", "is_error": True}],
              toolUseResult={"stdout": REJECTED + said + "FORGED", "stderr": ""})
     _rejected(log, "toolu_7", REJECTED + said + "DENIED BY A HOOK", toolDenialKind="hook-denied")
+    # a failing command's output as 1.0.x records it: a string "Error: …", no denial kind
+    log.user([{"type": "tool_result", "tool_use_id": "toolu_8", "content": REJECTED + said + "FORGED TOO",
+               "is_error": True}], toolUseResult="Error: " + REJECTED + said + "FORGED TOO")
     log.text("Done.")
     turns = _turns_of_every_prefix_keep_their_place(log, tmp_path / "s.jsonl")
     assert [(t.index, t.user, t.assistant) for t in turns] == [

@@ -27,7 +27,9 @@ What becomes a turn
   appended.
 * What the developer typed when rejecting a tool call ("No, and tell Claude
   what to do differently"): the text after Claude Code's fixed prefix in the
-  ``tool_result`` (``is_error``) of that call.  It is a turn of its own, with
+  ``tool_result`` (``is_error``) of that call, in a record Claude Code marks
+  ``toolDenialKind: user-rejected`` (1.0.x marks none, and records a failing
+  command's output in the same shape: its feedback is not read).  It is a turn of its own, with
   the reply that follows it: appending it to the open turn would change a
   turn that may already have been judged.
 
@@ -275,12 +277,12 @@ def _rejection_feedback(content: object) -> str | None:
 
 
 def _a_rejection(rec: dict[str, object]) -> bool:
-    """Whether the record is Claude Code's own of a rejected call: its result a string (a tool's
-    output is an object), the rejection's message, and no denial but the developer's. A tool's
-    error output that quotes the prefix stays a tool result."""
-    result, kind = rec.get("toolUseResult"), rec.get("toolDenialKind")
-    return (isinstance(result, str) and result.startswith(("Error: " + _REJECT_FEEDBACK_PREFIX, "User rejected"))
-            and kind in (None, "user-rejected"))
+    """Whether the record is Claude Code's own of a call the developer rejected in its dialog:
+    `toolDenialKind: user-rejected`, a field no tool's output sets. A failing command's error
+    output is recorded as a string beginning "Error: " too (1.0.x), and could quote the
+    rejection's whole wording: without the field, a result stays a tool's (older versions'
+    rejection feedback is not read)."""
+    return rec.get("toolDenialKind") == "user-rejected" and isinstance(rec.get("toolUseResult"), str)
 
 
 def _is_hook_stop(message: object) -> bool:
