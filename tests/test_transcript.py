@@ -1086,9 +1086,10 @@ HOOK_CONTEXT = "<hook_context><gitmem-context>\nAbout this request: …\n</gitme
 
 
 def test_what_the_gemini_cli_sends_itself_to_keep_a_turn_going_is_no_turn(tmp_path: Path) -> None:
-    """Its next-speaker check ("Please continue."), its loop recovery and an AfterAgent hook's
-    reason to go on are recorded as `user` messages displaying the developer's prompt: the turn
-    is the prompt's, with every reply; a developer who types "Please continue." is still heard."""
+    """Its next-speaker check ("Please continue.") and its loop recovery are recorded as `user`
+    messages displaying the developer's prompt: the turn is the prompt's, with every reply; a
+    developer who types "Please continue." is still heard. An AfterAgent hook's reason to go on
+    is not told from the prompt rewound and sent again with another expansion: a turn of its own."""
     from gitmem.writer.gemini_chat import is_chat
     from gitmem.writer.gemini_chat import last_turn_index as gemini_last
     from gitmem.writer.gemini_chat import read_turns as gemini_turns
@@ -1114,13 +1115,23 @@ def test_what_the_gemini_cli_sends_itself_to_keep_a_turn_going_is_no_turn(tmp_pa
     assert is_chat(chat.path)
     turns = gemini_turns(chat.path)
     assert [(t.index, t.user, t.assistant) for t in turns] == [
-        (0, rule, "Understood.\n\nI also converted the totals.\n\nStepping back: the totals are done.\n\n"
-                  "Linter is clean."),
-        (1, "Please continue.", "Continuing with the invoices."),
-        (2, "now the invoices", "Invoices done.\n\nAnd their tests.\n\nAll done."),
+        (0, rule, "Understood.\n\nI also converted the totals.\n\nStepping back: the totals are done."),
+        (1, rule, "Linter is clean."),
+        (2, "Please continue.", "Continuing with the invoices."),
+        (3, "now the invoices", "Invoices done.\n\nAnd their tests.\n\nAll done."),
     ]
-    assert gemini_last(chat.path) == 2
-    assert [t.index for t in gemini_turns(chat.path, start=2)] == [2]
+    assert gemini_last(chat.path) == 3
+    assert [t.index for t in gemini_turns(chat.path, start=3)] == [3]
+    # a prompt rewound and sent again, its file expanded otherwise: the developer's words stay
+    again = GeminiRecording(tmp_path / "session-2026-12-05T11-00-7a7a7a7c.jsonl")
+    again.prompt(["hello"], None)
+    again.reply("Hi.")
+    shown = "never store money as float in @db.py, use integer cents"
+    first = again.prompt([shown.replace("@db.py", "@src/db.py"), "--- Content from referenced files ---"], shown)
+    again.line({"$rewindTo": first["id"]})
+    again.prompt([shown.replace("@db.py", "@app/db.py"), "--- Content from referenced files ---"], shown)
+    again.reply("Understood: integer cents.")
+    assert [(t.index, t.user) for t in gemini_turns(again.path)][-1][1] == shown
 
 
 def test_a_tool_response_first_seen_in_a_gemini_history_update_does_not_end_the_turn(tmp_path: Path) -> None:

@@ -26,8 +26,8 @@ and its `content`:
 
 A turn: each `user` message, with the `gemini` text up to the next one. Not the messages the CLI
 sends itself to keep a turn going ("Please continue." after its next-speaker check, its loop
-recovery, an AfterAgent hook's reason to go on): it records them as `user` messages, with the
-developer's prompt as what it displays; their reply belongs to the turn before. Slash commands
+recovery): it records them as `user` messages, with the developer's prompt as what it displays;
+their reply belongs to the turn before. Slash commands
 (`/memory show`) and shell-mode lines (`!ls`) are instructions to the CLI, not statements to judge;
 gitmem's own hook context (`<gitmem-context>…</gitmem-context>`, which Gemini may record with the
 prompt it was added to) and other injected blocks are stripped as for Claude Code. A document that does not
@@ -196,24 +196,20 @@ def _sent(message: dict[str, object]) -> str | None:
 
 
 def _continuations(messages: Iterable[object]) -> set[str]:
-    """Ids of the `user` messages the CLI sent itself to keep the turn before going. It records each
-    as displaying the developer's prompt (where it records what it displays): one of its own
-    continuation texts, or any other (an AfterAgent hook's reason) displaying the prompt before it.
-    Its own texts count where nothing displayed is recorded too (ACP, context management); a
-    developer who typed "Please continue." is only told from them by what the CLI displays."""
+    """Ids of the `user` messages the CLI sent itself to keep the turn before going: its own
+    continuation texts, recorded as displaying the developer's prompt, or with nothing displayed
+    (ACP, context management); a developer who typed "Please continue." is only told from them by
+    what the CLI displays. An AfterAgent hook's reason to go on is not told from a prompt the
+    developer rewound and sent again (both display a prompt seen before): it stays a turn, whose
+    words, judged again, record nothing new."""
     found: set[str] = set()
-    last: str | None = None  # what the developer's last prompt displays
     for message in messages:
         if not isinstance(message, dict) or (shown := _prompt(message)) is None:
             continue
         sent = _sent(message) or ""
         own = sent == _CONTINUE or sent.startswith(_LOOP_RECOVERY)
-        displayed = message.get("displayContent") is not None
-        if (own and (not displayed or sent != shown)) or (sent != shown and shown == last):
-            if isinstance(message.get("id"), str):
-                found.add(message["id"])
-        else:
-            last = shown
+        if own and (message.get("displayContent") is None or sent != shown) and isinstance(message.get("id"), str):
+            found.add(message["id"])
     return found
 
 
