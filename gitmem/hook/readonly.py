@@ -79,7 +79,7 @@ _LAUNCHERS = ("sudo", "env", "time", "command", "exec", "nohup", "xargs", "nice"
               "builtin", "stdbuf", "uvx", "pipx", "npx", "run", "uv", "poetry", "pdm", "hatch", "rye", "--",
               "setsid", "coproc", "flock", "taskset", "chrt", "busybox")
 _EDITORS = ("vi", "vim", "nvim", "ex", "emacs", "nano")  # writers, but for -R / -M (read-only)
-_WRITERS = ("tee", "mv", "cp", "rm", "rmdir", "touch", "truncate", "ln", "install", "rsync", "unlink", "shred",
+_WRITERS = ("tee", "mv", "cp", "rm", "rmdir", "touch", "truncate", "ln", "link", "install", "rsync", "unlink", "shred",
             "chmod", "chown", "mkdir", "patch", "tar", "unzip", "Set-Content", "Add-Content", "Out-File",
             "Remove-Item", "Move-Item", "Copy-Item", "New-Item", "Clear-Content", "ni", "del", "erase", "ri", "sc",
             "ac", "sponge", "scp", "ed", "dos2unix", "unix2dos", "mktemp", "mkfifo", "split", *_EDITORS)
@@ -157,7 +157,7 @@ def denial(tool: object, tool_input: object, worktree: str, cwd: str | None = No
             patch = "\n".join(str(p) for p in patch)
         if isinstance(patch, str):
             reason = _patch_denial(patch, base, roots) or _settings_patch_denial(patch, base, settings)
-            if reason or not own:
+            if reason:
                 return reason
             for path in _patch_paths(patch):
                 named = os.path.normpath(os.path.join(base, os.path.expanduser(path)))
@@ -172,52 +172,83 @@ def denial(tool: object, tool_input: object, worktree: str, cwd: str | None = No
                 base = os.path.normpath(os.path.join(base, os.path.expanduser(folder.strip())))
                 break
         if isinstance(command, str) and command.strip():
-            reason = command_denial(command, base, roots + settings) or _transcript_denial(command, base, own)
-            # a denial is rare: read it again without the settings to say which it touches (a path
-            # in the reason may be written relative to a `cd`, so its name alone does not tell)
-            if reason and not _transcript_denial(command, base, own) and not command_denial(command, base, roots):
+            guarded = _transcript_roots(own)
+            reason = command_denial(command, base, roots + settings + guarded)
+            if reason is None:
+                return None
+            # a denial is rare: read it again to say what it touches (a path in the reason may be
+            # written relative to a `cd`, so its name alone does not tell)
+            if memory := command_denial(command, base, roots):
+                return memory
+            if command_denial(command, base, roots + settings):
                 return REASON.format(what="change an agent's settings from the shell: they hold gitmem's hooks "
                                           "(an edit of them that keeps those hooks is allowed)")
-            return reason
+            # code that merely names a transcript is no reason: reading it is the agent's own business
+            return None if isinstance(reason, RunsCode) else REASON.format(what=_TRANSCRIPT_WRITE)
     return None
 
 
 _TRANSCRIPT_WRITE = "write into a session's transcript (the developer's words are read there)"
-# Where the agents keep every session's transcript, as (config folder, its folder of transcripts,
-# the variable that moves the config folder): Claude Code's projects, Codex's sessions by day,
-# Gemini CLI's chats under tmp/<project>.
-_TRANSCRIPT_HOMES = ((".claude", "projects", "CLAUDE_CONFIG_DIR"), (".codex", "sessions", "CODEX_HOME"),
-                     (".gemini", "tmp", ""))
+# Where the agents keep every session's transcript (a writer reads the developer's words from
+# each), as (config folder, the variable that moves it, its folder of transcripts): Claude Code's
+# projects, Codex's sessions by day, Gemini CLI's chats in tmp/<project>/chats.
+_TRANSCRIPT_HOMES = (("~/.claude", "CLAUDE_CONFIG_DIR", "projects"), ("~/.codex", "CODEX_HOME", "sessions"),
+                     ("~/.gemini", "", "tmp"))
 _TRANSCRIPT_SUFFIXES = (".jsonl", ".json")
 
 
 def transcripts(transcript: str | None) -> tuple[str, ...]:
-    """This session's transcript and, where it lies in an agent's folder of transcripts, that
-    folder: a line written into any transcript there would be read as its developer's (another
-    session of this repository's, or another repository's), so each is guarded as this one is."""
-    if not transcript or not os.path.isabs(transcript):
-        return ()
-    own = os.path.normpath(transcript)
+    """This session's transcript (\"\" when none is known), then the folders of every agent's
+    transcripts, whichever agent runs: a line written into any transcript there would be read as
+    its developer's (another session of this repository's, another repository's, another
+    agent's), so each is guarded as this one is. Each folder as written and as it resolves."""
+    own = os.path.normpath(transcript) if transcript and os.path.isabs(transcript) else ""
+    folders = [os.path.join(os.path.expanduser(home), name) for home, _, name in _TRANSCRIPT_HOMES]
     parts = own.split(os.sep)
-    for i in range(len(parts) - 2, max(0, len(parts) - 7), -1):  # Codex's: sessions/YYYY/MM/DD/rollout-….jsonl
-        home = os.sep.join(parts[:i])
-        for config, folder, variable in _TRANSCRIPT_HOMES:
-            moved = os.environ.get(variable) if variable else None
-            if parts[i] == folder and (os.path.basename(home) == config or
-                                       (moved and os.path.normpath(os.path.expanduser(moved)) == home)):
-                return own, os.sep.join(parts[:i + 1])
-    return (own,)
+    for i in range(len(parts) - 2, max(0, len(parts) - 7), -1):  # the session's own folder, wherever its home
+        if any(parts[i] == name and parts[i - 1] == os.path.basename(home) for home, _, name in _TRANSCRIPT_HOMES):
+            folders.append(os.sep.join(parts[:i + 1]))
+    folders += [os.path.join(os.path.expanduser(moved), name)
+                for _, variable, name in _TRANSCRIPT_HOMES if variable and (moved := os.environ.get(variable))]
+    folders = [os.path.normpath(f) for f in folders]
+    folders += [real for f in folders if (real := os.path.realpath(f)) != f]
+    return (own, *dict.fromkeys(folders))
 
 
 def _a_transcript(paths: tuple[str, ...], own: tuple[str, ...]) -> bool:
-    """Whether one of `paths` (absolute) is this session's transcript or a transcript in the
-    agents' folder of them; the folder's other files (Claude Code's memory notes) are the agent's."""
+    """Whether one of `paths` (absolute) is this session's transcript or a transcript in an
+    agent's folder of them (Gemini CLI's only in a `chats` folder: the rest of its tmp folder, and
+    Claude Code's memory notes beside its transcripts, are the agent's to write)."""
     for path in paths:
-        if own and path == own[0]:
+        low = os.path.normcase(path)
+        if own and own[0] and low == os.path.normcase(own[0]):
             return True
-        if len(own) > 1 and path.startswith(own[1] + os.sep) and path.lower().endswith(_TRANSCRIPT_SUFFIXES):
-            return True
+        for folder in own[1:]:
+            inside = low.lower().startswith(folder.lower().rstrip(os.sep) + os.sep)  # case-blind file systems
+            gemini = os.path.basename(folder) == "tmp"
+            if inside and low.lower().endswith(_TRANSCRIPT_SUFFIXES) and (
+                    not gemini or f"{os.sep}chats{os.sep}" in low[len(folder):]):
+                return True
     return False
+
+
+def _transcript_roots(own: tuple[str, ...]) -> tuple[str, ...]:
+    """What a shell command may not write into: this session's transcript, Claude Code's and
+    Codex's folders of them, and each of Gemini CLI's projects' chats folders (as prefixes: a
+    shell write into Claude Code's folder is refused whatever the file, its memory notes too)."""
+    roots = [own[0]] if own and own[0] else []
+    for folder in own[1:]:
+        if os.path.basename(folder) == "tmp":
+            try:
+                with os.scandir(folder) as projects:
+                    roots += [chats for p in projects if os.path.isdir(chats := os.path.join(p.path, "chats"))]
+            except OSError:
+                pass
+        else:
+            roots.append(folder)
+    return tuple(roots)
+
+
 # The agents' project settings that hold gitmem's hooks: Claude Code's, Gemini CLI's, Codex's.
 CODEX_CONFIG = "/.codex/config.toml"
 HARNESS_SETTINGS = (".claude/settings.json", ".claude/settings.local.json", ".gemini/settings.json",
@@ -365,20 +396,6 @@ def _settings_problem(path: str, before: str, after: str) -> str | None:
     then, now = ours(earlier), ours(settings)
     if changed := sorted(e for e, groups in then.items() if now.get(e) != groups):
         return f"change or remove gitmem's hooks (for {', '.join(changed)})"
-    return None
-
-
-def _transcript_denial(command: str, base: str, own: tuple[str, ...]) -> str | None:
-    """A write into a session's transcript (`own`: transcripts()), where the writer reads the
-    developer's words (a line appended there would be a developer turn the agent wrote); reading
-    it is the agent's own business, so code that merely names it is no reason."""
-    # a write names the file, or globs it (`~/.claude/projects/*/*.jsonl`), or the folder of them:
-    # most commands need no second reading
-    named = own and any(word in command for word in (os.path.basename(own[0]), os.path.splitext(own[0])[1],
-                                                     *(os.path.basename(folder) for folder in own[1:])))
-    written = command_denial(command, base, own) if named else None
-    if written and not isinstance(written, RunsCode):
-        return REASON.format(what=_TRANSCRIPT_WRITE)
     return None
 
 
@@ -1162,10 +1179,10 @@ def _find_reaches_memory(args: list[str], base: str) -> bool:
 def expand_variables(command: str) -> str:
     """`command` with `$NAME` and `${NAME}` replaced by the value a `NAME=value` (or `export
     NAME=value`, or `for NAME in …`) on the same command line gives it, the last such value when
-    there are several."""
+    there are several; `$HOME` by the home folder."""
     if "$" not in command:
         return command  # most commands: no second pass over them
-    values: dict[str, str] = {}
+    values: dict[str, str] = {"HOME": os.path.expanduser("~")}  # the agent's shell has the hook's HOME
     for segment in segments(command):
         words = _words(segment)
         if words[:1] == ["for"] and words[2:3] == ["in"] and len(words) > 3:
