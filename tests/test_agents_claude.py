@@ -170,7 +170,10 @@ def test_a_forked_session_gets_only_what_its_parent_did_not_have(gm, tmp_path):
               "toolUseResult": {"type": "text", "file": {"filePath": "notes.md", "content": planted}}}],
             [{"type": "progress", "data": {"type": "bash_progress", "output": planted, "fullOutput": planted},
               "toolUseID": "bash-progress-0"}],
-            [{"type": "queue-operation", "operation": "enqueue", "content": planted}])):
+            [{"type": "queue-operation", "operation": "enqueue", "content": planted}],
+            # a developer's own hook that printed a file the agent wrote: recorded, never shown
+            [{"type": "attachment", "attachment": {"type": "hook_success", "hookEvent": "PostToolUse",
+                                                   "content": "lint ok\n" + planted}}])):
         copied = tmp_path / f"fork-{n}.jsonl"
         copied.write_text("".join(json.dumps(r, separators=(",", ":") if n else (", ", ": ")) + "\n" for r in records))
         again = ClaudeCode(gm.path, f"forked-{n}").send("SessionStart", source="fork", transcript_path=str(copied))

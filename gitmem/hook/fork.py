@@ -8,7 +8,7 @@ longer holds"), and only what is not among them is delivered.
 
 Only what the conversation still holds counts: nothing before its last compaction (the context
 then kept only a summary), and only blocks the harness recorded as a hook's: an `attachment`
-record of a hook's context or output, or a reminder the harness labels "<Event> hook additional
+record of a hook's context, or a reminder the harness labels "<Event> hook additional
 context:" in a message of its own. Never text the agent wrote, a file or command output it read
 (a tool result, a running command's progress), or a queued prompt: anyone can plant a block
 there naming an entry's id, and its label with it, to keep that entry from the fork.
@@ -27,7 +27,9 @@ CLOSE_TAGS = (b"</gitmem-context>", b"\\u003c/gitmem-context\\u003e")
 WITHDRAWN = b"This no longer holds"
 # JSON as Claude Code writes it (compact), and with the spaces other writers put after colons
 COMPACTED = (b'"subtype":"compact_boundary"', b'"subtype": "compact_boundary"')
-HOOK_ATTACHMENTS = ("hook_additional_context", "hook_success")  # a hook's context, a hook's output
+# A hook's context as the harness records it: not "hook_success", which records any hook's output
+# (a developer's lint hook printing a file the agent wrote) whether the model saw it or not.
+HOOK_ATTACHMENTS = ("hook_additional_context",)
 HOOK_LABEL = " hook additional context: "  # "<system-reminder>\nPreToolUse:Read hook additional context: …"
 REMINDER = "<system-reminder>"
 MAX_BYTES = 64 * 1024 * 1024
