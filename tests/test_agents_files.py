@@ -161,16 +161,22 @@ def test_an_at_path_in_an_entry_imports_no_file_into_the_agents_files(gm):
     e-mail address, a scoped package and an @ in the hook's delivery stay as they are."""
     gm.gitmem("init", "--agent", "claude-code", "--agent", "copilot", "--agent", "cursor", "--agent", "gemini",
               "--agent", "agents-md")
-    said = "Follow the conventions in @src/a.py; ask ops@example.com before touching @scope/pkg or node_modules/@types."
+    said = ("Follow the conventions in @src/a.py; ask ops@example.com before touching @scope/pkg or "
+            "node_modules/@types. See **@docs/index.md** and [@src/b.py](x).")
     entry = add_entry(gm, "law", said)
+    (gm.path / "@app").mkdir()  # a folder whose name begins with @: its path heads a scope
+    gm.write("@app/x.py", SOURCE)
+    gm.commit_all("an app")
+    add_entry(gm, "hazard", "x.py is generated.", "--anchor", "@app/x.py")
     texts = {rel: gm.read(rel) for rel in ("GEMINI.md", "AGENTS.md")}
     texts.update({f"{COPILOT}/{n}": t for n, t in scoped(gm.path, COPILOT).items()})
     texts.update({f"{CURSOR}/{n}": t for n, t in scoped(gm.path, CURSOR).items()})
     written = ("Follow the conventions in &#64;src/a.py; ask ops@example.com before touching &#64;scope/pkg or "
-               "node_modules/@types.")
+               "node_modules/@types. See **&#64;docs/index.md** and [&#64;src/b.py](x).")
     for rel, text in texts.items():
-        assert written in text and not re.search(r"(?<!\S)@[\w./~]", text), rel
-        assert "an @ that begins a word as &#64;" in text, rel  # the header says so
+        assert not re.search(r"(?<![^\s*_\[~])@[\w./~]", text.split("\n---\n", 1)[-1]), rel  # front matter aside
+        if "x.py is generated." not in text:  # the repository-wide text, whose header says so
+            assert written in text and "an @ that begins a word as &#64;" in text, rel
     context = gm.gitmem("render", "--event", "session-start").stdout  # the hook's delivery
     assert said in context and entry in context
     assert gm.gitmem("check", check=False).returncode == 0  # gitmem's own rendering: no hand edit

@@ -117,7 +117,9 @@ def render_section(rules: delivery_rules.CompiledRules, now: float | None = None
 # (GEMINI.md, AGENTS.md where its context names it), Claude Code (a CLAUDE.md holding
 # `@AGENTS.md`) and Cursor's rules put the whole file in place, so a rule naming
 # `@src/ledger.py` would bring that file in among the developer's rules, unreviewed.
-_IMPORT_AT = re.compile(r"(?<!\S)@")
+# At a word's start, or after Markdown's inline marks (`**@x**`, `_@x_`, `[@x](…)`, `~~@x~~`): Claude
+# Code reads imports in the text inside them.
+_IMPORT_AT = re.compile(r"(?<![^\s*_\[~])@")
 # The files' header says so beside the entities it names for <, > and &.
 USER_HEADER = delivery_rules.START_USER_HEADER.replace(
     "&lt; &gt; &amp;;", "&lt; &gt; &amp; and an @ that begins a word as &#64;;")

@@ -151,8 +151,10 @@ def body(rules: delivery_rules.CompiledRules, scope: Scope, moments: bool = Fals
     if scope.glob == REPOSITORY_WIDE:
         user_header, agent_header = agents_md.USER_HEADER, delivery_rules.AGENT_HEADER
     else:
-        # the path as stored: the header quotes it (scope.shown would be quoted twice)
-        user_header, agent_header = delivery_rules.section_headers(delivery_rules.Cue("edit", scope.label))
+        # the path as stored: the header quotes it (scope.shown would be quoted twice); escaped as
+        # entry text is (a path beginning with @ names a file to import)
+        user_header, agent_header = (escape(header) for header in
+                                     delivery_rules.section_headers(delivery_rules.Cue("edit", scope.label)))
     users = [i for i in scope.active if active[i]["source"] == "user"]
     agents = [i for i in scope.active if active[i]["source"] != "user"]
     lines: list[str] = []

@@ -13,6 +13,7 @@ header, then the block. Everything comes from gitmem.delivery.agents.content.
 
 from __future__ import annotations
 
+from gitmem.delivery import agents_md
 from gitmem.delivery import rules as delivery_rules
 from gitmem.delivery.agents import COPILOT_DIR as COPILOT_DIR
 from gitmem.delivery.agents import CURSOR_DIR as CURSOR_DIR
@@ -70,7 +71,7 @@ def is_generated(text: str) -> bool:
 def _document(front: list[str], rules: delivery_rules.CompiledRules, scope: Scope) -> str:
     """A file of Copilot's or Cursor's: they have no hooks, so the repository-wide one also lists
     what holds at a moment (a commit, a command) with that moment."""
-    title = f"# {TITLE}" if scope.glob == REPOSITORY_WIDE else f"# {TITLE}: {scope.shown}"
+    title = f"# {TITLE}" if scope.glob == REPOSITORY_WIDE else f"# {TITLE}: {agents_md.escape(scope.shown)}"
     return "\n".join([*front, HEADER, title, "", *content.body(rules, scope, moments=True)]).rstrip("\n") + "\n"
 
 
