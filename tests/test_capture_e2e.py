@@ -475,7 +475,7 @@ def test_a_session_in_a_linked_worktree_records_on_that_worktrees_branch(project
         assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     main_head = project.git("rev-parse", "main")
     out = project.gitmem("drain").stdout  # drained from the main checkout
-    assert "recorded 1 entries" in out, out
+    assert "recorded 1 entry" in out, out
     assert project.git("rev-parse", "main") == main_head
     assert project.git("log", "-1", "--format=%s", "feature").startswith("gitmem: record law:")
     assert [p.name for p in (worktree / ".gitmem/entries").iterdir()] == \
@@ -494,7 +494,7 @@ def test_a_forked_conversation_does_not_bring_back_a_rule_the_developer_withdrew
     t.say("Added the currency check.")
     t.turn_end()
     _hook(project, payload("Stop", SESSION_1, tp, project.path))
-    assert "recorded 1 entries" in project.gitmem("drain").stdout
+    assert "recorded 1 entry" in project.gitmem("drain").stdout
     [old] = project.entries()
     time.sleep(1.1)  # the revocation is stamped to the second
     project.gitmem("revoke", old, "--reason", "cents are handled by the Money type now")
