@@ -157,12 +157,12 @@ def test_copilot_and_cursor_files_hold_the_right_entries_under_valid_front_matte
 def test_an_at_path_in_an_entry_imports_no_file_into_the_agents_files(gm):
     """Gemini CLI (GEMINI.md, AGENTS.md), Claude Code (a CLAUDE.md importing AGENTS.md) and
     Cursor replace `@path` starting a word with the whole file it names: an entry naming one
-    would bring that file in among the developer's rules. Such an @ is written as &#64;; an
-    e-mail address, a scoped package and an @ in the hook's delivery stay as they are."""
+    would bring that file in among the developer's rules. Any @ not inside a word is written as
+    &#64;; an e-mail address and an @ in the hook's delivery stay as they are."""
     gm.gitmem("init", "--agent", "claude-code", "--agent", "copilot", "--agent", "cursor", "--agent", "gemini",
               "--agent", "agents-md")
     said = ("Follow the conventions in @src/a.py; ask ops@example.com before touching @scope/pkg or "
-            "node_modules/@types. See **@docs/index.md** and [@src/b.py](x).")
+            "node_modules/@types. See **@docs/index.md** and [@src/b.py](x) and `make`@src/a.py.")
     entry = add_entry(gm, "law", said)
     (gm.path / "@app").mkdir()  # a folder whose name begins with @: its path heads a scope
     gm.write("@app/x.py", SOURCE)
@@ -172,11 +172,12 @@ def test_an_at_path_in_an_entry_imports_no_file_into_the_agents_files(gm):
     texts.update({f"{COPILOT}/{n}": t for n, t in scoped(gm.path, COPILOT).items()})
     texts.update({f"{CURSOR}/{n}": t for n, t in scoped(gm.path, CURSOR).items()})
     written = ("Follow the conventions in &#64;src/a.py; ask ops@example.com before touching &#64;scope/pkg or "
-               "node_modules/@types. See **&#64;docs/index.md** and [&#64;src/b.py](x).")
+               "node_modules/&#64;types. See **&#64;docs/index.md** and [&#64;src/b.py](x) and `make`&#64;src/a.py.")
     for rel, text in texts.items():
-        assert not re.search(r"(?<![^\s*_\[~])@[\w./~]", text.split("\n---\n", 1)[-1]), rel  # front matter aside
+        shown = "\n".join(line for line in text.splitlines() if not line.startswith(("applyTo:", "globs:")))  # globs
+        assert not re.search(r"(?<![^\W_])@[\w./~]", shown), rel
         if "x.py is generated." not in text:  # the repository-wide text, whose header says so
-            assert written in text and "an @ that begins a word as &#64;" in text, rel
+            assert written in text and "an @ outside a word as &#64;" in text, rel
     context = gm.gitmem("render", "--event", "session-start").stdout  # the hook's delivery
     assert said in context and entry in context
     assert gm.gitmem("check", check=False).returncode == 0  # gitmem's own rendering: no hand edit

@@ -522,8 +522,18 @@ def test_the_agent_may_not_write_any_sessions_transcript_in_the_agents_folder_of
     assert "transcript" in verdict("Write", own=claude_own, file_path=str(chats / "p2/chats/session-b.json"), content="")
     for command in ("echo x >> $HOME/.claude/projects/-other/s9.jsonl", 'echo x >> "${HOME}/.codex/sessions/2026/'
                     '12/04/rollout-b.jsonl"', "echo x >> ~/.claude/pro''jects/-other/s9.js''onl",
-                    "cd ~/.claude/proj* && echo x >> ./-other/s9.json?", "link ~/.claude/projects/-other/s9.jsonl /tmp/h9"):
+                    "cd ~/.claude/proj* && echo x >> ./-other/s9.json?", "link ~/.claude/projects/-other/s9.jsonl /tmp/h9",
+                    # a shell's code, code naming a transcript before a write, how variables and `cd` read
+                    f"sh -c 'echo x >> {other}'", f"python3 -c 'print(1)' {other}; echo x >> {other}",
+                    "HOME=/x true; echo x >> $HOME/.claude/projects/-other/s9.jsonl",
+                    "echo x >> ${HOME:-/x}/.claude/projects/-other/s9.jsonl",
+                    f"for f in /tmp/a {other}; do echo x >> $f; done", "cd; echo x >> .claude/projects/-other/s9.jsonl",
+                    "mkdir -p ~/.gemini/tmp/p9/chats && echo x > ~/.gemini/tmp/p9/chats/session-x.json",
+                    f"cp -s {other} /tmp/l && echo x >> /tmp/l"):
         assert "transcript" in (verdict("Bash", own=rollout, command=command) or ""), command
+    for command in (f"python3 -c \"print(open('{other}').read())\"", "echo x > ~/.gemini/tmp/p9/plan.json",
+                    "cat ~/.claude/projects/*/*.jsonl | wc -l", "cd $HOME && ls"):
+        assert verdict("Bash", own=rollout, command=command) is None, command
 
 
 def test_a_glob_reaching_the_transcript_is_denied(gm):

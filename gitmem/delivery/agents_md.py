@@ -117,18 +117,18 @@ def render_section(rules: delivery_rules.CompiledRules, now: float | None = None
 # (GEMINI.md, AGENTS.md where its context names it), Claude Code (a CLAUDE.md holding
 # `@AGENTS.md`) and Cursor's rules put the whole file in place, so a rule naming
 # `@src/ledger.py` would bring that file in among the developer's rules, unreviewed.
-# At a word's start, or after Markdown's inline marks (`**@x**`, `_@x_`, `[@x](…)`, `~~@x~~`): Claude
-# Code reads imports in the text inside them.
-_IMPORT_AT = re.compile(r"(?<![^\s*_\[~])@")
+# Any @ not inside a word (an e-mail address's is): Claude Code reads imports in the text of Markdown's
+# inline elements (`**@x**`, `[@x](…)`, `` `make`@x ``), so what may stand before one is no short list.
+_IMPORT_AT = re.compile(r"(?<![^\W_])@")
 # The files' header says so beside the entities it names for <, > and &.
 USER_HEADER = delivery_rules.START_USER_HEADER.replace(
-    "&lt; &gt; &amp;;", "&lt; &gt; &amp; and an @ that begins a word as &#64;;")
+    "&lt; &gt; &amp;;", "&lt; &gt; &amp; and an @ outside a word as &#64;;")
 
 
 def escape(text: str) -> str:
     """Entry text as it may stand inside the section: an HTML comment opener or closer (a body
     quoting gitmem's markers) is written as entities, so it can never open or close a section,
-    and an @ that begins a word too, so it imports no file."""
+    and an @ outside a word too, so it imports no file."""
     return _IMPORT_AT.sub("&#64;", text.replace("<!--", "&lt;!--").replace("-->", "--&gt;"))
 
 

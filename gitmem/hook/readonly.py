@@ -227,26 +227,18 @@ def _a_transcript(paths: tuple[str, ...], own: tuple[str, ...]) -> bool:
             inside = low.lower().startswith(folder.lower().rstrip(os.sep) + os.sep)  # case-blind file systems
             gemini = os.path.basename(folder) == "tmp"
             if inside and low.lower().endswith(_TRANSCRIPT_SUFFIXES) and (
-                    not gemini or f"{os.sep}chats{os.sep}" in low[len(folder):]):
+                    not gemini or f"{os.sep}chats{os.sep}" in low[len(folder):].lower()):
                 return True
     return False
 
 
 def _transcript_roots(own: tuple[str, ...]) -> tuple[str, ...]:
     """What a shell command may not write into: this session's transcript, Claude Code's and
-    Codex's folders of them, and each of Gemini CLI's projects' chats folders (as prefixes: a
-    shell write into Claude Code's folder is refused whatever the file, its memory notes too)."""
+    Codex's folders of them, and Gemini CLI's projects' chats folders, those still to come too
+    (as prefixes: a shell write into Claude Code's folder is refused whatever the file, its
+    memory notes too)."""
     roots = [own[0]] if own and own[0] else []
-    for folder in own[1:]:
-        if os.path.basename(folder) == "tmp":
-            try:
-                with os.scandir(folder) as projects:
-                    roots += [chats for p in projects if os.path.isdir(chats := os.path.join(p.path, "chats"))]
-            except OSError:
-                pass
-        else:
-            roots.append(folder)
-    return tuple(roots)
+    return (*roots, *(os.path.join(f, "*", "chats") if os.path.basename(f) == "tmp" else f for f in own[1:]))
 
 
 # The agents' project settings that hold gitmem's hooks: Claude Code's, Gemini CLI's, Codex's.
@@ -503,9 +495,13 @@ def _under(path: str, root: str) -> bool:
     `~/.claude/projects/*/*.jsonl`); a glob matches a leading dot only when it spells it."""
     if path == root or path.startswith(root + os.sep):
         return True
+    parts, want = path.split(os.sep), root.split(os.sep)
+    if "*" in want:  # a root naming any one folder at a place (`~/.gemini/tmp/*/chats`)
+        return len(parts) >= len(want) and all(
+            name == "*" or part == name or (any(ch in part for ch in "*?[") and glob_matches(part, name))
+            for part, name in zip(parts, want, strict=False))
     if not any(ch in path for ch in "*?["):
         return False
-    parts, want = path.split(os.sep), root.split(os.sep)
     return len(parts) >= len(want) and all(
         part == name or (any(ch in part for ch in "*?[") and (part[:1] == ".") == (name[:1] == ".")
                          and glob_matches(part, name))
@@ -825,6 +821,7 @@ def command_denial(command: str, base: str, roots: tuple[str, ...], depth: int =
     # nothing, since it may sit in a subshell, fail, be skipped by || or be undone by `cd -`.
     bases = [base]
     command = expand_variables(command)
+    code: str | None = None  # the first reason that is code naming a root, kept while writes are looked for
     piped, piped_memory = "", False  # what the command before a `|` writes; whether it lists memory's files
     for segment, end, docs in _pieces(command, base):
         words = _past_keywords(_words(segment.replace("$", " ")))
@@ -835,11 +832,14 @@ def command_denial(command: str, base: str, roots: tuple[str, ...], depth: int =
         if not words:
             continue
         for here in bases:
-            reason = (_segment_denial(words, here, roots) or _nested_denial(words, here, roots, depth)
-                      or _patch_file_denial(words, here, roots)
-                      or _stdin_denial(words, stdin + _redirected_input(words, here), docs, listed, here, roots,
-                                       depth))
-            if reason:
+            reason = _segment_denial(words, here, roots)
+            if reason is None or isinstance(reason, RunsCode):  # a write read in it says more
+                reason = (_nested_denial(words, here, roots, depth) or _patch_file_denial(words, here, roots)
+                          or _stdin_denial(words, stdin + _redirected_input(words, here), docs, listed, here, roots,
+                                           depth)) or reason
+            if isinstance(reason, RunsCode):
+                code = code or reason  # a write later on the line says more (code naming a transcript may run)
+            elif reason:
                 return reason
         if end == "|":
             piped = _output_text(words, stdin)
@@ -847,7 +847,7 @@ def command_denial(command: str, base: str, roots: tuple[str, ...], depth: int =
         target = cd_target(words)
         if target is not None and len(bases) < MAX_BASES:
             bases += [moved for here in bases if (moved := os.path.normpath(os.path.join(here, target))) not in bases]
-    return None
+    return code
 
 
 def _stdin_denial(words: list[str], stdin: list[str], docs: list[tuple[str, bool]], listed: bool, base: str,
@@ -1176,6 +1176,10 @@ def _find_reaches_memory(args: list[str], base: str) -> bool:
     return bool(samples)
 
 
+# Words of a `for` loop's list that name what the gate guards: the loop's variable is read as one of them.
+_GUARDED_WORDS = ("gitmem", ".claude", ".codex", ".gemini")
+
+
 def expand_variables(command: str) -> str:
     """`command` with `$NAME` and `${NAME}` replaced by the value a `NAME=value` (or `export
     NAME=value`, or `for NAME in …`) on the same command line gives it, the last such value when
@@ -1187,15 +1191,14 @@ def expand_variables(command: str) -> str:
         words = _words(segment)
         if words[:1] == ["for"] and words[2:3] == ["in"] and len(words) > 3:
             # the loop's variable takes each word in turn: a path into memory among them counts
-            values[words[1]] = next((w for w in words[3:] if "gitmem" in w.lower()), words[3])
+            values[words[1]] = next((w for w in words[3:] if any(g in w.lower() for g in _GUARDED_WORDS)), words[3])
             continue
         if words[:1] in (["export"], ["local"], ["declare"], ["readonly"], ["typeset"]):
             words = words[1:]
-        for word in words:
-            if not _assignment(word):
-                break
-            name, _, value = word.partition("=")
-            values[name] = value
+        if all(_assignment(word) for word in words):  # `NAME=v cmd` sets NAME for cmd alone
+            for word in words:
+                name, _, value = word.partition("=")
+                values[name] = value
         for word in words:  # `: ${NAME:=value}` assigns too
             if word.startswith("${") and word.endswith("}") and ("=" in word):
                 name, _, value = word[2:-1].partition("=")
@@ -1219,8 +1222,12 @@ def _parameter_forms(command: str, values: Mapping[str, str]) -> str:
                            len(inner))]
         rest = inner[len(name):]
         op = next((o for o in (":-", ":=", ":+", "-", "=", "+") if rest.startswith(o)), None)
-        if name and op:
+        if name and op and name in values:  # set: its value, or with `+` the word
+            shown = rest[len(op):] if "+" in op else values[name]
+        elif name and op:
             shown = rest[len(op):]
+        elif name in values and rest[:1] in ("%", "#", ",", "^"):  # its value, cut or recased
+            shown = values[name]
         elif name and rest in (",,", "^^", ",", "^"):
             shown = values.get(name, "${" + name + "}")
         else:
@@ -1491,10 +1498,17 @@ def _segment_denial(words: list[str], base: str, roots: tuple[str, ...]) -> str 
 
 
 def _links(name: str, args: list[str]) -> bool:
-    """Whether cp or rsync makes hard links to what it copies (cp -l/--link, rsync --link-dest)."""
+    """Whether cp or rsync makes links to what it copies (cp -l/--link, cp -s/--symbolic-link,
+    rsync --link-dest): a write through the link is a write into the file."""
     if name == "rsync":
         return any(a.startswith("--link-dest") for a in args)
-    return name == "cp" and any(a == "--link" or (a[:1] == "-" and a[1:2] != "-" and "l" in a) for a in args)
+    def flags(arg: str) -> str:  # a cluster's letters before one that takes a value (`-rvt DIR`, `-S SUFFIX`)
+        letters = arg[1:]
+        cut = min((i for i, ch in enumerate(letters) if ch in "tS"), default=len(letters))
+        return letters[:cut]
+
+    return name == "cp" and any(a in ("--link", "--symbolic-link") or (
+        a[:1] == "-" and a[1:2] != "-" and ("l" in flags(a) or "s" in flags(a))) for a in args)
 
 
 def hard_link_to_memory(path: str, worktree: str) -> bool:
@@ -1651,6 +1665,8 @@ def cd_target(words: list[str]) -> str | None:
     if not words or words[0] not in ("cd", "pushd", "Set-Location", "sl", "chdir"):
         return None
     moves = [w for w in _operands(words)[1:] if w[:1] != "-" or w == "-"]
+    if not moves and words[0] in ("cd", "chdir"):
+        return os.path.expanduser("~")  # a bare `cd` goes home
     return os.path.expanduser(moves[0]) if moves else None
 
 

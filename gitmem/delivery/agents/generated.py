@@ -48,7 +48,7 @@ def cursor(rules: delivery_rules.CompiledRules, now: float | None = None) -> Fil
          "globs:", "alwaysApply: true", "---"], rules, wide)}
     for scope in scoped:
         out[f"{CURSOR_DIR}/{content.file_stem(scope.glob)}{CURSOR_SUFFIX}"] = _document(
-            ["---", f"description: {content.yaml_scalar(f'{TITLE} for {scope.label}')}",
+            ["---", f"description: {content.yaml_scalar(f'{TITLE} for {agents_md.escape(scope.label)}')}",
              "globs: " + scope.glob.replace("\r", " ").replace("\n", " "), "alwaysApply: false", "---"], rules, scope)
     return out
 
