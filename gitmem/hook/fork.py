@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import os
 
-OPEN_TAGS = (b"<gitmem-context>", b"\\u003cgitmem-context\\u003e")
-CLOSE_TAGS = (b"</gitmem-context>", b"\\u003c/gitmem-context\\u003e")
+OPEN_TAG, CLOSE_TAG = b"<gitmem-context>", b"</gitmem-context>"
+OPEN_TAGS = (OPEN_TAG, b"\\u003cgitmem-context\\u003e")  # as found in a record's raw JSON, escaped or not
 WITHDRAWN = b"This no longer holds"
 # JSON as Claude Code writes it (compact), and with the spaces other writers put after colons
 COMPACTED = (b'"subtype":"compact_boundary"', b'"subtype": "compact_boundary"')
@@ -63,7 +63,7 @@ def seen(transcript: str) -> tuple[set[str], set[str]] | None:
         if not any(tag in record for tag in OPEN_TAGS):
             continue
         for text in _hook_texts(record):
-            for line in _lines(text):
+            for line in text.splitlines():  # decoded: its line breaks are real
                 for entry_id in _ids(line):
                     (withdrawn if WITHDRAWN in line else delivered).add(entry_id)
     return delivered, withdrawn
@@ -88,18 +88,18 @@ def _hook_texts(record: bytes) -> list[bytes]:
     elif data.get("type") == "user" and not data.get("toolUseResult") and not data.get("isSidechain"):
         message = data.get("message")
         content = message.get("content") if isinstance(message, dict) else None
-        items = [content] if isinstance(content, str) else [
-            item.get("text") for item in content or () if isinstance(item, dict) and item.get("type") == "text"
-        ] if isinstance(content, list) else []
+        items: list[object] = [content] if isinstance(content, str) else []
+        if isinstance(content, list):
+            items = [item.get("text") for item in content if isinstance(item, dict) and item.get("type") == "text"]
         texts = [text for text in items if isinstance(text, str) and _labelled(text)]
     blocks = []
     for text in texts:
         raw = text.encode("utf-8", "surrogatepass")
-        start = raw.find(OPEN_TAGS[0])
+        start = raw.find(OPEN_TAG)
         while start >= 0:
-            end = raw.find(CLOSE_TAGS[0], start, start + MAX_BLOCK)
+            end = raw.find(CLOSE_TAG, start, start + MAX_BLOCK)
             blocks.append(raw[start:end if end >= 0 else start + MAX_BLOCK])
-            start = raw.find(OPEN_TAGS[0], start + len(OPEN_TAGS[0]))
+            start = raw.find(OPEN_TAG, start + len(OPEN_TAG))
     return blocks
 
 
@@ -112,11 +112,6 @@ def _labelled(text: str) -> bool:
     label = head[len(REMINDER):].lstrip("\n").split("\n", 1)[0]
     event = label.split(HOOK_LABEL, 1)[0] if HOOK_LABEL in label else ""
     return bool(event) and " " not in event
-
-
-def _lines(block: bytes) -> list[bytes]:
-    """The block's lines, whether its newlines are real or JSON-escaped."""
-    return block.replace(b"\\r\\n", b"\n").replace(b"\\n", b"\n").split(b"\n")
 
 
 def _ids(line: bytes) -> list[str]:

@@ -220,14 +220,14 @@ def _a_transcript(paths: tuple[str, ...], own: tuple[str, ...]) -> bool:
     agent's folder of them (Gemini CLI's only in a `chats` folder: the rest of its tmp folder, and
     Claude Code's memory notes beside its transcripts, are the agent's to write)."""
     for path in paths:
-        low = os.path.normcase(path)
-        if own and own[0] and low == os.path.normcase(own[0]):
+        low = path.lower()  # as a case-blind file system names it
+        if own and own[0] and low == own[0].lower():
             return True
         for folder in own[1:]:
-            inside = low.lower().startswith(folder.lower().rstrip(os.sep) + os.sep)  # case-blind file systems
+            inside = low.startswith(folder.lower().rstrip(os.sep) + os.sep)
             gemini = os.path.basename(folder) == "tmp"
-            if inside and low.lower().endswith(_TRANSCRIPT_SUFFIXES) and (
-                    not gemini or f"{os.sep}chats{os.sep}" in low[len(folder):].lower()):
+            if inside and low.endswith(_TRANSCRIPT_SUFFIXES) and (
+                    not gemini or f"{os.sep}chats{os.sep}" in low[len(folder):]):
                 return True
     return False
 
